@@ -1,0 +1,352 @@
+package allocation
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/cloud-agent/control-plane/shared/problem"
+)
+
+// Built-in settings (section 7 of the contract).
+const (
+	BuiltinDefault = ContainersStandard4
+	// AllOwners in the selection owners setting lets every owner select.
+	AllOwners = "*"
+)
+
+var (
+	builtinSelectable         = []string{ContainersStandard3, ContainersStandard4, VercelSmall, VercelLarge}
+	builtinRetiredAllocations = []string{CloudflareShared}
+	builtinRetiredProviders   = []Provider{Cloudflare}
+	// neverSelectable may never be selected, whatever the settings say.
+	neverSelectable = []string{IsolatedStandard, CloudflareShared}
+)
+
+// Config is the raw allocation settings. A nil member was not set and takes
+// its built-in value; an empty, non-nil list is set to empty.
+type Config struct {
+	Default            *string
+	Selectable         []string
+	RetiredAllocations []string
+	RetiredProviders   []string
+	SelectionOwners    []string
+}
+
+// Policy is the validated allocation settings: which allocations and
+// providers are retired, which may be selected, by whom, and the default.
+// It is immutable and safe for concurrent use.
+type Policy struct {
+	configuredDefault  string
+	selectable         map[string]bool
+	retiredAllocations map[string]bool
+	retiredProviders   map[Provider]bool
+	owners             map[string]bool
+}
+
+// NewPolicy validates a Config. Values naming an unknown allocation or
+// provider, and selectable entries that may never be selected, are ignored;
+// each is reported in warnings for the log. Settings can add to the retired
+// sets but never take a built-in entry out of them.
+func NewPolicy(c Config) (p *Policy, warnings []string) {
+	p = &Policy{
+		configuredDefault:  BuiltinDefault,
+		selectable:         map[string]bool{},
+		retiredAllocations: map[string]bool{},
+		retiredProviders:   map[Provider]bool{},
+		owners:             map[string]bool{},
+	}
+	warn := func(format string, args ...any) { warnings = append(warnings, fmt.Sprintf(format, args...)) }
+
+	if c.Default != nil {
+		if _, ok := lookup(*c.Default); !ok || slices.Contains(neverSelectable, *c.Default) {
+			warn("allocation/default: %q is not an allocation that can be the default; using %s", *c.Default, BuiltinDefault)
+		} else {
+			p.configuredDefault = *c.Default
+		}
+	}
+	selectable := builtinSelectable
+	if c.Selectable != nil {
+		selectable = c.Selectable
+	}
+	for _, name := range selectable {
+		switch _, ok := lookup(name); {
+		case !ok:
+			warn("allocation/selectable: unknown allocation %q ignored", name)
+		case slices.Contains(neverSelectable, name):
+			warn("allocation/selectable: %q can never be selected; ignored", name)
+		default:
+			p.selectable[name] = true
+		}
+	}
+	for _, name := range append(slices.Clone(builtinRetiredAllocations), c.RetiredAllocations...) {
+		if _, ok := lookup(name); !ok {
+			warn("allocation/retired: unknown allocation %q ignored", name)
+			continue
+		}
+		p.retiredAllocations[name] = true
+	}
+	for _, b := range builtinRetiredProviders {
+		p.retiredProviders[b] = true
+	}
+	for _, id := range c.RetiredProviders {
+		if !Provider(id).Known() {
+			warn("provider/retired: unknown provider %q ignored", id)
+			continue
+		}
+		p.retiredProviders[Provider(id)] = true
+	}
+	owners := c.SelectionOwners
+	if owners == nil {
+		owners = []string{AllOwners}
+	}
+	for _, o := range owners {
+		p.owners[o] = true
+	}
+	return p, warnings
+}
+
+// DefaultPolicy is the policy of the built-in settings.
+func DefaultPolicy() *Policy {
+	p, _ := NewPolicy(Config{})
+	return p
+}
+
+// allocationRetired reports whether a is a retired allocation. A byoc
+// request has no name and is never a retired allocation (check 3).
+func (p *Policy) allocationRetired(a Allocation) bool {
+	return !a.byoc && p.retiredAllocations[a.spec.Name]
+}
+
+// ProviderRetired reports whether the provider is retired.
+func (p *Policy) ProviderRetired(id Provider) bool { return p.retiredProviders[id] }
+
+// Retired reports whether a cannot start sessions: the allocation or its
+// provider is retired.
+func (p *Policy) Retired(a Allocation) bool {
+	return p.allocationRetired(a) || p.retiredProviders[a.spec.Provider]
+}
+
+// Default returns the effective default: the configured default unless it is
+// retired or on a retired provider, then the built-in default. When that is
+// unusable too, the error is service_unavailable and its cause says why.
+func (p *Policy) Default() (Allocation, error) {
+	a, _ := ByName(p.configuredDefault)
+	if !p.Retired(a) {
+		return a, nil
+	}
+	b, _ := ByName(BuiltinDefault)
+	if !p.Retired(b) {
+		return b, nil
+	}
+	return Allocation{}, problem.Wrap(problem.ServiceUnavailable, "No sandbox allocation is available for new sessions right now.",
+		fmt.Errorf("the configured default %s and the built-in default %s are both retired or on a retired provider", a, b))
+}
+
+func (p *Policy) isDefault(a Allocation) bool {
+	d, err := p.Default()
+	return err == nil && d.spec.Name == a.spec.Name
+}
+
+// MaySelect reports whether the owner (the org when there is one, else the
+// user) may select allocations (check 5).
+func (p *Policy) MaySelect(owner string) bool {
+	return p.owners[AllOwners] || p.owners[owner]
+}
+
+// Check runs checks 3 to 6 of the contract, in order, on an explicit
+// allocation for the owner: retired allocation, retired provider, selection
+// not enabled for the owner, not selectable. Naming the effective default
+// skips checks 5 and 6; a byoc request follows vercel-<instanceType> there.
+func (p *Policy) Check(a Allocation, owner string) error {
+	switch {
+	case p.allocationRetired(a):
+		return problem.New(problem.SandboxAllocationRetired, AllocationRetiredDetail(a))
+	case p.retiredProviders[a.spec.Provider]:
+		return problem.New(problem.SandboxRuntimeRetired, RuntimeRetiredDetail(a))
+	case p.isDefault(a):
+		return nil
+	case !p.MaySelect(owner):
+		return problem.New(problem.SandboxSelectionDisabled, "Sandbox selection is not enabled for this owner")
+	case !p.selectable[a.spec.Name]:
+		return problem.New(problem.SandboxAllocationUnavailable, fmt.Sprintf(
+			"The %s sandbox allocation is not available for selection. Start the session without an allocation to use the default, or choose one of the allocations listed by GET /v1/allocations.", a))
+	}
+	return nil
+}
+
+// CheckRouting is check 2: an explicit allocation cannot be combined with
+// the code-review kind.
+func CheckRouting(a Allocation, k Kind) error {
+	if !a.IsZero() && k == KindCodeReview {
+		return problem.New(problem.AllocationRoutingConflict, "Sandbox allocations cannot be combined with specialized sandbox routing")
+	}
+	return nil
+}
+
+// Placement is where a new session's sandbox goes.
+type Placement struct {
+	Kind       Kind
+	Provider   Provider
+	Allocation Allocation // zero for code-review
+	Resources  Resources
+}
+
+// Place decides the sandbox of a new session from the requested kind and
+// allocation (zero when none was given), after checks 1 and 2 have passed:
+// the shared kind is retired (judged as check 3), an explicit allocation
+// runs checks 3 to 6, no allocation takes the effective default, and
+// code-review takes the default's provider with its own resources and no
+// allocation.
+func (p *Policy) Place(k Kind, a Allocation, owner string) (Placement, error) {
+	if k == KindShared {
+		shared, _ := ByName(CloudflareShared)
+		return Placement{}, problem.New(problem.SandboxAllocationRetired, AllocationRetiredDetail(shared))
+	}
+	if !a.IsZero() {
+		if err := p.Check(a, owner); err != nil {
+			return Placement{}, err
+		}
+		return Placement{KindIsolated, a.Provider(), a, a.Resources()}, nil
+	}
+	d, err := p.Default()
+	if err != nil {
+		return Placement{}, err
+	}
+	if k == KindCodeReview {
+		return Placement{KindCodeReview, d.Provider(), Allocation{}, CodeReviewResources}, nil
+	}
+	return Placement{KindIsolated, d.Provider(), d, d.Resources()}, nil
+}
+
+// Saved resolves a saved allocation (a stored trigger's), given as the
+// stored name or request object; both empty means none. Saved values are
+// never errors: an unknown value, or one that fails checks 3 to 6, falls
+// back to the effective default, and reason says why for the log. The error
+// is only the effective default's.
+func (p *Policy) Saved(name string, req *Request, owner string) (a Allocation, reason string, err error) {
+	var ok bool
+	switch {
+	case req != nil:
+		if a, ok = FromRequest(*req); !ok {
+			reason = fmt.Sprintf("saved allocation request %+v is not a valid allocation", *req)
+		}
+	case name != "":
+		if a, ok = ByName(name); !ok {
+			reason = fmt.Sprintf("saved allocation %q is unknown", name)
+		}
+	}
+	if ok {
+		cerr := p.Check(a, owner)
+		if cerr == nil {
+			return a, "", nil
+		}
+		reason = fmt.Sprintf("saved allocation %s fails its checks: %s", a, problem.CodeOf(cerr))
+	}
+	d, err := p.Default()
+	return d, reason, err
+}
+
+// Option is one allocation a caller may select.
+type Option struct {
+	Allocation string    `json:"allocation"`
+	Provider   Provider  `json:"provider"`
+	Resources  Resources `json:"resources"`
+}
+
+// Options is what an owner may select (GET /v1/allocations).
+type Options struct {
+	Enabled bool     `json:"enabled"`
+	Default string   `json:"default"`
+	Options []Option `json:"options"`
+	BYOC    bool     `json:"byoc"`
+	Retired []string `json:"retired"`
+}
+
+// OptionsFor lists what the owner may select, in catalog order: the named
+// allocations that pass checks 3 to 6 (the effective default always among
+// them) when the owner may select, none when it may not; whether a byoc
+// request of some instance type would pass; and every allocation that is
+// retired or on a retired provider.
+func (p *Policy) OptionsFor(owner string) (Options, error) {
+	d, err := p.Default()
+	if err != nil {
+		return Options{}, err
+	}
+	o := Options{Enabled: p.MaySelect(owner), Default: d.Name(), Options: []Option{}, Retired: []string{}}
+	for _, s := range catalog {
+		a := Allocation{spec: s}
+		if p.Retired(a) {
+			o.Retired = append(o.Retired, s.Name)
+			continue
+		}
+		if o.Enabled && p.Check(a, owner) == nil {
+			o.Options = append(o.Options, Option{s.Name, s.Provider, s.Resources})
+		}
+		if s.Provider == Vercel {
+			b, _ := FromRequest(Request{RequestProvider{Vercel, AccountBYOC}, s.InstanceType})
+			o.BYOC = o.BYOC || p.Check(b, owner) == nil
+		}
+	}
+	return o, nil
+}
+
+// Runtime is the state of a stored session's sandbox runtime.
+type Runtime struct {
+	State   string        `json:"state"`
+	Code    *problem.Code `json:"code"`
+	Message *string       `json:"message"`
+}
+
+// The runtime states.
+const (
+	StateAllocated = "allocated"
+	StateRetired   = "retired"
+)
+
+// SessionRuntime is the runtime state of a stored session with allocation a
+// (zero when it has none) on provider prov: retired when the allocation or
+// the provider is retired. The code is sandbox_allocation_retired for a
+// retired allocation on a provider that is not retired, else
+// sandbox_runtime_retired.
+func (p *Policy) SessionRuntime(a Allocation, prov Provider) Runtime {
+	var code problem.Code
+	var msg string
+	switch {
+	case p.retiredProviders[prov]:
+		code, msg = problem.SandboxRuntimeRetired, SessionRuntimeRetiredMessage(prov)
+	case !a.IsZero() && p.retiredProviders[a.Provider()]:
+		code, msg = problem.SandboxRuntimeRetired, SessionRuntimeRetiredMessage(a.Provider())
+	case !a.IsZero() && p.allocationRetired(a):
+		code, msg = problem.SandboxAllocationRetired, SessionAllocationRetiredMessage(a)
+	default:
+		return Runtime{State: StateAllocated}
+	}
+	return Runtime{State: StateRetired, Code: &code, Message: &msg}
+}
+
+// AllocationRetiredDetail is the detail of check 3: it names the allocation
+// and says that one sandbox now serves one workspace.
+func AllocationRetiredDetail(a Allocation) string {
+	return fmt.Sprintf("The %s sandbox allocation is retired: one sandbox now serves one workspace. "+
+		"Start the session without an allocation to use the default, or choose another allocation.", a)
+}
+
+// RuntimeRetiredDetail is the detail of check 4.
+func RuntimeRetiredDetail(a Allocation) string {
+	return fmt.Sprintf("The %s allocation runs on the retired %s runtime and cannot start new sessions. "+
+		"Start the session without an allocation to use the default, or choose another allocation.", a, a.Provider().DisplayName())
+}
+
+// SessionAllocationRetiredMessage is the lookup's message for a stored
+// session whose allocation is retired on a provider that is not.
+func SessionAllocationRetiredMessage(a Allocation) string {
+	return fmt.Sprintf("The %s sandbox allocation is retired: this session cannot be started or resumed. "+
+		"Start a new session with the default sandbox to continue.", a)
+}
+
+// SessionRuntimeRetiredMessage is the lookup's message for a stored session
+// whose provider is retired.
+func SessionRuntimeRetiredMessage(p Provider) string {
+	return fmt.Sprintf("This session ran on the retired %s runtime and cannot be started or resumed. "+
+		"Start a new session with the default sandbox to continue.", p.DisplayName())
+}

@@ -1,0 +1,109 @@
+package session
+
+import (
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+)
+
+// View is a session as the allocation lookup shows it.
+type View struct {
+	SessionID string             `json:"sessionId"`
+	Owner     OwnerView          `json:"owner"`
+	CreatedAt *string            `json:"createdAt"`
+	Sandbox   SandboxView        `json:"sandbox"`
+	Runtime   allocation.Runtime `json:"runtime"`
+	Record    RecordInfo         `json:"record"`
+}
+
+// OwnerView is a session's owner; a missing org or bot is null.
+type OwnerView struct {
+	UserID string  `json:"userId"`
+	OrgID  *string `json:"orgId"`
+	BotID  *string `json:"botId"`
+}
+
+// SandboxView is a session's sandbox, as the lookup and the start show it.
+type SandboxView struct {
+	ID                *string              `json:"id"`
+	Kind              *allocation.Kind     `json:"kind"`
+	Provider          allocation.Provider  `json:"provider"`
+	Allocation        *string              `json:"allocation"`
+	AllocationRequest *allocation.Request  `json:"allocationRequest"`
+	Resources         allocation.Resources `json:"resources"`
+	Route             *RouteView           `json:"route"`
+	ContainerScope    allocation.Scope     `json:"containerScope"`
+	ContainerLabel    string               `json:"containerLabel"`
+}
+
+// RouteView is a legacy shared sandbox's route as stored.
+type RouteView struct {
+	Kind     *string `json:"kind"`
+	RouteKey *string `json:"routeKey"`
+	Suffix   *string `json:"suffix"`
+}
+
+// RecordInfo says which writer produced the record.
+type RecordInfo struct {
+	SchemaVersion int  `json:"schemaVersion"`
+	Legacy        bool `json:"legacy"`
+}
+
+// TimeFormat is the contract's time format: RFC 3339, UTC, whole seconds.
+const TimeFormat = "2006-01-02T15:04:05Z"
+
+// View shows the record under the current allocation policy, which decides
+// whether its allocation or provider is retired.
+func (r *Record) View(p *allocation.Policy) View {
+	v := View{
+		SessionID: r.SessionID,
+		Owner:     OwnerView{UserID: r.UserID, OrgID: nullable(r.OrgID), BotID: nullable(r.BotID)},
+		Sandbox:   r.SandboxView(),
+		Runtime:   p.SessionRuntime(r.Allocation(), r.Sandbox.Provider),
+		Record:    RecordInfo{SchemaVersion: r.SchemaVersion, Legacy: r.Legacy()},
+	}
+	if !r.CreatedAt.IsZero() {
+		v.CreatedAt = nullable(r.CreatedAt.UTC().Truncate(time.Second).Format(TimeFormat))
+	}
+	return v
+}
+
+// SandboxView shows the record's sandbox. The allocation is the record's
+// (see Record.Allocation); a byoc allocation has no name and shows only its
+// request; resources are the allocation's, a code-review sandbox's, or
+// unknown.
+func (r *Record) SandboxView() SandboxView {
+	sb := r.Sandbox
+	a := r.Allocation()
+	scope := allocation.ContainerScope(sb.Kind, sb.ID)
+	v := SandboxView{
+		ID:             nullable(sb.ID),
+		Provider:       sb.Provider,
+		ContainerScope: scope,
+		ContainerLabel: scope.Label(),
+	}
+	if sb.Kind != "" {
+		k := sb.Kind
+		v.Kind = &k
+	}
+	switch {
+	case !a.IsZero():
+		v.Allocation = nullable(a.Name())
+		req := a.Request()
+		v.AllocationRequest = &req
+		v.Resources = a.Resources()
+	case sb.Kind == allocation.KindCodeReview:
+		v.Resources = allocation.CodeReviewResources
+	}
+	if rt := sb.Route; rt != nil {
+		v.Route = &RouteView{nullable(rt.Kind), nullable(rt.RouteKey), nullable(rt.Suffix)}
+	}
+	return v
+}
+
+func nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
