@@ -1,0 +1,86 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	cfddb "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
+)
+
+// TableLogicalID is the template's table resource; locally the table has
+// this name too.
+const TableLogicalID = "SessionsTable"
+
+// LoadTemplate reads and parses a SAM template.
+func LoadTemplate(path string) (*cloudformation.Template, error) {
+	t, err := goformation.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// CreateTableInput builds the CreateTable request for the template's table
+// resource, named name: its keys, attribute definitions and global
+// secondary indexes. Billing is on demand, as in the template.
+func CreateTableInput(t *cloudformation.Template, logicalID, name string) (*dynamodb.CreateTableInput, error) {
+	tbl, err := t.GetDynamoDBTableWithName(logicalID)
+	if err != nil {
+		return nil, err
+	}
+	in := &dynamodb.CreateTableInput{
+		TableName:   aws.String(name),
+		BillingMode: types.BillingModePayPerRequest,
+		KeySchema:   keySchema(tbl.KeySchema),
+	}
+	for _, a := range tbl.AttributeDefinitions {
+		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{
+			AttributeName: aws.String(a.AttributeName), AttributeType: types.ScalarAttributeType(a.AttributeType),
+		})
+	}
+	for _, g := range tbl.GlobalSecondaryIndexes {
+		p := &types.Projection{ProjectionType: types.ProjectionTypeAll}
+		if g.Projection != nil {
+			if g.Projection.ProjectionType != nil {
+				p.ProjectionType = types.ProjectionType(*g.Projection.ProjectionType)
+			}
+			p.NonKeyAttributes = g.Projection.NonKeyAttributes
+		}
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, types.GlobalSecondaryIndex{
+			IndexName: aws.String(g.IndexName), KeySchema: keySchema(g.KeySchema), Projection: p,
+		})
+	}
+	return in, nil
+}
+
+func keySchema(ks []cfddb.Table_KeySchema) []types.KeySchemaElement {
+	out := make([]types.KeySchemaElement, len(ks))
+	for i, k := range ks {
+		out[i] = types.KeySchemaElement{AttributeName: aws.String(k.AttributeName), KeyType: types.KeyType(k.KeyType)}
+	}
+	return out
+}
+
+// EnsureTable creates the table unless it exists. It does not wait for the
+// table to become active: the embedded endpoint reports no status, and
+// DynamoDB-compatible local endpoints create tables at once.
+func EnsureTable(ctx context.Context, c *dynamodb.Client, in *dynamodb.CreateTableInput) (created bool, err error) {
+	_, err = c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
+	var missing *types.ResourceNotFoundException
+	switch {
+	case err == nil:
+		return false, nil
+	case !errors.As(err, &missing):
+		return false, fmt.Errorf("describing table %s: %w", *in.TableName, err)
+	}
+	if _, err := c.CreateTable(ctx, in); err != nil {
+		return false, fmt.Errorf("creating table %s: %w", *in.TableName, err)
+	}
+	return true, nil
+}

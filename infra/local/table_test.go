@@ -1,0 +1,104 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ddbjson"
+	"github.com/cloud-agent/control-plane/shared/session"
+)
+
+func startTable(t *testing.T) *dynamodb.Client {
+	t.Helper()
+	d, err := StartDynamo("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	tpl, err := LoadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DynamoClient(d.URL)
+	for i, want := range []bool{true, false} {
+		created, err := EnsureTable(context.Background(), c, in)
+		if err != nil || created != want {
+			t.Fatalf("EnsureTable #%d: created=%v err=%v", i+1, created, err)
+		}
+	}
+	return c
+}
+
+// TestTableFromTemplate: the table is created from the template's
+// definition, with its string keys PK and SK.
+func TestTableFromTemplate(t *testing.T) {
+	c := startTable(t)
+	out, err := c.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(TableLogicalID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range out.Table.KeySchema {
+		keys = append(keys, *k.AttributeName+":"+string(k.KeyType))
+	}
+	if len(keys) != 2 || keys[0] != "PK:HASH" || keys[1] != "SK:RANGE" {
+		t.Errorf("keys %v", keys)
+	}
+}
+
+// TestSessionFixturesRoundTripTheEndpoint: every stored session fixture,
+// put into the table as the CLI would put it, reads back and decodes (or
+// fails to decode) exactly as it does in memory.
+func TestSessionFixturesRoundTripTheEndpoint(t *testing.T) {
+	c := startTable(t)
+	ctx := context.Background()
+	p := allocation.DefaultPolicy()
+	dir := "../../shared/session/testdata/items"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		item, err := ddbjson.Unmarshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
+			t.Fatalf("%s: %v", e.Name(), err)
+		}
+		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{
+			TableName: aws.String(TableLogicalID), Key: map[string]types.AttributeValue{"PK": item["PK"], "SK": item["SK"]}, ConsistentRead: aws.Bool(true),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := session.Decode(item)
+		rec, gotErr := session.Decode(got.Item)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("%s: in memory %v, from the endpoint %v", e.Name(), wantErr, gotErr)
+		}
+		if wantErr == nil {
+			a, _ := json.Marshal(want.View(p))
+			b, _ := json.Marshal(rec.View(p))
+			if string(a) != string(b) {
+				t.Errorf("%s:\n in memory %s\nendpoint  %s", e.Name(), a, b)
+			}
+		}
+	}
+}
