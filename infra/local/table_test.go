@@ -58,14 +58,11 @@ func TestTableFromTemplate(t *testing.T) {
 	}
 }
 
-// TestSessionFixturesRoundTripTheEndpoint: every stored session fixture,
-// put into the table as the CLI would put it, reads back and decodes (or
-// fails to decode) exactly as it does in memory.
-func TestSessionFixturesRoundTripTheEndpoint(t *testing.T) {
-	c := startTable(t)
+// putAndGet writes every fixture of a folder into the table as the CLI would
+// put it, reads each back strongly consistent, and hands both to check.
+func putAndGet(t *testing.T, c *dynamodb.Client, dir string, check func(name string, put, got map[string]types.AttributeValue)) {
+	t.Helper()
 	ctx := context.Background()
-	p := allocation.DefaultPolicy()
-	dir := "../../shared/session/testdata/items"
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -88,17 +85,40 @@ func TestSessionFixturesRoundTripTheEndpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, wantErr := session.Decode(item)
-		rec, gotErr := session.Decode(got.Item)
+		check(e.Name(), item, got.Item)
+	}
+}
+
+// TestFixturesRoundTripTheEndpoint: every stored session and ledger row
+// fixture, put into the table, reads back and decodes (or fails to decode)
+// exactly as it does in memory.
+func TestFixturesRoundTripTheEndpoint(t *testing.T) {
+	c := startTable(t)
+	p := allocation.DefaultPolicy()
+	putAndGet(t, c, "../../shared/session/testdata/items", func(name string, put, got map[string]types.AttributeValue) {
+		want, wantErr := session.Decode(put)
+		rec, gotErr := session.Decode(got)
 		if (wantErr == nil) != (gotErr == nil) {
-			t.Fatalf("%s: in memory %v, from the endpoint %v", e.Name(), wantErr, gotErr)
+			t.Fatalf("%s: in memory %v, from the endpoint %v", name, wantErr, gotErr)
 		}
 		if wantErr == nil {
 			a, _ := json.Marshal(want.View(p))
 			b, _ := json.Marshal(rec.View(p))
 			if string(a) != string(b) {
-				t.Errorf("%s:\n in memory %s\nendpoint  %s", e.Name(), a, b)
+				t.Errorf("%s:\n in memory %s\nendpoint  %s", name, a, b)
 			}
 		}
-	}
+	})
+	putAndGet(t, c, "../../shared/session/testdata/ledger", func(name string, put, got map[string]types.AttributeValue) {
+		want, wantErr := session.DecodeLedger(put)
+		row, gotErr := session.DecodeLedger(got)
+		if (wantErr == nil) != (gotErr == nil) {
+			t.Fatalf("%s: in memory %v, from the endpoint %v", name, wantErr, gotErr)
+		}
+		a, _ := json.Marshal(want)
+		b, _ := json.Marshal(row)
+		if wantErr == nil && string(a) != string(b) {
+			t.Errorf("%s:\n in memory %s\nendpoint  %s", name, a, b)
+		}
+	})
 }

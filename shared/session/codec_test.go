@@ -15,9 +15,15 @@ import (
 	"github.com/cloud-agent/control-plane/shared/ddbjson"
 )
 
+// fixture reads testdata/items/<name>.json, or testdata/ledger/ for a
+// name starting "ledger-" or "invalid-ledger-".
 func fixture(t testing.TB, name string) Item {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "items", name+".json"))
+	dir := "items"
+	if strings.HasPrefix(name, "ledger-") || strings.HasPrefix(name, "invalid-ledger-") {
+		dir = "ledger"
+	}
+	data, err := os.ReadFile(filepath.Join("testdata", dir, name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
