@@ -1,0 +1,128 @@
+// Package dynamotest gives tests real DynamoDB endpoints over HTTP: the
+// embedded one always, and moto when moto_server is on the PATH (skipped
+// with a message when it is not). Each test gets a fresh table created from
+// template.yaml.
+package dynamotest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+)
+
+// Backend is a DynamoDB-compatible endpoint.
+type Backend struct {
+	Name string
+	URL  string
+}
+
+var (
+	embeddedOnce sync.Once
+	embedded     *local.Dynamo
+	embeddedErr  error
+
+	motoOnce sync.Once
+	motoCmd  *exec.Cmd
+	motoURL  string
+	motoErr  error
+
+	tables atomic.Int64
+)
+
+// Main runs the tests of a package and then stops the backends it started.
+// Call it from TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	if motoCmd != nil {
+		_ = motoCmd.Process.Kill()
+		_ = motoCmd.Wait()
+	}
+	if embedded != nil {
+		_ = embedded.Close(context.Background())
+	}
+	os.Exit(code)
+}
+
+// Backends returns the embedded endpoint, and moto when it is installed.
+// Tests run once per backend with t.Run.
+func Backends(t *testing.T) []Backend {
+	t.Helper()
+	embeddedOnce.Do(func() { embedded, embeddedErr = local.StartDynamo("127.0.0.1:0") })
+	if embeddedErr != nil {
+		t.Fatalf("embedded DynamoDB endpoint: %v", embeddedErr)
+	}
+	bs := []Backend{{"embedded", embedded.URL}}
+	if url, err := moto(); err == nil {
+		bs = append(bs, Backend{"moto", url})
+	} else {
+		t.Logf("moto backend skipped: %v", err)
+	}
+	return bs
+}
+
+func moto() (string, error) {
+	motoOnce.Do(func() {
+		path, err := exec.LookPath("moto_server")
+		if err != nil {
+			motoErr = fmt.Errorf("moto_server is not on the PATH")
+			return
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			motoErr = err
+			return
+		}
+		addr := ln.Addr().(*net.TCPAddr)
+		ln.Close()
+		motoCmd = exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(addr.Port))
+		if motoErr = motoCmd.Start(); motoErr != nil {
+			return
+		}
+		motoURL = fmt.Sprintf("http://127.0.0.1:%d", addr.Port)
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if c, err := net.Dial("tcp", addr.String()); err == nil {
+				c.Close()
+				return
+			}
+		}
+		motoErr = fmt.Errorf("moto_server did not start listening within 30s")
+	})
+	return motoURL, motoErr
+}
+
+// Table creates a fresh table with the template's definition on the backend
+// and returns a client for it and the table's name.
+func Table(t *testing.T, b Backend) (*dynamodb.Client, string) {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	tpl, err := local.LoadTemplate(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := fmt.Sprintf("t%d", tables.Add(1))
+	in, err := local.CreateTableInput(tpl, local.TableLogicalID, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := local.DynamoClient(b.URL)
+	if _, err := local.EnsureTable(context.Background(), c, in); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
+	})
+	return c, name
+}

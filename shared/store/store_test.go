@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+var now = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+func newRecord(id string) *session.Record {
+	a, _ := allocation.ByName(allocation.ContainersStandard4)
+	return &session.Record{
+		SessionID: id, SchemaVersion: 2, UserID: "u1", CreatedAt: now,
+		Sandbox: session.Sandbox{ID: allocation.SandboxID(id), Kind: allocation.KindIsolated,
+			Provider: a.Provider(), ProviderStored: true, Allocation: a},
+	}
+}
+
+func newRow(key, sessionID string, expires time.Time) *session.LedgerRow {
+	return &session.LedgerRow{
+		UserID: "u1", OperationKey: key, Intent: session.IntentCreateSession, Fingerprint: "fp",
+		Status: session.StatusCompleted, SessionID: sessionID, CreatedAt: now.Format(session.TimeFormat), ExpiresAt: expires,
+	}
+}
+
+func count(t *testing.T, c *dynamodb.Client, table string) int {
+	t.Helper()
+	out, err := c.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(out.Items)
+}
+
+// forEachBackend runs f on a fresh table of every backend.
+func forEachBackend(t *testing.T, f func(t *testing.T, tbl *Table, c *dynamodb.Client, name string)) {
+	for _, b := range dynamotest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			c, name := dynamotest.Table(t, b)
+			f(t, New(c, name), c, name)
+		})
+	}
+}
+
+// TestSessionAndLedgerTogether: a new session and its ledger row are written
+// together, and a second start with the key is refused without writing.
+func TestSessionAndLedgerTogether(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		if err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k1", "workspace_a", now.Add(24*time.Hour)), now); err != nil {
+			t.Fatal(err)
+		}
+		rec, err := tbl.GetSession(ctx, "workspace_a")
+		if err != nil || rec.Legacy() || rec.Sandbox.ID != allocation.SandboxID("workspace_a") {
+			t.Fatalf("session %+v %v", rec, err)
+		}
+		row, err := tbl.GetLedger(ctx, "u1", "k1")
+		if err != nil || row.SessionID != "workspace_a" {
+			t.Fatalf("row %+v %v", row, err)
+		}
+		err = tbl.CreateSession(ctx, newRecord("workspace_b"), newRow("k1", "workspace_b", now.Add(24*time.Hour)), now.Add(time.Hour))
+		if !errors.Is(err, ErrLedgerExists) {
+			t.Fatalf("second start: %v", err)
+		}
+		if _, err := tbl.GetSession(ctx, "workspace_b"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a refused start left its session: %v", err)
+		}
+		if n := count(t, c, name); n != 2 {
+			t.Errorf("%d items, want 2", n)
+		}
+	})
+}
+
+// TestExpiredLedgerRowCountsAsAbsent: a row whose expiresAt has passed is
+// replaced, even though it is still readable.
+func TestExpiredLedgerRowCountsAsAbsent(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		if err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k1", "workspace_a", now.Add(time.Hour)), now); err != nil {
+			t.Fatal(err)
+		}
+		later := now.Add(time.Hour)
+		if err := tbl.CreateSession(ctx, newRecord("workspace_b"), newRow("k1", "workspace_b", later.Add(24*time.Hour)), later); err != nil {
+			t.Fatalf("start after expiry: %v", err)
+		}
+		row, err := tbl.GetLedger(ctx, "u1", "k1")
+		if err != nil || row.SessionID != "workspace_b" {
+			t.Errorf("row %+v %v", row, err)
+		}
+	})
+}
+
+// TestSessionKeyTaken: a session whose key is taken is refused, and its
+// ledger row is not written either.
+func TestSessionKeyTaken(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		if err := tbl.CreateSession(ctx, newRecord("workspace_a"), nil, now); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.CreateSession(ctx, newRecord("workspace_a"), nil, now); !errors.Is(err, ErrSessionExists) {
+			t.Fatalf("plain put: %v", err)
+		}
+		err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k2", "workspace_a", now.Add(time.Hour)), now)
+		if !errors.Is(err, ErrSessionExists) {
+			t.Fatalf("transaction: %v", err)
+		}
+		if _, err := tbl.GetLedger(ctx, "u1", "k2"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("the ledger row was written without its session: %v", err)
+		}
+	})
+}
+
+// TestConcurrentStartsOneKey: of 50 concurrent transactions with one key,
+// exactly one writes; the table then holds one session and one row.
+func TestConcurrentStartsOneKey(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won, refused := 0, 0
+		for i := range 50 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := fmt.Sprintf("workspace_%02d", i)
+				err := tbl.CreateSession(context.Background(), newRecord(id), newRow("k", id, now.Add(time.Hour)), now)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won++
+				case errors.Is(err, ErrLedgerExists):
+					refused++
+				default:
+					t.Errorf("start %d: %v", i, err)
+				}
+			}()
+		}
+		wg.Wait()
+		if won != 1 || refused != 49 {
+			t.Errorf("won %d, refused %d", won, refused)
+		}
+		if n := count(t, c, name); n != 2 {
+			t.Errorf("%d items, want 2", n)
+		}
+	})
+}
+
+// TestTransactionConflict: real DynamoDB refuses concurrent transactions on
+// one item with TransactionConflict, which the emulators never produce; it
+// means the row exists, exactly like a failed condition.
+func TestTransactionConflict(t *testing.T) {
+	reason := func(code string) types.CancellationReason { return types.CancellationReason{Code: aws.String(code)} }
+	rows := []struct {
+		rule    string
+		reasons []types.CancellationReason
+		want    error
+	}{
+		{"conflict on the ledger row", []types.CancellationReason{reason("None"), reason("TransactionConflict")}, ErrLedgerExists},
+		{"conflict on the session", []types.CancellationReason{reason("TransactionConflict"), reason("None")}, ErrLedgerExists},
+		{"ledger condition failed", []types.CancellationReason{reason("None"), reason("ConditionalCheckFailed")}, ErrLedgerExists},
+		{"session condition failed", []types.CancellationReason{reason("ConditionalCheckFailed"), reason("None")}, ErrSessionExists},
+	}
+	for _, r := range rows {
+		t.Run(r.rule, func(t *testing.T) {
+			err := transactionError(&types.TransactionCanceledException{CancellationReasons: r.reasons})
+			if !errors.Is(err, r.want) {
+				t.Errorf("got %v", err)
+			}
+		})
+	}
+	if err := transactionError(&types.TransactionConflictException{}); !errors.Is(err, ErrLedgerExists) {
+		t.Errorf("conflict exception: %v", err)
+	}
+	throttled := &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{reason("ThrottlingError"), reason("None")}}
+	if c := problem.CodeOf(transactionError(throttled)); c != problem.ServiceUnavailable {
+		t.Errorf("throttled: %s", c)
+	}
+}
+
+// TestEndpointDown: an unreachable endpoint is service_unavailable once the
+// SDK's retries are spent.
+func TestEndpointDown(t *testing.T) {
+	tbl := New(local.DynamoClient("http://127.0.0.1:1"), "SessionsTable")
+	ctx := context.Background()
+	if _, err := tbl.GetSession(ctx, "workspace_a"); problem.CodeOf(err) != problem.ServiceUnavailable {
+		t.Errorf("get: %v", err)
+	}
+	if err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k", "workspace_a", now), now); problem.CodeOf(err) != problem.ServiceUnavailable {
+		t.Errorf("create: %v", err)
+	}
+}
