@@ -30,6 +30,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shared/allocation
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./shared/allocation
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/session
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckUnique$$' -fuzztime $(FUZZTIME) ./shared/strictjson
 
 ## run: the local stack (see README)
 run:

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 
 	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/strictjson"
 )
 
 // Provider is the id of a sandbox runtime provider.
@@ -212,12 +213,14 @@ var errInvalidAllocation = problem.New(problem.InvalidSandboxAllocation,
 
 // Parse reads an allocation given in JSON as a name or a request object
 // (check 1). A string or object that is not a valid allocation is
-// invalid_sandbox_allocation; any other JSON type is invalid_request. Member
-// names are matched exactly; extra members make the object invalid.
+// invalid_sandbox_allocation; any other JSON type, JSON that is not well
+// formed, or a repeated member name is invalid_request. Member names are
+// matched exactly; extra members make the object invalid. A null member is
+// one left out: callers drop it before they call Parse, which refuses it.
 func Parse(raw json.RawMessage) (Allocation, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return Allocation{}, problem.New(problem.InvalidRequest, "sandboxAllocation must be a string or an object.")
+	if len(raw) == 0 || strictjson.CheckUnique(raw) != nil {
+		return Allocation{}, problem.New(problem.InvalidRequest, "sandboxAllocation must be a well-formed string or object with unique member names.")
 	}
 	switch raw[0] {
 	case '"':

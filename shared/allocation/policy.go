@@ -193,11 +193,14 @@ type Placement struct {
 
 // Place decides the sandbox of a new session from the requested kind and
 // allocation (zero when none was given), after checks 1 and 2 have passed:
-// the shared kind is retired (judged as check 3), an explicit allocation
+// check 2 holds again, the shared kind is retired (judged as check 3), an explicit allocation
 // runs checks 3 to 6, no allocation takes the effective default, and
 // code-review takes the default's provider with its own resources and no
 // allocation.
 func (p *Policy) Place(k Kind, a Allocation, owner string) (Placement, error) {
+	if err := CheckRouting(a, k); err != nil {
+		return Placement{}, err
+	}
 	if k == KindShared {
 		shared, _ := ByName(CloudflareShared)
 		return Placement{}, problem.New(problem.SandboxAllocationRetired, AllocationRetiredDetail(shared))
@@ -256,7 +259,7 @@ type Option struct {
 // Options is what an owner may select (GET /v1/allocations).
 type Options struct {
 	Enabled bool     `json:"enabled"`
-	Default string   `json:"default"`
+	Default *string  `json:"default"`
 	Options []Option `json:"options"`
 	BYOC    bool     `json:"byoc"`
 	Retired []string `json:"retired"`
@@ -266,28 +269,28 @@ type Options struct {
 // allocations that pass checks 3 to 6 (the effective default always among
 // them) when the owner may select, none when it may not; whether a byoc
 // request of some instance type would pass; and every allocation that is
-// retired or on a retired provider.
-func (p *Policy) OptionsFor(owner string) (Options, error) {
-	d, err := p.Default()
-	if err != nil {
-		return Options{}, err
+// retired or on a retired provider. When no default is usable, default is
+// null: the listing still answers, and starts that need the default are 503.
+func (p *Policy) OptionsFor(owner string) Options {
+	o := Options{Enabled: p.MaySelect(owner), Options: []Option{}, Retired: []string{}}
+	if d, err := p.Default(); err == nil {
+		name := d.Name()
+		o.Default = &name
 	}
-	o := Options{Enabled: p.MaySelect(owner), Default: d.Name(), Options: []Option{}, Retired: []string{}}
 	for _, s := range catalog {
-		a := Allocation{spec: s}
-		if p.Retired(a) {
-			o.Retired = append(o.Retired, s.Name)
-			continue
-		}
-		if o.Enabled && p.Check(a, owner) == nil {
-			o.Options = append(o.Options, Option{s.Name, s.Provider, s.Resources})
-		}
 		if s.Provider == Vercel {
 			b, _ := FromRequest(Request{RequestProvider{Vercel, AccountBYOC}, s.InstanceType})
 			o.BYOC = o.BYOC || p.Check(b, owner) == nil
 		}
+		a := Allocation{spec: s}
+		switch {
+		case p.Retired(a):
+			o.Retired = append(o.Retired, s.Name)
+		case o.Enabled && p.Check(a, owner) == nil:
+			o.Options = append(o.Options, Option{s.Name, s.Provider, s.Resources})
+		}
 	}
-	return o, nil
+	return o
 }
 
 // Runtime is the state of a stored session's sandbox runtime.

@@ -28,7 +28,7 @@ func TestChecks(t *testing.T) {
 		code  problem.Code
 	}{
 		{"3: cloudflare-shared is a retired allocation", Config{}, CloudflareShared, "u1", problem.SandboxAllocationRetired},
-		{"3 before 4: cloudflare-shared is also on a retired provider", Config{}, CloudflareShared, "u1", problem.SandboxAllocationRetired},
+		{"3 before 4: a retired allocation on a retired provider", Config{RetiredAllocations: []string{VercelSmall}, RetiredProviders: []string{"vercel"}}, VercelSmall, "u1", problem.SandboxAllocationRetired},
 		{"3: settings retire an allocation", Config{RetiredAllocations: []string{VercelLarge}}, VercelLarge, "u1", problem.SandboxAllocationRetired},
 		{"3 before 5: retired wins over selection disabled", Config{SelectionOwners: []string{}}, CloudflareShared, "u1", problem.SandboxAllocationRetired},
 		{"4: cloudflare-single is on the retired cloudflare runtime", Config{}, CloudflareSingle, "u1", problem.SandboxRuntimeRetired},
@@ -43,6 +43,7 @@ func TestChecks(t *testing.T) {
 		{"6: the default skips it", Config{Selectable: []string{}}, ContainersStandard4, "u1", ""},
 		{"5: the default skips it", Config{SelectionOwners: []string{}}, ContainersStandard4, "u1", ""},
 		{"the effective default, not the built-in one, skips 5 and 6", Config{Default: strp(VercelLarge), SelectionOwners: []string{}}, ContainersStandard4, "u1", problem.SandboxSelectionDisabled},
+		{"the built-in default skips 5 and 6 when the configured one is retired", Config{Default: strp(VercelLarge), RetiredAllocations: []string{VercelLarge}, SelectionOwners: []string{}}, ContainersStandard4, "u1", ""},
 		{"a configured default skips 5 and 6", Config{Default: strp(VercelLarge), SelectionOwners: []string{}}, VercelLarge, "u1", ""},
 		{"selectable passes", Config{}, ContainersStandard3, "u1", ""},
 	}
@@ -171,6 +172,7 @@ func TestPlace(t *testing.T) {
 		{"explicit allocation", Config{}, KindIsolated, VercelSmall, KindIsolated, Vercel, VercelSmall, ""},
 		{"explicit allocation runs the checks", Config{}, KindIsolated, CloudflareSingle, "", "", "", problem.SandboxRuntimeRetired},
 		{"code-review: the default's provider, no allocation", Config{Default: strp(VercelSmall)}, KindCodeReview, "", KindCodeReview, Vercel, "", ""},
+		{"code-review with an allocation is check 2", Config{}, KindCodeReview, VercelSmall, "", "", "", problem.AllocationRoutingConflict},
 		{"shared kind is retired, judged as check 3", Config{}, KindShared, "", "", "", "", problem.SandboxAllocationRetired},
 		{"shared kind with an allocation is retired", Config{}, KindShared, VercelSmall, "", "", "", problem.SandboxAllocationRetired},
 		{"no usable default is 503", Config{RetiredProviders: []string{"cloudflare-containers"}}, KindIsolated, "", "", "", "", problem.ServiceUnavailable},
@@ -282,6 +284,12 @@ func TestOptionsFor(t *testing.T) {
 		{"may not select, but a vercel default lets byoc of its type pass", Config{SelectionOwners: []string{}, Default: strp(VercelSmall)}, false, VercelSmall,
 			nil, true,
 			[]string{CloudflareSingle, IsolatedStandard, CloudflareShared}},
+		{"byoc passes check 3 even when both vercel allocations are retired", Config{RetiredAllocations: []string{VercelSmall, VercelLarge}}, true, ContainersStandard4,
+			[]string{ContainersStandard4, ContainersStandard3}, true,
+			[]string{VercelSmall, VercelLarge, CloudflareSingle, IsolatedStandard, CloudflareShared}},
+		{"no usable default: default null, the rest still listed", Config{RetiredProviders: []string{"cloudflare-containers"}}, true, "",
+			[]string{VercelSmall, VercelLarge}, true,
+			[]string{ContainersStandard4, ContainersStandard3, CloudflareSingle, IsolatedStandard, CloudflareShared}},
 		{"retired allocation listed", Config{RetiredAllocations: []string{ContainersStandard3}}, true, ContainersStandard4,
 			[]string{ContainersStandard4, VercelSmall, VercelLarge}, true,
 			[]string{ContainersStandard3, CloudflareSingle, IsolatedStandard, CloudflareShared}},
@@ -289,11 +297,12 @@ func TestOptionsFor(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
 			p, _ := NewPolicy(r.cfg)
-			o, err := p.OptionsFor("u1")
-			if err != nil {
-				t.Fatal(err)
+			o := p.OptionsFor("u1")
+			def := ""
+			if o.Default != nil {
+				def = *o.Default
 			}
-			if o.Enabled != r.enabled || o.Default != r.def || !slices.Equal(names(o), r.options) || o.BYOC != r.byoc || !slices.Equal(o.Retired, r.retired) {
+			if o.Enabled != r.enabled || def != r.def || !slices.Equal(names(o), r.options) || o.BYOC != r.byoc || !slices.Equal(o.Retired, r.retired) {
 				t.Errorf("got %s", mustJSON(o))
 			}
 			if o.Options == nil || o.Retired == nil {
@@ -321,6 +330,11 @@ func TestSessionRuntime(t *testing.T) {
 		{"no allocation on a retired provider", Config{}, "", Cloudflare, problem.SandboxRuntimeRetired, "cannot be started or resumed"},
 		{"retired allocation on a live provider", Config{RetiredAllocations: []string{VercelSmall}}, VercelSmall, Vercel, problem.SandboxAllocationRetired, "vercel-small sandbox allocation is retired"},
 		{"retired provider wins over retired allocation", Config{RetiredAllocations: []string{VercelSmall}, RetiredProviders: []string{"vercel"}}, VercelSmall, Vercel, problem.SandboxRuntimeRetired, "retired Vercel Sandbox runtime"},
+	}
+	byoc, _ := FromRequest(Request{RequestProvider{Vercel, AccountBYOC}, "small"})
+	p, _ := NewPolicy(Config{RetiredAllocations: []string{VercelSmall}})
+	if rt := p.SessionRuntime(byoc, Vercel); rt.State != StateAllocated {
+		t.Errorf("a byoc session is never on a retired allocation: %s", mustJSON(rt))
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {

@@ -139,17 +139,19 @@ func Decode(item Item) (*Record, error) {
 	return r, nil
 }
 
-// ownerHint reads the owner of a record that does not decode, from
-// metadata.identity or else from the top level; userID is "" when the owner
-// cannot be read whole.
+// ownerHint reads the owner of a record that does not decode: from
+// metadata.identity when either version attribute is set, from the top level
+// only when neither is (version 1). userID is "" when the owner cannot be
+// read whole.
 func ownerHint(item Item) (userID, orgID string) {
-	from := item
-	if md, ok := item["metadata"].(*types.AttributeValueMemberM); ok {
-		if id, ok := md.Value["identity"].(*types.AttributeValueMemberM); ok {
-			from = id.Value
-		}
-	}
 	d := &decoder{}
+	from := item
+	_, hasVersion := d.num(item, "", "metadataSchemaVersion")
+	md, hasMetadata := d.mapAttr(item, "", "metadata")
+	if hasVersion || hasMetadata || d.err != nil {
+		from, _ = d.mapAttr(md, "", "identity")
+	}
+	d.err = nil
 	userID, orgID = d.str(from, "", "userId"), d.str(from, "", "orgId")
 	if d.err != nil {
 		return "", ""
@@ -281,9 +283,11 @@ func (d *decoder) version2(r *Record, md Item) {
 
 func (d *decoder) version1(r *Record, item Item) {
 	d.owner(r, item, "")
-	if repo := d.str(item, "", "githubRepo"); repo != "" {
+	repo, url := d.str(item, "", "githubRepo"), d.str(item, "", "gitUrl")
+	switch {
+	case repo != "":
 		r.Repository = Repository{Type: "github", Repo: repo}
-	} else if url := d.str(item, "", "gitUrl"); url != "" {
+	case url != "":
 		r.Repository = Repository{Type: "git", URL: url}
 	}
 	r.Repository.Branch = d.str(item, "", "branchName")

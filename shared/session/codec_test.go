@@ -127,7 +127,7 @@ func TestDecodeShapes(t *testing.T) {
 		{fixture: "session-v2-legacy-isolated", version: 2, legacy: true, id: "ses-" + hex48, provider: "cloudflare",
 			request: "null", resources: `{"vcpus":null,"memoryMiB":null,"diskMB":null}`,
 			scope: "isolated", state: "retired", code: "sandbox_runtime_retired", createdAt: "2026-11-30T10:00:00Z"},
-		{fixture: "session-v2-cloudflare-single", version: 2, legacy: false, id: "sbx-" + hex48, kind: "isolated", provider: "cloudflare", alloc: "cloudflare-single",
+		{fixture: "session-v2-cloudflare-single", version: 2, legacy: true, id: "sbx-" + hex48, kind: "isolated", provider: "cloudflare", alloc: "cloudflare-single",
 			request: `{"provider":{"id":"cloudflare","account":"kilo"},"instanceType":"single"}`, resources: `{"vcpus":2,"memoryMiB":6144,"diskMB":10000}`,
 			scope: "isolated", state: "retired", code: "sandbox_runtime_retired", createdAt: "2026-11-30T10:00:00Z"},
 		{fixture: "session-v2-sbx-no-kind", version: 2, legacy: true, id: "sbx-" + hex48, provider: "cloudflare",
@@ -139,6 +139,13 @@ func TestDecodeShapes(t *testing.T) {
 		{fixture: "session-v2-unset-attributes", version: 2, legacy: false, id: "sbx-" + hex48, kind: "isolated", provider: "vercel", alloc: "vercel-small",
 			request: `{"provider":{"id":"vercel","account":"kilo"},"instanceType":"small"}`, resources: `{"vcpus":2,"memoryMiB":4096,"diskMB":null}`,
 			scope: "isolated", state: "allocated", createdAt: "2026-11-30T10:00:00Z"},
+		{fixture: "session-v2-kilo-request-only", version: 2, legacy: false, id: "sbx-" + hex48, kind: "isolated", provider: "vercel", alloc: "vercel-small",
+			request: `{"provider":{"id":"vercel","account":"kilo"},"instanceType":"small"}`, resources: `{"vcpus":2,"memoryMiB":4096,"diskMB":null}`,
+			scope: "isolated", state: "allocated", createdAt: "2026-11-30T10:00:00Z"},
+		{fixture: "session-v1-null-version-attributes", version: 1, legacy: true, id: "crv-" + hex48, provider: "cloudflare",
+			request: "null", resources: `{"vcpus":null,"memoryMiB":null,"diskMB":null}`,
+			scope: "isolated", state: "retired", code: "sandbox_runtime_retired", createdAt: "2023-11-14T22:13:20Z",
+			owner: `{"userId":"u3","orgId":null,"botId":null}`},
 		{fixture: "session-v1-flat", version: 1, legacy: true, id: "org_9__u1", provider: "cloudflare", alloc: "cloudflare-shared",
 			request: `{"provider":{"id":"cloudflare","account":"kilo"},"instanceType":"shared"}`, resources: `{"vcpus":null,"memoryMiB":null,"diskMB":null}`,
 			scope: "shared", state: "retired", code: "sandbox_runtime_retired", createdAt: "2023-11-14T22:13:20Z",
@@ -214,7 +221,9 @@ func TestLegacyIsolatedPrefixes(t *testing.T) {
 }
 
 // TestDecodeInvalid: records that do not validate are typed errors, never
-// panics, and carry the owner only when it can still be read.
+// panics, and carry the owner only when it can still be read, from where the
+// record's version keeps it (never from an ignored top-level attribute of a
+// version 2 record).
 func TestDecodeInvalid(t *testing.T) {
 	rows := []struct {
 		fixture string
@@ -236,6 +245,15 @@ func TestDecodeInvalid(t *testing.T) {
 		{"invalid-timestamp-type", "u1"},
 		{"invalid-missing-user", ""},
 		{"invalid-v1-missing-user", ""},
+		{"invalid-kind-type", "u1"},
+		{"invalid-provider-type", "u1"},
+		{"invalid-allocation-type", "u1"},
+		{"invalid-route-type", "u1"},
+		{"invalid-request-type", "u1"},
+		{"invalid-lifecycle-version-type", "u1"},
+		{"invalid-metadata-type", ""},
+		{"invalid-v2-without-identity", ""},
+		{"invalid-v1-wrong-type", "u1"},
 	}
 	for _, r := range rows {
 		t.Run(r.fixture, func(t *testing.T) {

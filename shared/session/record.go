@@ -70,12 +70,13 @@ func (r *Record) Allocation() allocation.Allocation {
 
 // Legacy reports whether the record is anything but what the current writer
 // produces: version 2, kind isolated or code-review, a stored provider, an
-// sbx- id, no route.
+// sbx- id, no route. The current writer never stores the retired cloudflare
+// provider (nor, with it, cloudflare-shared), so a record on it is legacy.
 func (r *Record) Legacy() bool {
 	s := r.Sandbox
 	current := r.SchemaVersion == 2 &&
 		(s.Kind == allocation.KindIsolated || s.Kind == allocation.KindCodeReview) &&
-		s.ProviderStored &&
+		s.ProviderStored && s.Provider != allocation.Cloudflare &&
 		allocation.Classify(s.ID) == allocation.ClassSandbox &&
 		s.Route == nil
 	return !current
