@@ -1,7 +1,7 @@
 // Package dynamotest gives tests real DynamoDB endpoints over HTTP: the
 // embedded one always, and moto when moto_server is on the PATH (skipped
 // with a message when it is not). Each test gets a fresh table created from
-// template.yaml.
+// template.yaml. The moto server also serves SSM.
 package dynamotest
 
 import (
@@ -65,7 +65,7 @@ func Backends(t *testing.T) []Backend {
 		t.Fatalf("embedded DynamoDB endpoint: %v", embeddedErr)
 	}
 	bs := []Backend{{"embedded", embedded.URL}}
-	if url, err := moto(); err == nil {
+	if url, err := Moto(); err == nil {
 		bs = append(bs, Backend{"moto", url})
 	} else {
 		t.Logf("moto backend skipped: %v", err)
@@ -73,7 +73,10 @@ func Backends(t *testing.T) []Backend {
 	return bs
 }
 
-func moto() (string, error) {
+// Moto returns the URL of a moto server, started once per test binary and
+// stopped by Main; the error says why there is none. moto serves every AWS
+// service it emulates (SSM too) on the one endpoint.
+func Moto() (string, error) {
 	motoOnce.Do(func() {
 		path, err := exec.LookPath("moto_server")
 		if err != nil {

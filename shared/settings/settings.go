@@ -1,0 +1,149 @@
+// Package settings reads the allocation settings from SSM Parameter Store
+// (GetParametersByPath under CONFIG_PATH), validates them into an
+// allocation.Policy, and caches it per execution environment for
+// CONFIG_TTL_SECONDS with jitter. A failed refresh keeps the last good
+// settings; when none were ever loaded the caller gets service_unavailable.
+package settings
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/problem"
+)
+
+// DefaultTTL is how long settings are cached when CONFIG_TTL_SECONDS is not
+// set.
+const DefaultTTL = 60 * time.Second
+
+// The parameters, relative to the configuration path.
+const (
+	ParamDefault            = "allocation/default"
+	ParamSelectable         = "allocation/selectable"
+	ParamRetiredAllocations = "allocation/retired"
+	ParamRetiredProviders   = "provider/retired"
+	ParamSelectionOwners    = "selection/owners"
+)
+
+// emptyList is the StringList value that means an empty list (SSM cannot
+// store an empty value).
+const emptyList = "-"
+
+// ParseTTL reads CONFIG_TTL_SECONDS: a whole number of seconds, at least 1;
+// empty means DefaultTTL.
+func ParseTTL(s string) (time.Duration, error) {
+	if s == "" {
+		return DefaultTTL, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("CONFIG_TTL_SECONDS must be a whole number of seconds, at least 1: %q", s)
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// Settings is the cached allocation policy of one configuration path.
+type Settings struct {
+	client *ssm.Client
+	path   string
+	ttl    time.Duration
+	log    *slog.Logger
+	now    func() time.Time
+
+	mu      sync.Mutex
+	policy  *allocation.Policy
+	refresh time.Time
+}
+
+// New returns the settings under path (e.g. /cloud-agent/dev), read with
+// client and cached for ttl.
+func New(client *ssm.Client, path string, ttl time.Duration, log *slog.Logger) *Settings {
+	return &Settings{client: client, path: strings.TrimSuffix(path, "/"), ttl: ttl, log: log, now: time.Now}
+}
+
+// Policy returns the current policy, reading the parameters when the cache
+// has expired. A failed read keeps the last good policy; with none, the
+// error is service_unavailable.
+func (s *Settings) Policy(ctx context.Context) (*allocation.Policy, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if s.policy != nil && now.Before(s.refresh) {
+		return s.policy, nil
+	}
+	p, err := s.load(ctx)
+	// Jitter spreads the refreshes of many execution environments.
+	s.refresh = now.Add(s.ttl + rand.N(s.ttl/10+1))
+	switch {
+	case err == nil:
+		s.policy = p
+	case s.policy != nil:
+		s.log.WarnContext(ctx, "settings refresh failed; keeping the last good settings", "path", s.path, "error", err.Error())
+	default:
+		return nil, problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
+	}
+	return s.policy, nil
+}
+
+func (s *Settings) load(ctx context.Context) (*allocation.Policy, error) {
+	values := map[string]string{}
+	pages := ssm.NewGetParametersByPathPaginator(s.client, &ssm.GetParametersByPathInput{
+		Path: aws.String(s.path), Recursive: aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading settings under %s: %w", s.path, err)
+		}
+		for _, p := range page.Parameters {
+			values[strings.TrimPrefix(aws.ToString(p.Name), s.path+"/")] = aws.ToString(p.Value)
+		}
+	}
+	policy, warnings := allocation.NewPolicy(Config(values))
+	for _, w := range warnings {
+		s.log.WarnContext(ctx, "setting ignored", "path", s.path, "reason", w)
+	}
+	return policy, nil
+}
+
+// Config turns parameter values, keyed by their name relative to the path,
+// into an allocation.Config. A missing parameter stays unset (its built-in
+// value applies); a StringList of "-" is empty.
+func Config(values map[string]string) allocation.Config {
+	var c allocation.Config
+	if v, ok := values[ParamDefault]; ok {
+		v = strings.TrimSpace(v)
+		c.Default = &v
+	}
+	list := func(name string) []string {
+		v, ok := values[name]
+		if !ok {
+			return nil
+		}
+		out := []string{}
+		if strings.TrimSpace(v) == emptyList {
+			return out
+		}
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+		return out
+	}
+	c.Selectable = list(ParamSelectable)
+	c.RetiredAllocations = list(ParamRetiredAllocations)
+	c.RetiredProviders = list(ParamRetiredProviders)
+	c.SelectionOwners = list(ParamSelectionOwners)
+	return c
+}

@@ -1,0 +1,197 @@
+package settings
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/problem"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+const path = "/cloud-agent/test"
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func client(url string) *ssm.Client {
+	return ssm.New(ssm.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+	})
+}
+
+// standIn serves the parameters through the local settings stand-in and
+// returns its URL and the settings file, which the test may rewrite.
+func standIn(t *testing.T, params []local.Parameter) (string, string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "settings.json")
+	write(t, file, params)
+	srv := httptest.NewServer(&local.SSM{File: file, Path: path})
+	t.Cleanup(srv.Close)
+	return srv.URL, file
+}
+
+func write(t *testing.T, file string, params []local.Parameter) {
+	t.Helper()
+	data, _ := json.Marshal(params)
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func defaultName(t *testing.T, p *allocation.Policy) string {
+	t.Helper()
+	d, err := p.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Name()
+}
+
+// TestParameters: each parameter of section 7 reaches the policy through the
+// real SSM client; missing ones take their built-in values; "-" is empty;
+// more parameters than one page are all read.
+func TestParameters(t *testing.T) {
+	params := []local.Parameter{
+		{Name: ParamDefault, Type: "String", Value: "vercel-small"},
+		{Name: ParamSelectable, Type: "StringList", Value: "vercel-small, vercel-large"},
+		{Name: ParamRetiredAllocations, Type: "StringList", Value: "cloudflare-containers-standard-3"},
+		{Name: ParamRetiredProviders, Type: "StringList", Value: "-"},
+		{Name: ParamSelectionOwners, Type: "StringList", Value: "org_a,u9"},
+	}
+	for i := range 12 {
+		params = append(params, local.Parameter{Name: fmt.Sprintf("other/p%02d", i), Type: "String", Value: "x"})
+	}
+	url, _ := standIn(t, params)
+	s := New(client(url), path, time.Minute, quiet)
+	p, err := s.Policy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := defaultName(t, p); got != allocation.VercelSmall {
+		t.Errorf("default %s", got)
+	}
+	o := p.OptionsFor("u9")
+	var names []string
+	for _, x := range o.Options {
+		names = append(names, x.Allocation)
+	}
+	if !o.Enabled || !slices.Equal(names, []string{allocation.VercelSmall, allocation.VercelLarge}) || !slices.Contains(o.Retired, allocation.ContainersStandard3) {
+		t.Errorf("options %+v", o)
+	}
+	if p.MaySelect("u1") {
+		t.Error("selection owners not applied")
+	}
+
+	url, _ = standIn(t, nil)
+	p, err = New(client(url), path, time.Minute, quiet).Policy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := defaultName(t, p); got != allocation.BuiltinDefault || !p.MaySelect("anyone") {
+		t.Errorf("built-ins: default %s", got)
+	}
+}
+
+// TestConfigValues: "-" is an empty list, a missing parameter is unset, list
+// items are trimmed.
+func TestConfigValues(t *testing.T) {
+	c := Config(map[string]string{ParamSelectable: "-", ParamSelectionOwners: " a , ,b "})
+	if c.Selectable == nil || len(c.Selectable) != 0 || c.RetiredAllocations != nil || c.Default != nil ||
+		!slices.Equal(c.SelectionOwners, []string{"a", "b"}) {
+		t.Errorf("%+v", c)
+	}
+}
+
+// TestCacheAndLastGood: settings are read once per TTL; a failed refresh
+// keeps the last good ones; a cold start that cannot read them is 503.
+func TestCacheAndLastGood(t *testing.T) {
+	url, file := standIn(t, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-small"}})
+	s := New(client(url), path, time.Minute, quiet)
+	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	s.now = func() time.Time { return clock }
+	ctx := context.Background()
+	if p, err := s.Policy(ctx); err != nil || defaultName(t, p) != allocation.VercelSmall {
+		t.Fatal(err)
+	}
+	write(t, file, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-large"}})
+	clock = clock.Add(59 * time.Second)
+	if p, _ := s.Policy(ctx); defaultName(t, p) != allocation.VercelSmall {
+		t.Error("read again before the TTL")
+	}
+	clock = clock.Add(10 * time.Second) // past the TTL and its jitter (at most a tenth)
+	if p, _ := s.Policy(ctx); defaultName(t, p) != allocation.VercelLarge {
+		t.Error("not read again after the TTL")
+	}
+	if err := os.WriteFile(file, []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clock = clock.Add(2 * time.Minute)
+	if p, err := s.Policy(ctx); err != nil || defaultName(t, p) != allocation.VercelLarge {
+		t.Errorf("a failed refresh lost the last good settings: %v", err)
+	}
+
+	cold := New(client("http://127.0.0.1:1"), path, time.Minute, quiet)
+	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable {
+		t.Errorf("cold start without settings: %v", err)
+	}
+}
+
+// TestMoto reads the same parameters from moto's Parameter Store, when moto
+// is installed.
+func TestMoto(t *testing.T) {
+	url, err := dynamotest.Moto()
+	if err != nil {
+		t.Skipf("moto backend skipped: %v", err)
+	}
+	c := client(url)
+	ctx := context.Background()
+	for name, v := range map[string]string{ParamDefault: "vercel-large", ParamSelectionOwners: "-"} {
+		typ := ssmtypes.ParameterTypeString
+		if name != ParamDefault {
+			typ = ssmtypes.ParameterTypeStringList
+		}
+		if _, err := c.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(path + "/" + name), Value: aws.String(v), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := New(c, path, time.Minute, quiet).Policy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if defaultName(t, p) != allocation.VercelLarge || p.MaySelect("u1") {
+		t.Errorf("moto settings not applied")
+	}
+}
+
+// TestParseTTL: CONFIG_TTL_SECONDS is whole seconds, default 60.
+func TestParseTTL(t *testing.T) {
+	if d, err := ParseTTL(""); d != time.Minute || err != nil {
+		t.Errorf("default %v %v", d, err)
+	}
+	if d, err := ParseTTL("5"); d != 5*time.Second || err != nil {
+		t.Errorf("5: %v %v", d, err)
+	}
+	for _, bad := range []string{"0", "-1", "1.5", "x"} {
+		if _, err := ParseTTL(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
