@@ -41,11 +41,11 @@ func (d *Dynamo) Close(ctx context.Context) error { return d.srv.Shutdown(ctx) }
 // DynamoClient is a DynamoDB client for a local endpoint, with local
 // credentials. The embedded endpoint sends no CRC32 checksum, so the client
 // does not ask for one.
-func DynamoClient(endpoint string) *dynamodb.Client {
+func DynamoClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:                          "us-east-1",
 		BaseEndpoint:                    aws.String(endpoint),
 		Credentials:                     credentials.NewStaticCredentialsProvider("local", "local", ""),
 		DisableValidateResponseChecksum: true,
-	})
+	}, optFns...)
 }

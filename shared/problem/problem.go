@@ -6,6 +6,7 @@ package problem
 import (
 	"errors"
 	"net/http"
+	"time"
 )
 
 // Code is a stable, machine-readable error code of the contract.
@@ -73,6 +74,8 @@ type Error struct {
 	Detail string
 	// Cause is the underlying failure, logged but never shown.
 	Cause error
+	// RetryAfter, when set, tells the caller when to try again.
+	RetryAfter time.Duration
 }
 
 // New returns an error with the code and detail.

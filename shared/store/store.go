@@ -13,8 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/reqcount"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -29,6 +31,18 @@ var (
 	// expired (or a concurrent transaction holds it); read it and judge it.
 	ErrLedgerExists = errors.New("store: ledger row exists")
 )
+
+// Counting is a client option that counts every DynamoDB operation the
+// client sends against the counter in the operation's context.
+func Counting(o *dynamodb.Options) {
+	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("RequestCount",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				reqcount.Add(ctx)
+				return next.HandleInitialize(ctx, in)
+			}), middleware.Before)
+	})
+}
 
 // Table is the sessions table.
 type Table struct {
@@ -49,41 +63,65 @@ func unavailable(op string, err error) error {
 // CreateSession writes a new session; with a ledger row, the session and the
 // row are written in one transaction, all or nothing: the session only where
 // no item has its key, the row only where none exists or the existing one
-// has expired by now.
-func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *session.LedgerRow, now time.Time) error {
-	sessionPut := &types.Put{
-		TableName:           aws.String(t.name),
-		Item:                session.Encode(rec),
-		ConditionExpression: aws.String("attribute_not_exists(PK)"),
-	}
+// has expired by now. When the row exists the error is ErrLedgerExists and
+// existing is the row as the refusal found it, or nil when the refusal did
+// not carry it (a transaction conflict): read it then.
+func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *session.LedgerRow, now time.Time) (existing *session.LedgerRow, err error) {
 	if row == nil {
 		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: sessionPut.TableName, Item: sessionPut.Item, ConditionExpression: sessionPut.ConditionExpression,
+			TableName: aws.String(t.name), Item: session.Encode(rec), ConditionExpression: aws.String(sessionIsNew),
 		})
 		var ccf *types.ConditionalCheckFailedException
 		switch {
 		case errors.As(err, &ccf):
-			return ErrSessionExists
+			return nil, ErrSessionExists
 		case err != nil:
-			return unavailable("put session", err)
+			return nil, unavailable("put session", err)
 		}
-		return nil
+		return nil, nil
 	}
-	cond, err := expression.NewBuilder().WithCondition(
-		expression.AttributeNotExists(expression.Name("PK")).Or(
-			expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))).Build()
+	cond := expression.AttributeNotExists(expression.Name("PK")).Or(
+		expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
+	return t.writeSessionAndRow(ctx, rec, row, cond)
+}
+
+// ReplaceLedger starts afresh the session of an in-progress row whose lease
+// has lapsed, or of a failed row: the session is written with the row's
+// session id, and the row replaced, on the condition that its status,
+// fingerprint, session id and lease are still those of old.
+func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row, old *session.LedgerRow) (existing *session.LedgerRow, err error) {
+	cond := expression.Name("status").Equal(expression.Value(old.Status)).
+		And(expression.Name("fingerprint").Equal(expression.Value(old.Fingerprint))).
+		And(expression.Name("sessionId").Equal(expression.Value(old.SessionID)))
+	if old.LeaseUntil.IsZero() {
+		cond = cond.And(expression.AttributeNotExists(expression.Name("leaseUntil")))
+	} else {
+		cond = cond.And(expression.Name("leaseUntil").Equal(expression.Value(old.LeaseUntil.UnixMilli())))
+	}
+	return t.writeSessionAndRow(ctx, rec, row, cond)
+}
+
+const sessionIsNew = "attribute_not_exists(PK)"
+
+func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *session.LedgerRow, rowCond expression.ConditionBuilder) (*session.LedgerRow, error) {
+	cond, err := expression.NewBuilder().WithCondition(rowCond).Build()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems: []types.TransactWriteItem{
-			{Put: sessionPut},
 			{Put: &types.Put{
-				TableName:                 aws.String(t.name),
-				Item:                      session.EncodeLedger(row),
-				ConditionExpression:       cond.Condition(),
-				ExpressionAttributeNames:  cond.Names(),
-				ExpressionAttributeValues: cond.Values(),
+				TableName:           aws.String(t.name),
+				Item:                session.Encode(rec),
+				ConditionExpression: aws.String(sessionIsNew),
+			}},
+			{Put: &types.Put{
+				TableName:                           aws.String(t.name),
+				Item:                                session.EncodeLedger(row),
+				ConditionExpression:                 cond.Condition(),
+				ExpressionAttributeNames:            cond.Names(),
+				ExpressionAttributeValues:           cond.Values(),
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 			}},
 		},
 	})
@@ -93,19 +131,20 @@ func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *ses
 // transactionError maps a refused session-and-ledger transaction: a
 // conflict or a failed condition on the ledger row means the row exists
 // (real DynamoDB answers concurrent transactions on one item with
-// TransactionConflict); a failed condition on the session means its key is
-// taken; anything else is a fault.
-func transactionError(err error) error {
+// TransactionConflict), and a failed condition carries the row; a failed
+// condition on the session means its key is taken; anything else is a
+// fault.
+func transactionError(err error) (*session.LedgerRow, error) {
 	if err == nil {
-		return nil
+		return nil, nil
 	}
 	var tce *types.TransactionCanceledException
 	if !errors.As(err, &tce) {
 		var conflict *types.TransactionConflictException
 		if errors.As(err, &conflict) {
-			return ErrLedgerExists
+			return nil, ErrLedgerExists
 		}
-		return unavailable("create session", err)
+		return nil, unavailable("create session", err)
 	}
 	reasons := tce.CancellationReasons
 	code := func(i int) string {
@@ -115,12 +154,19 @@ func transactionError(err error) error {
 		return ""
 	}
 	switch {
-	case code(1) == "ConditionalCheckFailed" || code(1) == "TransactionConflict" || code(0) == "TransactionConflict":
-		return ErrLedgerExists
+	case code(1) == "ConditionalCheckFailed":
+		if len(reasons[1].Item) > 0 {
+			if row, err := session.DecodeLedger(reasons[1].Item); err == nil {
+				return row, ErrLedgerExists
+			}
+		}
+		return nil, ErrLedgerExists
+	case code(1) == "TransactionConflict" || code(0) == "TransactionConflict":
+		return nil, ErrLedgerExists
 	case code(0) == "ConditionalCheckFailed":
-		return ErrSessionExists
+		return nil, ErrSessionExists
 	}
-	return unavailable("create session", err)
+	return nil, unavailable("create session", err)
 }
 
 // GetSession reads a session, strongly consistent. A record that does not

@@ -1,0 +1,214 @@
+// Package faultproxy is an HTTP proxy that injects storage faults between an
+// AWS SDK client and a DynamoDB or SSM endpoint, for development and tests
+// only: throttling and server errors, dropped connections, slow answers, and
+// answers lost after the backend applied the request. It owns the proxy, the
+// queue of faults and the count of requests it has seen.
+package faultproxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Fault is what the proxy does with one request. The zero Fault forwards
+// the request unchanged.
+type Fault struct {
+	action  action
+	delay   time.Duration
+	status  int
+	awsType string
+	message string
+}
+
+type action int
+
+const (
+	forward   action = iota // forward after delay
+	drop                    // close the connection without forwarding
+	dropAfter               // forward, then close the connection without answering
+	answer                  // answer with an AWS JSON error without forwarding
+)
+
+var (
+	// Drop reads the request and closes the client's connection without
+	// forwarding or answering.
+	Drop = Fault{action: drop}
+
+	// DropAfter forwards the request, lets the backend apply it and answer,
+	// then closes the client's connection without passing the answer on.
+	DropAfter = Fault{action: dropAfter}
+
+	// DynamoThrottle is DynamoDB's ProvisionedThroughputExceededException.
+	DynamoThrottle = Status(http.StatusBadRequest,
+		"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
+		"The level of configured provisioned throughput for the table was exceeded.")
+
+	// DynamoInternalError is DynamoDB's InternalServerError.
+	DynamoInternalError = Status(http.StatusInternalServerError,
+		"com.amazonaws.dynamodb.v20120810#InternalServerError",
+		"Internal server error")
+
+	// SSMThrottle is Parameter Store's ThrottlingException.
+	SSMThrottle = Status(http.StatusBadRequest, "ThrottlingException", "Rate exceeded")
+)
+
+// Delay waits d, then forwards the request. The request is not forwarded if
+// the client gives up first.
+func Delay(d time.Duration) Fault { return Fault{action: forward, delay: d} }
+
+// Status answers with the HTTP status code and the AWS JSON error body
+// {"__type": awsType, "message": message}, without forwarding.
+func Status(code int, awsType, message string) Fault {
+	return Fault{action: answer, status: code, awsType: awsType, message: message}
+}
+
+// Proxy forwards requests to one endpoint, applying queued faults. It is
+// safe for concurrent use.
+type Proxy struct {
+	url     string
+	srv     *http.Server
+	fwd     *httputil.ReverseProxy
+	backend *http.Transport
+
+	mu     sync.Mutex
+	queue  []queued
+	counts map[string]int
+	total  int
+}
+
+type queued struct {
+	op    string
+	fault Fault
+}
+
+// New starts a proxy to target (e.g. "http://127.0.0.1:8000") listening on
+// a free port of 127.0.0.1. It panics if target is not a URL or no port is
+// free, as httptest.NewServer does.
+func New(target string) *Proxy {
+	to, err := url.Parse(target)
+	if err != nil {
+		panic(fmt.Sprintf("faultproxy: target %q: %v", target, err))
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(fmt.Sprintf("faultproxy: listen: %v", err))
+	}
+	backend := http.DefaultTransport.(*http.Transport).Clone()
+	backend.Proxy = nil
+	p := &Proxy{
+		url:     "http://" + ln.Addr().String(),
+		backend: backend,
+		counts:  map[string]int{},
+		fwd: &httputil.ReverseProxy{
+			Rewrite: func(r *httputil.ProxyRequest) {
+				r.SetURL(to)
+				r.Out.Host = r.In.Host // the Host the client signed
+			},
+			Transport: backend,
+		},
+	}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = p.srv.Serve(ln) }()
+	return p
+}
+
+// URL is the proxy's base URL, to use as the client's endpoint.
+func (p *Proxy) URL() string { return p.url }
+
+// Close stops the proxy and closes its connections, those of requests in
+// progress included.
+func (p *Proxy) Close() {
+	_ = p.srv.Close()
+	p.backend.CloseIdleConnections()
+}
+
+// Inject queues f for the next n requests for operation op, the part of the
+// X-Amz-Target header after its last dot (e.g. "TransactWriteItems",
+// "GetParametersByPath"); op "" matches every request. Each request takes
+// the first queued fault that matches it; a request that matches none is
+// forwarded unchanged.
+func (p *Proxy) Inject(op string, n int, f Fault) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for range n {
+		p.queue = append(p.queue, queued{op, f})
+	}
+}
+
+// Count is the number of requests seen for operation op, or of all requests
+// when op is "".
+func (p *Proxy) Count(op string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if op == "" {
+		return p.total
+	}
+	return p.counts[op]
+}
+
+// next counts a request for op and takes its fault from the queue.
+func (p *Proxy) next(op string) Fault {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total++
+	p.counts[op]++
+	for i, q := range p.queue {
+		if q.op == "" || q.op == op {
+			p.queue = append(p.queue[:i], p.queue[i+1:]...)
+			return q.fault
+		}
+	}
+	return Fault{}
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	target := r.Header.Get("X-Amz-Target")
+	f := p.next(target[strings.LastIndex(target, ".")+1:])
+	switch f.action {
+	case drop:
+		_, _ = io.Copy(io.Discard, r.Body)
+		hangUp(w)
+	case dropAfter:
+		p.fwd.ServeHTTP(discard{}, r)
+		hangUp(w)
+	case answer:
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(f.status)
+		_ = json.NewEncoder(w).Encode(map[string]string{"__type": f.awsType, "message": f.message})
+	default:
+		if f.delay > 0 {
+			t := time.NewTimer(f.delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		p.fwd.ServeHTTP(w, r)
+	}
+}
+
+// hangUp closes the client's connection without an answer.
+func hangUp(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // closes the connection as well
+	}
+	_ = conn.Close()
+}
+
+// discard is a ResponseWriter that throws the answer away.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/cloud-agent/control-plane/shared/problem"
+)
+
+// Response is what a handler answers: a status, a body to encode as JSON
+// (nil for none) and extra headers.
+type Response struct {
+	Status  int
+	Body    any
+	Headers map[string]string
+}
+
+// problemBody is an application/problem+json body.
+type problemBody struct {
+	Type      string       `json:"type"`
+	Title     string       `json:"title"`
+	Status    int          `json:"status"`
+	Code      problem.Code `json:"code"`
+	Detail    string       `json:"detail"`
+	RequestID string       `json:"requestId"`
+}
+
+// unexpectedDetail is the detail of every error that carries no code: the
+// cause goes to the log only.
+const unexpectedDetail = "An unexpected error occurred."
+
+// encode turns a response into the gateway's shape. Every response carries
+// Cache-Control: no-store.
+func encode(r Response) events.APIGatewayV2HTTPResponse {
+	out := events.APIGatewayV2HTTPResponse{StatusCode: r.Status, Headers: map[string]string{"Cache-Control": "no-store"}}
+	for k, v := range r.Headers {
+		out.Headers[k] = v
+	}
+	if r.Body != nil {
+		b, err := json.Marshal(r.Body)
+		if err != nil {
+			return encode(problemResponse(err, ""))
+		}
+		out.Body = string(b)
+		if _, set := out.Headers["Content-Type"]; !set {
+			out.Headers["Content-Type"] = "application/json"
+		}
+	}
+	return out
+}
+
+// problemResponse is the problem+json answer for err: its code and detail
+// when it is a *problem.Error, internal_error otherwise.
+func problemResponse(err error, requestID string) Response {
+	code, detail := problem.InternalError, unexpectedDetail
+	var pe *problem.Error
+	if errors.As(err, &pe) {
+		code, detail = pe.Code, pe.Detail
+	}
+	status := code.Status()
+	r := Response{
+		Status:  status,
+		Body:    problemBody{"about:blank", http.StatusText(status), status, code, detail, requestID},
+		Headers: map[string]string{"Content-Type": "application/problem+json"},
+	}
+	switch {
+	case pe != nil && pe.RetryAfter > 0:
+		r.Headers["Retry-After"] = strconv.Itoa(int(math.Ceil(pe.RetryAfter.Seconds())))
+	case code == problem.ServiceUnavailable:
+		r.Headers["Retry-After"] = "1"
+	}
+	return r
+}

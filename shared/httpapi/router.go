@@ -1,0 +1,157 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/base64"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/reqcount"
+)
+
+// MaxBody is the largest decoded body accepted.
+const MaxBody = 256 << 10
+
+// Request is one matched request with its caller.
+type Request struct {
+	Event     *events.APIGatewayV2HTTPRequest
+	Caller    Caller
+	Params    map[string]string // path parameters, by the names in the route's pattern
+	Body      []byte            // decoded; empty when there is none
+	RequestID string
+}
+
+// Header returns a request header; the gateway lower-cases their names.
+func (r *Request) Header(name string) string { return r.Event.Headers[strings.ToLower(name)] }
+
+// Query returns a query string parameter.
+func (r *Request) Query(name string) (string, bool) {
+	v, ok := r.Event.QueryStringParameters[name]
+	return v, ok
+}
+
+// Handler answers a matched request.
+type Handler func(ctx context.Context, r *Request) (Response, error)
+
+// Route is a method and a path pattern whose {name} segments match any
+// non-empty segment.
+type Route struct {
+	Method  string
+	Pattern string
+	Handle  Handler
+}
+
+// API answers the events of a function's routes.
+type API struct {
+	routes []Route
+	log    *slog.Logger
+}
+
+// New returns an API over the routes that logs to log.
+func New(log *slog.Logger, routes ...Route) *API { return &API{routes: routes, log: log} }
+
+// Handle answers one event, in the contract's order of checks: routing (404,
+// 405), the caller (401), the body size (413), then the handler. It never
+// returns an error to Lambda: every failure is a problem+json response. It
+// logs one JSON line per invocation.
+func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	start := time.Now()
+	ctx, requests := reqcount.With(ctx)
+	r := &Request{Event: &ev, RequestID: ev.RequestContext.RequestID}
+	route, resp, err := a.serve(ctx, r)
+	if err != nil {
+		resp = problemResponse(err, r.RequestID)
+	}
+	attrs := []slog.Attr{
+		slog.String("requestId", r.RequestID),
+		slog.String("route", route),
+		slog.Int("status", resp.Status),
+		slog.Int64("latencyMs", time.Since(start).Milliseconds()),
+		slog.Int("dynamodbRequests", requests.Count()),
+	}
+	level := slog.LevelInfo
+	if err != nil {
+		attrs = append(attrs, slog.String("code", string(problem.CodeOf(err))))
+		if resp.Status >= 500 {
+			level = slog.LevelError
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+	}
+	a.log.LogAttrs(ctx, level, "request", attrs...)
+	return encode(resp), nil
+}
+
+func (a *API) serve(ctx context.Context, r *Request) (route string, resp Response, err error) {
+	method, path := r.Event.RequestContext.HTTP.Method, r.Event.RawPath
+	if path == "" {
+		path = r.Event.RequestContext.HTTP.Path
+	}
+	var allow []string
+	for _, rt := range a.routes {
+		params, ok := match(rt.Pattern, path)
+		if !ok {
+			continue
+		}
+		if rt.Method != method {
+			allow = append(allow, rt.Method)
+			continue
+		}
+		r.Params = params
+		route = rt.Method + " " + rt.Pattern
+		resp, err = a.call(ctx, rt, r)
+		return route, resp, err
+	}
+	if len(allow) == 0 {
+		return "unmatched", Response{}, problem.New(problem.NotFound, "There is no such resource.")
+	}
+	slices.Sort(allow)
+	resp = problemResponse(problem.New(problem.MethodNotAllowed, "The method is not allowed on this resource."), r.RequestID)
+	resp.Headers["Allow"] = strings.Join(allow, ", ")
+	return "unmatched", resp, nil
+}
+
+func (a *API) call(ctx context.Context, rt Route, r *Request) (Response, error) {
+	caller, err := CallerFrom(r.Event)
+	if err != nil {
+		return Response{}, err
+	}
+	r.Caller = caller
+	body := []byte(r.Event.Body)
+	if r.Event.IsBase64Encoded {
+		if body, err = base64.StdEncoding.DecodeString(r.Event.Body); err != nil {
+			return Response{}, problem.New(problem.InvalidRequest, "The body is not valid base64.")
+		}
+	}
+	if len(body) > MaxBody {
+		return Response{}, problem.New(problem.PayloadTooLarge, "The body is larger than 256 KiB.")
+	}
+	r.Body = body
+	return rt.Handle(ctx, r)
+}
+
+// match matches a path against a pattern and returns the path parameters.
+func match(pattern, path string) (map[string]string, bool) {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return nil, false
+	}
+	params := map[string]string{}
+	for i, p := range ps {
+		if name, ok := strings.CutPrefix(p, "{"); ok {
+			if xs[i] == "" {
+				return nil, false
+			}
+			params[strings.TrimSuffix(name, "}")] = xs[i]
+			continue
+		}
+		if p != xs[i] {
+			return nil, false
+		}
+	}
+	return params, true
+}
