@@ -111,9 +111,9 @@ func DefaultPolicy() *Policy {
 	return p
 }
 
-// allocationRetired reports whether a is a retired allocation. A byoc
+// AllocationRetired reports whether a is a retired allocation. A byoc
 // request has no name and is never a retired allocation (check 3).
-func (p *Policy) allocationRetired(a Allocation) bool {
+func (p *Policy) AllocationRetired(a Allocation) bool {
 	return !a.byoc && p.retiredAllocations[a.spec.Name]
 }
 
@@ -123,7 +123,7 @@ func (p *Policy) ProviderRetired(id Provider) bool { return p.retiredProviders[i
 // Retired reports whether a cannot start sessions: the allocation or its
 // provider is retired.
 func (p *Policy) Retired(a Allocation) bool {
-	return p.allocationRetired(a) || p.retiredProviders[a.spec.Provider]
+	return p.AllocationRetired(a) || p.retiredProviders[a.spec.Provider]
 }
 
 // Default returns the effective default: the configured default unless it is
@@ -159,7 +159,7 @@ func (p *Policy) MaySelect(owner string) bool {
 // skips checks 5 and 6; a byoc request follows vercel-<instanceType> there.
 func (p *Policy) Check(a Allocation, owner string) error {
 	switch {
-	case p.allocationRetired(a):
+	case p.AllocationRetired(a):
 		return problem.New(problem.SandboxAllocationRetired, AllocationRetiredDetail(a))
 	case p.retiredProviders[a.spec.Provider]:
 		return problem.New(problem.SandboxRuntimeRetired, RuntimeRetiredDetail(a))
@@ -319,7 +319,7 @@ func (p *Policy) SessionRuntime(a Allocation, prov Provider) Runtime {
 		code, msg = problem.SandboxRuntimeRetired, SessionRuntimeRetiredMessage(prov)
 	case !a.IsZero() && p.retiredProviders[a.Provider()]:
 		code, msg = problem.SandboxRuntimeRetired, SessionRuntimeRetiredMessage(a.Provider())
-	case !a.IsZero() && p.allocationRetired(a):
+	case !a.IsZero() && p.AllocationRetired(a):
 		code, msg = problem.SandboxAllocationRetired, SessionAllocationRetiredMessage(a)
 	default:
 		return Runtime{State: StateAllocated}

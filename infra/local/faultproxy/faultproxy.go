@@ -169,6 +169,7 @@ func (p *Proxy) next(op string) Fault {
 	return Fault{}
 }
 
+// ServeHTTP counts the request and applies the fault it takes.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	f := p.next(target[strings.LastIndex(target, ".")+1:])
@@ -184,14 +185,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(f.status)
 		_ = json.NewEncoder(w).Encode(map[string]string{"__type": f.awsType, "message": f.message})
 	default:
-		if f.delay > 0 {
-			t := time.NewTimer(f.delay)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				return
-			}
+		select {
+		case <-time.After(f.delay):
+		case <-r.Context().Done():
+			return
 		}
 		p.fwd.ServeHTTP(w, r)
 	}

@@ -54,7 +54,7 @@ func dynamo(t *testing.T) (p *faultproxy.Proxy, viaProxy, direct *dynamodb.Clien
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaProxy = dynamodb.New(local.DynamoClient(p.URL()).Options(), func(o *dynamodb.Options) { o.Retryer = fast(o.Retryer) })
+	viaProxy = local.DynamoClient(p.URL(), func(o *dynamodb.Options) { o.Retryer = fast(o.Retryer) })
 	return p, viaProxy, direct, table
 }
 

@@ -1,0 +1,207 @@
+// Package apitest runs the API's handlers, as the functions wire them, on a
+// real table of the embedded DynamoDB endpoint (or another backend) with
+// settings from the local SSM stand-in, and calls them with payload 2.0
+// events the way the gateway builds them.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/shared/ddbjson"
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/lookup"
+	"github.com/cloud-agent/control-plane/shared/settings"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/store"
+)
+
+// ConfigPath is the settings path the harness serves.
+const ConfigPath = "/cloud-agent/test"
+
+// Harness is the API over a fresh table.
+type Harness struct {
+	t        *testing.T
+	API      *httpapi.API
+	Client   *dynamodb.Client
+	Table    string
+	Start    *start.Service
+	settings string
+	logs     *syncBuffer
+}
+
+// New builds the API on a fresh table of the backend (the embedded one when
+// b is nil), through a client with the given options.
+func New(t *testing.T, b *dynamotest.Backend, optFns ...func(*dynamodb.Options)) *Harness {
+	t.Helper()
+	if b == nil {
+		b = &dynamotest.Backends(t)[0]
+	}
+	c, name := dynamotest.Table(t, *b)
+	return NewOn(t, local.DynamoClient(b.URL, append([]func(*dynamodb.Options){store.Counting}, optFns...)...), c, name)
+}
+
+// NewOn builds the API over table name, reached by api (which may go
+// through a fault proxy), while direct reaches the same table straight.
+func NewOn(t *testing.T, api, direct *dynamodb.Client, name string) *Harness {
+	t.Helper()
+	h := &Harness{t: t, Client: direct, Table: name, settings: filepath.Join(t.TempDir(), "settings.json"), logs: &syncBuffer{}}
+	h.SetSettings(nil)
+	ssmSrv := httptest.NewServer(&local.SSM{File: h.settings, Path: ConfigPath})
+	t.Cleanup(ssmSrv.Close)
+	sm := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(ssmSrv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	log := slog.New(slog.NewJSONHandler(h.logs, nil))
+	// Settings are read at every request, so that a test can change them.
+	cfg := settings.New(sm, ConfigPath, time.Nanosecond, log)
+	tbl := store.New(api, name)
+	h.Start = &start.Service{Table: tbl, Settings: cfg}
+	lk := &lookup.Service{Table: tbl, Settings: cfg}
+	h.API = httpapi.New(log, append(lk.Routes(), start.Route(h.Start))...)
+	return h
+}
+
+// SetSettings replaces the settings the functions read.
+func (h *Harness) SetSettings(params []local.Parameter) {
+	h.t.Helper()
+	if params == nil {
+		params = []local.Parameter{}
+	}
+	data, _ := json.Marshal(params)
+	if err := os.WriteFile(h.settings, data, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// Logs is what the functions logged so far.
+func (h *Harness) Logs() string { return h.logs.String() }
+
+// Call is one request.
+type Call struct {
+	Method  string
+	Path    string // with the query string, if any
+	Claims  map[string]string
+	Headers map[string]string
+	Body    string
+}
+
+// Result is one response, with the body decoded.
+type Result struct {
+	Status   int
+	Headers  map[string]string
+	Raw      string
+	Body     map[string]any
+	Requests int // DynamoDB requests the invocation logged
+}
+
+// Code is the problem code of the response, or "".
+func (r Result) Code() string { s, _ := r.Body["code"].(string); return s }
+
+// Do sends the call as the gateway would.
+func (h *Harness) Do(c Call) Result {
+	h.t.Helper()
+	resp, err := h.API.Handle(context.Background(), Event(c))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	res := Result{Status: resp.StatusCode, Headers: resp.Headers, Raw: resp.Body}
+	if resp.Body != "" {
+		if err := json.Unmarshal([]byte(resp.Body), &res.Body); err != nil {
+			h.t.Fatalf("body %q: %v", resp.Body, err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
+	var line struct{ DynamodbRequests int }
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &line)
+	res.Requests = line.DynamodbRequests
+	return res
+}
+
+// Event builds the payload 2.0 event of a call.
+func Event(c Call) events.APIGatewayV2HTTPRequest {
+	path, query, _ := strings.Cut(c.Path, "?")
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "$default", RawPath: path, RawQueryString: query,
+		Headers: map[string]string{"content-type": "application/json"}, Body: c.Body,
+	}
+	for k, v := range c.Headers {
+		ev.Headers[strings.ToLower(k)] = v
+	}
+	if query != "" {
+		ev.QueryStringParameters = map[string]string{}
+		for _, kv := range strings.Split(query, "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			ev.QueryStringParameters[k] = v
+		}
+	}
+	ev.RequestContext.HTTP.Method = c.Method
+	ev.RequestContext.HTTP.Path = path
+	ev.RequestContext.RequestID = "req-test"
+	if c.Claims != nil {
+		ev.RequestContext.Authorizer = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+			JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: c.Claims},
+		}
+	}
+	return ev
+}
+
+// Put writes an item given in DynamoDB JSON straight into the table.
+func (h *Harness) Put(dynamoJSON []byte) {
+	h.t.Helper()
+	item, err := ddbjson.Unmarshal(dynamoJSON)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(h.Table), Item: item}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// Items is every item in the table, in DynamoDB JSON.
+func (h *Harness) Items() []string {
+	h.t.Helper()
+	out, err := h.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(h.Table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var items []string
+	for _, it := range out.Items {
+		b, _ := ddbjson.Marshal(it)
+		items = append(items, string(b))
+	}
+	return items
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -1,0 +1,49 @@
+// Package lambdaenv builds, once per execution environment, what every
+// function needs: the JSON logger, the table, and the cached settings, from
+// the environment the template sets (TABLE_NAME, CONFIG_PATH,
+// CONFIG_TTL_SECONDS). The AWS clients come from the default configuration,
+// which also honours AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM.
+package lambdaenv
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/cloud-agent/control-plane/shared/settings"
+	"github.com/cloud-agent/control-plane/shared/store"
+)
+
+// Env is a function's shared wiring.
+type Env struct {
+	Log      *slog.Logger
+	Table    *store.Table
+	Settings *settings.Settings
+}
+
+// Load reads the environment and builds the clients.
+func Load(ctx context.Context) (*Env, error) {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	table, path := os.Getenv("TABLE_NAME"), os.Getenv("CONFIG_PATH")
+	if table == "" || path == "" {
+		return nil, fmt.Errorf("TABLE_NAME and CONFIG_PATH must be set")
+	}
+	ttl, err := settings.ParseTTL(os.Getenv("CONFIG_TTL_SECONDS"))
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+	}
+	return &Env{
+		Log:      log,
+		Table:    store.New(dynamodb.NewFromConfig(cfg, store.Counting), table),
+		Settings: settings.New(ssm.NewFromConfig(cfg), path, ttl, log),
+	}, nil
+}

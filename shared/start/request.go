@@ -1,0 +1,276 @@
+// Package start starts sessions: it validates a start request, selects the
+// allocation, derives the sandbox identity, and records the session with its
+// operation ledger row, judging an existing row by the ledger rules. The
+// session start route and the trigger firing share it.
+package start
+
+import (
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
+)
+
+// Limits of the contract.
+const (
+	maxPrompt   = 100000
+	maxPlatform = 100
+	maxURL      = 2048
+	maxBranch   = 255
+	maxMode     = 50
+	maxModel    = 200
+	maxVariant  = 50
+	// ReservedKeyPrefix starts the operation keys of trigger firings.
+	ReservedKeyPrefix = "trigger:"
+	// PlatformScheduled is the createdOnPlatform of trigger firings.
+	PlatformScheduled = "scheduled"
+)
+
+var (
+	operationKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+	githubRepoPattern   = regexp.MustCompile(`^[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}$`)
+	secretMarkers       = []string{"ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-"}
+)
+
+// Request is a validated start request. Its allocation is kept as sent: it
+// is judged (check 1) only after the org membership check.
+type Request struct {
+	OperationKey      string
+	OrgID             string
+	Repository        session.Repository
+	Agent             session.Agent
+	Prompt            *string // initialTurn.prompt; nil when absent
+	InitialTurn       bool    // initialTurn was sent
+	Allocation        json.RawMessage
+	Kind              allocation.Kind // "" when not sent
+	CreatedOnPlatform string
+}
+
+func bad(detail string) error { return problem.New(problem.InvalidRequest, detail) }
+
+// ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
+// header (both given, they must be equal). Reserved values (trigger: keys,
+// the scheduled platform) are refused: they belong to trigger firings.
+func ParseRequest(body []byte, idempotencyKey string) (*Request, error) {
+	o, err := httpapi.ParseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	var r Request
+	key := nonEmpty(o, "operationKey")
+	r.OrgID = nonEmpty(o, "orgId")
+	if repo, ok := o.Object("repository", true); ok {
+		r.Repository = parseRepository(repo)
+	}
+	if ag, ok := o.Object("agent", true); ok {
+		r.Agent = ParseAgent(ag)
+	}
+	if it, ok := o.Object("initialTurn", false); ok {
+		r.InitialTurn = true
+		if p, ok := it.String("prompt", false); ok {
+			r.Prompt = &p
+		}
+	}
+	kind := ""
+	if rt, ok := o.Object("runtime", false); ok {
+		if raw, ok := rt.Raw("sandboxAllocation"); ok {
+			if raw[0] != '"' && raw[0] != '{' {
+				rt.Fail("sandboxAllocation", "must be a name or an object")
+			}
+			r.Allocation = raw
+		}
+		kind, _ = rt.String("sandboxKind", false)
+	}
+	r.CreatedOnPlatform = nonEmpty(o, "createdOnPlatform")
+	if err := o.Err(); err != nil {
+		return nil, err
+	}
+	if key != "" && idempotencyKey != "" && key != idempotencyKey {
+		return nil, bad("operationKey and the Idempotency-Key header must be equal when both are given.")
+	}
+	if key == "" {
+		key = idempotencyKey
+	}
+	r.OperationKey = key
+	if kind != "" {
+		if r.Kind, err = allocation.ParseKind(kind); err != nil {
+			return nil, err
+		}
+	}
+	if err := r.validate(); err != nil {
+		return nil, err
+	}
+	if err := checkSecrets(body, key); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (r *Request) validate() error {
+	switch {
+	case r.OperationKey != "" && !operationKeyPattern.MatchString(r.OperationKey):
+		return bad("operationKey must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
+	case strings.HasPrefix(r.OperationKey, ReservedKeyPrefix):
+		return bad("operationKey may not start with \"trigger:\".")
+	case r.OrgID != "" && !httpapi.IDPattern.MatchString(r.OrgID):
+		return bad("orgId is not a valid org id.")
+	case r.Prompt != nil && utf8.RuneCountInString(*r.Prompt) > maxPrompt:
+		return bad("initialTurn.prompt is longer than 100000 characters.")
+	case utf8.RuneCountInString(r.CreatedOnPlatform) > maxPlatform:
+		return bad("createdOnPlatform is longer than 100 characters.")
+	case r.CreatedOnPlatform == PlatformScheduled:
+		return bad("createdOnPlatform \"scheduled\" is reserved for scheduled triggers.")
+	}
+	if err := ValidateRepository(r.Repository); err != nil {
+		return err
+	}
+	return ValidateAgent(r.Agent)
+}
+
+// parseRepository reads a repository object: github takes repo, gitlab and
+// git take url.
+func parseRepository(o *httpapi.Object) session.Repository {
+	var rep session.Repository
+	rep.Type, _ = o.String("type", true)
+	switch rep.Type {
+	case "github":
+		rep.Repo, _ = o.String("repo", true)
+	case "gitlab", "git":
+		rep.URL, _ = o.String("url", true)
+	case "":
+	default:
+		o.Fail("type", "must be github, gitlab or git")
+	}
+	rep.Branch = nonEmpty(o, "branch")
+	return rep
+}
+
+// ParseAgent reads an agent object.
+func ParseAgent(o *httpapi.Object) session.Agent {
+	var ag session.Agent
+	ag.Mode, _ = o.String("mode", true)
+	ag.Model, _ = o.String("model", true)
+	ag.Variant = nonEmpty(o, "variant")
+	return ag
+}
+
+// nonEmpty reads an optional string member that, when sent, may not be
+// empty.
+func nonEmpty(o *httpapi.Object, name string) string {
+	v, ok := o.String(name, false)
+	if ok && v == "" {
+		o.Fail(name, "may not be empty")
+	}
+	return v
+}
+
+// ValidateRepository checks a repository's limits.
+func ValidateRepository(rep session.Repository) error {
+	switch rep.Type {
+	case "github":
+		if !githubRepoPattern.MatchString(rep.Repo) {
+			return bad("repository.repo must be owner/name.")
+		}
+	default:
+		if !validURL(rep.URL) {
+			return bad("repository.url must be an https URL of at most 2048 characters, with no user info, query or fragment.")
+		}
+	}
+	if rep.Branch != "" && (utf8.RuneCountInString(rep.Branch) > maxBranch || !validRefName(rep.Branch)) {
+		return bad("repository.branch must be a valid git branch name of at most 255 characters.")
+	}
+	return nil
+}
+
+func validURL(s string) bool {
+	if utf8.RuneCountInString(s) > maxURL || strings.ContainsAny(s, "#?") {
+		return false
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme == "https" && u.Host != "" && u.User == nil && u.Opaque == ""
+}
+
+// validRefName applies git's rules for a branch name (git check-ref-format
+// --branch).
+func validRefName(s string) bool {
+	if s == "" || s == "@" || strings.HasPrefix(s, "-") || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") ||
+		strings.HasSuffix(s, ".") || strings.Contains(s, "..") || strings.Contains(s, "//") || strings.Contains(s, "@{") {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) {
+			return false
+		}
+	}
+	for _, part := range strings.Split(s, "/") {
+		if strings.HasPrefix(part, ".") || strings.HasSuffix(part, ".lock") {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateAgent checks an agent's limits: mode, model and variant are not
+// empty and at most 50, 200 and 50 characters.
+func ValidateAgent(ag session.Agent) error {
+	check := func(name, v string, max int, required bool) error {
+		if (v == "" && required) || utf8.RuneCountInString(v) > max {
+			return bad("agent." + name + " must not be empty and may be at most " + strconv.Itoa(max) + " characters.")
+		}
+		return nil
+	}
+	if err := check("mode", ag.Mode, maxMode, true); err != nil {
+		return err
+	}
+	if err := check("model", ag.Model, maxModel, true); err != nil {
+		return err
+	}
+	return check("variant", ag.Variant, maxVariant, false)
+}
+
+// checkSecrets refuses a body in which any string member but
+// initialTurn.prompt (or the Idempotency-Key header) holds a token marker.
+func checkSecrets(body []byte, key string) error {
+	var doc map[string]any
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return bad("The body must be one JSON object.")
+	}
+	if it, ok := doc["initialTurn"].(map[string]any); ok {
+		delete(it, "prompt")
+	}
+	if hasSecret(doc) || hasSecret(key) {
+		return bad("The request contains what looks like a secret token; send credentials through the provider's integration instead.")
+	}
+	return nil
+}
+
+func hasSecret(v any) bool {
+	switch x := v.(type) {
+	case string:
+		for _, m := range secretMarkers {
+			if strings.Contains(x, m) {
+				return true
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if hasSecret(e) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if hasSecret(e) {
+				return true
+			}
+		}
+	}
+	return false
+}

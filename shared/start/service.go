@@ -1,0 +1,244 @@
+package start
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/store"
+)
+
+// Policies gives the current allocation policy (settings.Settings does).
+type Policies interface {
+	Policy(ctx context.Context) (*allocation.Policy, error)
+}
+
+// Service starts sessions.
+type Service struct {
+	Table    *store.Table
+	Settings Policies
+	// Now and NewSessionID default to the clock and workspace_<uuid v4>.
+	Now          func() time.Time
+	NewSessionID func() string
+}
+
+// Command is a start with its caller: the user it is for, the bot it acts
+// as, the validated request and its allocation (zero when none was given),
+// which has passed checks 1 and 2.
+type Command struct {
+	UserID     string
+	BotID      string
+	Request    *Request
+	Allocation allocation.Allocation
+}
+
+// Result is the session a start obtained, new or replayed.
+type Result struct {
+	Record   *session.Record
+	Replayed bool
+}
+
+// maxRounds bounds how often a start re-judges a ledger row that others keep
+// changing under it.
+const maxRounds = 4
+
+// Start obtains the session of a command: a new one, or, with an operation
+// key whose ledger row exists, what the ledger rules say. The session and
+// its row are written together or not at all.
+func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
+	policy, err := s.Settings.Policy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	req := cmd.Request
+	owner := cmd.UserID
+	if req.OrgID != "" {
+		owner = req.OrgID
+	}
+	kind := req.Kind
+	if kind == "" {
+		kind = allocation.KindIsolated
+	}
+	placement, placeErr := policy.Place(kind, cmd.Allocation, owner)
+	now := s.now()
+	if req.OperationKey == "" {
+		if placeErr != nil {
+			return nil, placeErr
+		}
+		rec := s.newRecord(cmd, placement, s.newSessionID(), now)
+		if _, err := s.Table.CreateSession(ctx, rec, nil, now); err != nil {
+			return nil, unexpected(err)
+		}
+		return &Result{Record: rec}, nil
+	}
+	fp, err := Fingerprint(req, cmd.Allocation)
+	if err != nil {
+		return nil, err
+	}
+	for range maxRounds {
+		var row *session.LedgerRow
+		if placeErr == nil {
+			rec := s.newRecord(cmd, placement, s.newSessionID(), now)
+			existing, err := s.Table.CreateSession(ctx, rec, s.newRow(cmd, rec, fp, now), now)
+			switch {
+			case err == nil:
+				return &Result{Record: rec}, nil
+			case !errors.Is(err, store.ErrLedgerExists):
+				return nil, unexpected(err)
+			}
+			row = existing
+		}
+		if row == nil {
+			// The ledger comes before checks 3 to 6: a refused start whose
+			// key has a live row is judged by the row.
+			if row, err = s.readRow(ctx, cmd, now); err != nil {
+				return nil, err
+			}
+			if row == nil && placeErr != nil {
+				return nil, placeErr
+			}
+			if row == nil {
+				continue // the row expired or went away since it refused us
+			}
+		}
+		res, afresh, err := s.judge(ctx, policy, cmd, row, fp, now)
+		if !afresh {
+			return res, err
+		}
+		if placeErr != nil {
+			return nil, placeErr
+		}
+		rec := s.newRecord(cmd, placement, row.SessionID, now)
+		_, err = s.Table.ReplaceLedger(ctx, rec, s.newRow(cmd, rec, fp, now), row)
+		switch {
+		case err == nil:
+			return &Result{Record: rec}, nil
+		case !errors.Is(err, store.ErrLedgerExists) && !errors.Is(err, store.ErrSessionExists):
+			return nil, unexpected(err)
+		}
+		// Someone else moved first: judge again.
+	}
+	return nil, problem.New(problem.ServiceUnavailable, "The operation key is busy. Try again shortly.")
+}
+
+// readRow reads the command's ledger row; nil when there is none or it has
+// expired (an expired row counts as absent).
+func (s *Service) readRow(ctx context.Context, cmd Command, now time.Time) (*session.LedgerRow, error) {
+	row, err := s.Table.GetLedger(ctx, cmd.UserID, cmd.Request.OperationKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, unexpected(err)
+	case row.Expired(now):
+		return nil, nil
+	}
+	return row, nil
+}
+
+// judge applies the ledger rules, in order, to an existing row. afresh
+// means rule 5 found no session: start again with the row's session id.
+func (s *Service) judge(ctx context.Context, policy *allocation.Policy, cmd Command, row *session.LedgerRow, fp string, now time.Time) (res *Result, afresh bool, err error) {
+	recorded, known := allocation.ByName(row.SandboxAllocation)
+	retired := known && policy.AllocationRetired(recorded)
+	if !retired {
+		recorded, _ = allocation.ByName(allocation.CloudflareShared) // what the shared kind was
+	}
+	provider, providerKnown := row.Provider()
+	switch {
+	case row.OrgID != cmd.Request.OrgID || row.BotID != cmd.BotID || row.Intent != session.IntentCreateSession:
+		return nil, false, problem.New(problem.OperationKeyReuseMismatch,
+			"The operation key was used for another org, bot or kind of operation.")
+	case retired || row.SandboxKind == string(allocation.KindShared):
+		return nil, false, problem.New(problem.SandboxAllocationRetired, allocation.AllocationRetiredDetail(recorded))
+	case providerKnown && policy.ProviderRetired(provider):
+		return nil, false, problem.New(problem.SandboxRuntimeRetired, fmt.Sprintf(
+			"The operation key's session runs on the retired %s runtime and cannot be started or resumed. "+
+				"Start a new session with another operation key to use the default sandbox.", provider.DisplayName()))
+	case row.Status == session.StatusInProgress && row.LeaseUntil.After(now):
+		return nil, false, &problem.Error{Code: problem.CreationInProgress,
+			Detail: "A session for this operation key is being created. Try again shortly.", RetryAfter: row.LeaseUntil.Sub(now)}
+	}
+	var rec *session.Record
+	if row.Status == session.StatusInProgress || row.Status == session.StatusFailed {
+		rec, err = s.Table.GetSession(ctx, row.SessionID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, true, nil
+		}
+		if err != nil {
+			return nil, false, unexpected(err)
+		}
+	}
+	if row.Fingerprint != fp {
+		return nil, false, problem.New(problem.OperationKeyPayloadMismatch,
+			"The operation key was used with a different request.")
+	}
+	if rec == nil {
+		rec, err = s.Table.GetSession(ctx, row.SessionID)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false, problem.New(problem.NotFound, "The session of this operation key no longer exists.")
+		}
+		if err != nil {
+			return nil, false, unexpected(err)
+		}
+	}
+	return &Result{Record: rec, Replayed: true}, false, nil
+}
+
+func (s *Service) newRecord(cmd Command, p allocation.Placement, id string, now time.Time) *session.Record {
+	req := cmd.Request
+	return &session.Record{
+		SessionID: id, SchemaVersion: 2,
+		UserID: cmd.UserID, OrgID: req.OrgID, BotID: cmd.BotID, CreatedOnPlatform: req.CreatedOnPlatform,
+		Repository: req.Repository, Agent: req.Agent,
+		CreatedAt: now.UTC().Truncate(time.Millisecond),
+		Sandbox: session.Sandbox{
+			ID: allocation.SandboxID(id), Kind: p.Kind, Provider: p.Provider, ProviderStored: true, Allocation: p.Allocation,
+		},
+	}
+}
+
+func (s *Service) newRow(cmd Command, rec *session.Record, fp string, now time.Time) *session.LedgerRow {
+	return &session.LedgerRow{
+		UserID: cmd.UserID, OperationKey: cmd.Request.OperationKey, Intent: session.IntentCreateSession,
+		OrgID: cmd.Request.OrgID, BotID: cmd.BotID, Fingerprint: fp, Status: session.StatusCompleted,
+		SessionID: rec.SessionID, SandboxID: rec.Sandbox.ID, SandboxKind: string(rec.Sandbox.Kind),
+		SandboxProvider: string(rec.Sandbox.Provider), SandboxAllocation: rec.Sandbox.Allocation.Name(),
+		CreatedAt: now.UTC().Format(session.TimeFormat), ExpiresAt: now.Add(session.LedgerTTL),
+	}
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) newSessionID() string {
+	if s.NewSessionID != nil {
+		return s.NewSessionID()
+	}
+	return "workspace_" + uuid.NewString()
+}
+
+// unexpected passes problem errors through, makes a stored session that
+// does not decode session_record_invalid, and anything else an internal
+// error whose cause is logged.
+func unexpected(err error) error {
+	var pe *problem.Error
+	var invalid *session.InvalidRecordError
+	switch {
+	case errors.As(err, &pe):
+		return err
+	case errors.As(err, &invalid):
+		return problem.Wrap(problem.SessionRecordInvalid, "The stored session record is invalid.", err)
+	}
+	return problem.Wrap(problem.InternalError, "An unexpected error occurred.", err)
+}
