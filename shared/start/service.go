@@ -72,7 +72,11 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			return nil, placeErr
 		}
 		rec := s.newRecord(cmd, placement, s.newSessionID(), now)
-		if _, err := s.Table.CreateSession(ctx, rec, nil, now); err != nil {
+		_, err := s.Table.CreateSession(ctx, rec, nil, now)
+		if errors.Is(err, store.ErrSessionExists) && s.written(ctx, rec) {
+			err = nil // a retry found the write whose answer was lost
+		}
+		if err != nil {
 			return nil, unexpected(err)
 		}
 		return &Result{Record: rec}, nil
@@ -83,12 +87,13 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 	}
 	for range maxRounds {
 		var row *session.LedgerRow
+		var mine *session.Record
 		if placeErr == nil {
-			rec := s.newRecord(cmd, placement, s.newSessionID(), now)
-			existing, err := s.Table.CreateSession(ctx, rec, s.newRow(cmd, rec, fp, now), now)
+			mine = s.newRecord(cmd, placement, s.newSessionID(), now)
+			existing, err := s.Table.CreateSession(ctx, mine, s.newRow(cmd, mine, fp, now), now)
 			switch {
 			case err == nil:
-				return &Result{Record: rec}, nil
+				return &Result{Record: mine}, nil
 			case !errors.Is(err, store.ErrLedgerExists):
 				return nil, unexpected(err)
 			}
@@ -106,6 +111,11 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			if row == nil {
 				continue // the row expired or went away since it refused us
 			}
+		}
+		if mine != nil && row.SessionID == mine.SessionID {
+			// A retry found the write whose answer was lost: the session
+			// is this start's own, new.
+			return &Result{Record: mine}, nil
 		}
 		res, afresh, err := s.judge(ctx, policy, cmd, row, fp, now)
 		if !afresh {
@@ -125,6 +135,14 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 		// Someone else moved first: judge again.
 	}
 	return nil, problem.New(problem.ServiceUnavailable, "The operation key is busy. Try again shortly.")
+}
+
+// written reports whether rec, refused because its key was taken, is what
+// the table holds: its session id is new and random, so only an earlier
+// attempt of this same write can have taken the key.
+func (s *Service) written(ctx context.Context, rec *session.Record) bool {
+	stored, err := s.Table.GetSession(ctx, rec.SessionID)
+	return err == nil && stored.UserID == rec.UserID && stored.Sandbox.ID == rec.Sandbox.ID
 }
 
 // readRow reads the command's ledger row; nil when there is none or it has

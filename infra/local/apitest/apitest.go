@@ -131,6 +131,7 @@ func (h *Harness) Do(c Call) Result {
 	var line struct{ DynamodbRequests int }
 	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &line)
 	res.Requests = line.DynamodbRequests
+	checkDocument(h.t, c, res)
 	return res
 }
 

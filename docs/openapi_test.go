@@ -1,0 +1,350 @@
+package docs_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/cloud-agent/control-plane/shared/problem"
+)
+
+// routes are the contract's routes: path to methods.
+var routes = map[string][]string{
+	"/v1/sessions":                        {"POST"},
+	"/v1/sessions/{sessionId}/allocation": {"GET"},
+	"/v1/allocations":                     {"GET"},
+	"/v1/triggers":                        {"GET", "POST"},
+	"/v1/triggers/{triggerId}":            {"DELETE", "GET"},
+}
+
+func load(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromFile("openapi.yaml")
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	return doc
+}
+
+func TestDocumentIsValid(t *testing.T) {
+	doc := load(t)
+	if doc.OpenAPI != "3.0.3" {
+		t.Errorf("openapi = %q, want 3.0.3", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background(), openapi3.EnableExamplesValidation()); err != nil {
+		t.Fatalf("validate: %v", err)
+	}
+}
+
+func TestRoutesAreExactlyTheContracts(t *testing.T) {
+	doc := load(t)
+	got := map[string][]string{}
+	for path, item := range doc.Paths.Map() {
+		methods := slices.Collect(maps.Keys(item.Operations()))
+		slices.Sort(methods)
+		got[path] = methods
+	}
+	if !maps.EqualFunc(got, routes, slices.Equal) {
+		t.Errorf("routes = %v, want %v", got, routes)
+	}
+}
+
+// operations calls f for every operation of the document.
+func operations(doc *openapi3.T, f func(name string, op *openapi3.Operation)) {
+	for _, path := range doc.Paths.InMatchingOrder() {
+		for method, op := range doc.Paths.Value(path).Operations() {
+			f(method+" "+path, op)
+		}
+	}
+}
+
+func TestEveryRouteNeedsABearerToken(t *testing.T) {
+	doc := load(t)
+	scheme := doc.Components.SecuritySchemes["bearerAuth"]
+	if scheme == nil || scheme.Value.Type != "http" || scheme.Value.Scheme != "bearer" || scheme.Value.BearerFormat != "JWT" {
+		t.Fatalf("bearerAuth is not an HTTP bearer JWT scheme")
+	}
+	operations(doc, func(name string, op *openapi3.Operation) {
+		security := doc.Security
+		if op.Security != nil {
+			security = *op.Security
+		}
+		if len(security) != 1 || len(security[0]) != 1 || security[0]["bearerAuth"] == nil {
+			t.Errorf("%s: security = %v, want bearerAuth only", name, security)
+		}
+	})
+}
+
+// wantStatuses are the statuses each route answers.
+var wantStatuses = map[string][]int{
+	"POST /v1/sessions":                       {200, 201, 400, 401, 403, 404, 405, 409, 413, 422, 500, 503},
+	"GET /v1/sessions/{sessionId}/allocation": {200, 400, 401, 404, 405, 413, 500, 503},
+	"GET /v1/allocations":                     {200, 400, 401, 403, 405, 413, 500, 503},
+	"POST /v1/triggers":                       {201, 400, 401, 403, 405, 413, 422, 500, 503},
+	"GET /v1/triggers":                        {200, 400, 401, 405, 413, 500, 503},
+	"GET /v1/triggers/{triggerId}":            {200, 400, 401, 404, 405, 413, 500, 503},
+	"DELETE /v1/triggers/{triggerId}":         {204, 400, 401, 404, 405, 413, 500, 503},
+}
+
+func TestResponses(t *testing.T) {
+	doc := load(t)
+	problemSchema := doc.Components.Schemas["Problem"].Value
+	operations(doc, func(name string, op *openapi3.Operation) {
+		var statuses []int
+		for code, ref := range op.Responses.Map() {
+			status, err := strconv.Atoi(code)
+			if err != nil {
+				t.Errorf("%s: response %q is not a status", name, code)
+				continue
+			}
+			statuses = append(statuses, status)
+			checkResponse(t, fmt.Sprintf("%s %d", name, status), status, ref.Value, problemSchema)
+		}
+		slices.Sort(statuses)
+		if want := wantStatuses[name]; !slices.Equal(statuses, want) {
+			t.Errorf("%s: statuses = %v, want %v", name, statuses, want)
+		}
+	})
+}
+
+func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, problemSchema *openapi3.Schema) {
+	t.Helper()
+	if r.Headers["Cache-Control"] == nil {
+		t.Errorf("%s: no Cache-Control header", name)
+	}
+	wantHeaders := map[string]bool{
+		// A start answers a replay with the session's Location too.
+		"Location":    status == 201 || name == "POST /v1/sessions 200",
+		"Allow":       status == 405,
+		"Retry-After": status == 409 || status == 503,
+	}
+	for header, want := range wantHeaders {
+		if got := r.Headers[header] != nil; got != want {
+			t.Errorf("%s: %s header present = %v, want %v", name, header, got, want)
+		}
+	}
+	if status == 204 {
+		if len(r.Content) != 0 {
+			t.Errorf("%s: a 204 has a body", name)
+		}
+		return
+	}
+	if status < 400 {
+		mt := r.Content.Get("application/json")
+		if mt == nil || len(r.Content) != 1 {
+			t.Fatalf("%s: content is not application/json alone", name)
+		}
+		if len(mt.Examples) == 0 && mt.Example == nil {
+			t.Errorf("%s: no example", name)
+		}
+		return
+	}
+	mt := r.Content.Get("application/problem+json")
+	if mt == nil || len(r.Content) != 1 {
+		t.Fatalf("%s: content is not application/problem+json alone", name)
+	}
+	if mt.Schema.Value != problemSchema {
+		t.Errorf("%s: schema is not Problem", name)
+	}
+	if len(mt.Examples) == 0 {
+		t.Errorf("%s: no example", name)
+	}
+	for key, ex := range mt.Examples {
+		body, ok := ex.Value.Value.(map[string]any)
+		if !ok {
+			t.Errorf("%s %s: example is not an object", name, key)
+			continue
+		}
+		code, _ := body["code"].(string)
+		if key != code {
+			t.Errorf("%s: example %q names code %q", name, key, code)
+		}
+		if got := problem.Code(code).Status(); got != status {
+			t.Errorf("%s: example %q: code %s goes with status %d", name, key, code, got)
+		}
+		if got, _ := body["status"].(float64); int(got) != status {
+			t.Errorf("%s: example %q: status member %v", name, key, body["status"])
+		}
+	}
+}
+
+// checkExamples validates each example of a media type, parameter or header
+// against its schema.
+func checkExamples(t *testing.T, name string, schema *openapi3.SchemaRef, example any, examples openapi3.Examples, opts ...openapi3.SchemaValidationOption) int {
+	t.Helper()
+	values := map[string]any{}
+	if example != nil {
+		values["example"] = example
+	}
+	for key, ex := range examples {
+		values[key] = ex.Value.Value
+	}
+	if len(values) > 0 && (schema == nil || schema.Value == nil) {
+		t.Errorf("%s: examples without a schema", name)
+		return 0
+	}
+	for key, v := range values {
+		// Round-trip through JSON so that values are what a client sends.
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatalf("%s %s: %v", name, key, err)
+		}
+		var decoded any
+		if err := json.Unmarshal(b, &decoded); err != nil {
+			t.Fatalf("%s %s: %v", name, key, err)
+		}
+		if err := schema.Value.VisitJSON(decoded, opts...); err != nil {
+			t.Errorf("%s: example %q does not match its schema: %v", name, key, err)
+		}
+	}
+	return len(values)
+}
+
+func TestEveryExampleMatchesItsSchema(t *testing.T) {
+	doc := load(t)
+	n := 0
+	params := func(name string, ps openapi3.Parameters) {
+		for _, p := range ps {
+			n += checkExamples(t, name+" parameter "+p.Value.Name, p.Value.Schema, p.Value.Example, p.Value.Examples, openapi3.VisitAsRequest())
+		}
+	}
+	for _, path := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(path)
+		params(path, item.Parameters)
+		for method, op := range item.Operations() {
+			name := method + " " + path
+			params(name, op.Parameters)
+			if op.RequestBody != nil {
+				for ct, mt := range op.RequestBody.Value.Content {
+					n += checkExamples(t, name+" request "+ct, mt.Schema, mt.Example, mt.Examples, openapi3.VisitAsRequest())
+				}
+			}
+			for code, r := range op.Responses.Map() {
+				for ct, mt := range r.Value.Content {
+					n += checkExamples(t, name+" "+code+" "+ct, mt.Schema, mt.Example, mt.Examples, openapi3.VisitAsResponse())
+				}
+				for h, hr := range r.Value.Headers {
+					n += checkExamples(t, name+" "+code+" header "+h, hr.Value.Schema, hr.Value.Example, hr.Value.Examples, openapi3.VisitAsResponse())
+				}
+			}
+		}
+	}
+	if n < 50 {
+		t.Errorf("only %d examples were checked", n)
+	}
+}
+
+// TestProblemCodes checks that the Problem schema's codes are the ones the
+// service answers with.
+func TestProblemCodes(t *testing.T) {
+	doc := load(t)
+	schema := doc.Components.Schemas["ProblemCode"].Value
+	var codes []string
+	for _, v := range schema.Enum {
+		codes = append(codes, v.(string))
+	}
+	want := []problem.Code{
+		problem.InvalidRequest, problem.PayloadTooLarge, problem.Unauthorized, problem.Forbidden,
+		problem.NotFound, problem.MethodNotAllowed, problem.InvalidSandboxAllocation,
+		problem.AllocationRoutingConflict, problem.SandboxAllocationRetired, problem.SandboxRuntimeRetired,
+		problem.SandboxSelectionDisabled, problem.SandboxAllocationUnavailable,
+		problem.OperationKeyReuseMismatch, problem.OperationKeyPayloadMismatch, problem.CreationInProgress,
+		problem.TriggerLimitReached, problem.SessionRecordInvalid, problem.InternalError, problem.ServiceUnavailable,
+	}
+	if len(codes) != len(want) {
+		t.Fatalf("codes = %v, want %v", codes, want)
+	}
+	for i, c := range want {
+		if codes[i] != string(c) {
+			t.Errorf("code %d = %q, want %q", i, codes[i], c)
+		}
+	}
+}
+
+// TestRequestSchemas holds the request schemas to the contract's limits.
+func TestRequestSchemas(t *testing.T) {
+	doc := load(t)
+	start := doc.Components.Schemas["StartSessionRequest"].Value
+	trigger := doc.Components.Schemas["CreateTriggerRequest"].Value
+	const base = `"repository":{"type":"github","repo":"owner/name"},"agent":{"mode":"code","model":"m"}`
+	const triggerBase = `"schedule":{"cron":"0 9 * * 1-5"},` + base + `,"prompt":"p"`
+	tests := []struct {
+		name   string
+		schema *openapi3.Schema
+		body   string
+		ok     bool
+	}{
+		{"minimal start", start, `{` + base + `}`, true},
+		{"every optional member null", start, `{"operationKey":null,"orgId":null,` + base + `,"initialTurn":null,"runtime":null,"createdOnPlatform":null}`, true},
+		{"null inside runtime", start, `{` + base + `,"runtime":{"sandboxAllocation":null,"sandboxKind":null}}`, true},
+		{"missing agent", start, `{"repository":{"type":"github","repo":"owner/name"}}`, false},
+		{"unknown member", start, `{` + base + `,"extra":1}`, false},
+		{"operation key of 128", start, `{"operationKey":"` + strings.Repeat("k", 128) + `",` + base + `}`, true},
+		{"operation key of 129", start, `{"operationKey":"` + strings.Repeat("k", 129) + `",` + base + `}`, false},
+		{"operation key reserved", start, `{"operationKey":"trigger:x",` + base + `}`, false},
+		{"operation key bad character", start, `{"operationKey":"a/b",` + base + `}`, false},
+		{"bad org id", start, `{"orgId":"a b",` + base + `}`, false},
+		{"reserved platform", start, `{` + base + `,"createdOnPlatform":"scheduled"}`, false},
+		{"empty platform", start, `{` + base + `,"createdOnPlatform":""}`, false},
+		{"empty org id", start, `{"orgId":"",` + base + `}`, false},
+		{"platform of 101", start, `{` + base + `,"createdOnPlatform":"` + strings.Repeat("p", 101) + `"}`, false},
+		{"secret in model", start, `{"repository":{"type":"github","repo":"owner/name"},"agent":{"mode":"code","model":"ghp_x"}}`, false},
+		{"secret in prompt is allowed", start, `{` + base + `,"initialTurn":{"prompt":"ghp_x"}}`, true},
+		{"empty mode", start, `{"repository":{"type":"github","repo":"owner/name"},"agent":{"mode":"","model":"m"}}`, false},
+		{"model of 201", start, `{"repository":{"type":"github","repo":"owner/name"},"agent":{"mode":"c","model":"` + strings.Repeat("m", 201) + `"}}`, false},
+		{"bad repo", start, `{"repository":{"type":"github","repo":"owner"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"github with url", start, `{"repository":{"type":"github","url":"https://github.com/a/b"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"gitlab url", start, `{"repository":{"type":"gitlab","url":"https://gitlab.com/a/b"},"agent":{"mode":"c","model":"m"}}`, true},
+		{"url with user info", start, `{"repository":{"type":"git","url":"https://u:p@host/a"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"url with query", start, `{"repository":{"type":"git","url":"https://host/a?x=1"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"http url", start, `{"repository":{"type":"git","url":"http://host/a"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"branch with slash", start, `{"repository":{"type":"github","repo":"o/n","branch":"feature/x"},"agent":{"mode":"c","model":"m"}}`, true},
+		{"branch with space", start, `{"repository":{"type":"github","repo":"o/n","branch":"a b"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"branch starting with a dash", start, `{"repository":{"type":"github","repo":"o/n","branch":"-x"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"branch with a dash inside", start, `{"repository":{"type":"github","repo":"o/n","branch":"fix-1/a-b"},"agent":{"mode":"c","model":"m"}}`, true},
+		{"branch component starting with a dot", start, `{"repository":{"type":"github","repo":"o/n","branch":"a/.b"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"empty branch component", start, `{"repository":{"type":"github","repo":"o/n","branch":"a//b"},"agent":{"mode":"c","model":"m"}}`, false},
+		{"branch ending in dot", start, `{"repository":{"type":"github","repo":"o/n","branch":"a."},"agent":{"mode":"c","model":"m"}}`, false},
+		{"allocation name", start, `{` + base + `,"runtime":{"sandboxAllocation":"cloudflare-shared"}}`, true},
+		{"unknown allocation name", start, `{` + base + `,"runtime":{"sandboxAllocation":"large"}}`, false},
+		{"byoc object", start, `{` + base + `,"runtime":{"sandboxAllocation":{"provider":{"id":"vercel","account":"byoc"},"instanceType":"small"}}}`, true},
+		{"byoc on containers", start, `{` + base + `,"runtime":{"sandboxAllocation":{"provider":{"id":"cloudflare-containers","account":"byoc"},"instanceType":"standard-4"}}}`, false},
+		{"object with an extra key", start, `{` + base + `,"runtime":{"sandboxAllocation":{"provider":{"id":"vercel","account":"kilo"},"instanceType":"small","x":1}}}`, false},
+		{"unknown kind", start, `{` + base + `,"runtime":{"sandboxKind":"gpu"}}`, false},
+		{"minimal trigger", trigger, `{` + triggerBase + `}`, true},
+		{"trigger without prompt", trigger, `{"schedule":{"cron":"0 9 * * *"},` + base + `}`, false},
+		{"trigger with every optional member", trigger, `{"orgId":"o1",` + triggerBase + `,"sandboxAllocation":"vercel-small","active":false}`, true},
+		{"trigger with null members", trigger, `{"orgId":null,"schedule":{"cron":"0 9 * * *","timezone":null},` + base + `,"prompt":"p","sandboxAllocation":null,"active":null}`, true},
+		{"local time zone", trigger, `{"schedule":{"cron":"0 9 * * *","timezone":"Local"},` + base + `,"prompt":"p"}`, false},
+		{"empty time zone", trigger, `{"schedule":{"cron":"0 9 * * *","timezone":""},` + base + `,"prompt":"p"}`, false},
+		{"trigger with sandboxKind", trigger, `{` + triggerBase + `,"runtime":{}}`, false},
+		{"prompt of 100001", trigger, `{"schedule":{"cron":"0 9 * * *"},` + base + `,"prompt":"` + strings.Repeat("p", 100001) + `"}`, false},
+	}
+	// The reserved trigger: prefix and the credential markers are in the
+	// parameter's description: a header schema cannot use "not".
+	key := doc.Components.Parameters["IdempotencyKey"].Value.Schema.Value
+	for _, k := range []string{"", "a/b", strings.Repeat("k", 129)} {
+		if key.VisitJSON(k) == nil {
+			t.Errorf("Idempotency-Key %q is valid", k)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v any
+			if err := json.Unmarshal([]byte(tt.body), &v); err != nil {
+				t.Fatal(err)
+			}
+			err := tt.schema.VisitJSON(v, openapi3.VisitAsRequest(), openapi3.MultiErrors())
+			if (err == nil) != tt.ok {
+				t.Errorf("valid = %v, want %v: %v", err == nil, tt.ok, err)
+			}
+		})
+	}
+}
