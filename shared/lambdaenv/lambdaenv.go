@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -18,6 +20,9 @@ import (
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
+
+// attemptTimeout bounds one attempt of an AWS request.
+const attemptTimeout = 2 * time.Second
 
 // Env is a function's shared wiring.
 type Env struct {
@@ -37,7 +42,9 @@ func Load(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := config.LoadDefaultConfig(ctx)
+	// A stuck attempt gives way to the SDK's retries well within the
+	// function's timeout.
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(attemptTimeout)))
 	if err != nil {
 		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
 	}

@@ -14,12 +14,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
@@ -151,6 +153,48 @@ func TestCacheAndLastGood(t *testing.T) {
 	cold := New(client("http://127.0.0.1:1"), path, time.Minute, quiet)
 	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("cold start without settings: %v", err)
+	}
+}
+
+// viaProxy is a client of the stand-in at url through a fault-injecting
+// proxy, with the SDK's retries and their waits cut short.
+func viaProxy(t *testing.T, url string) (*faultproxy.Proxy, *ssm.Client) {
+	p := faultproxy.New(url)
+	t.Cleanup(p.Close)
+	return p, ssm.New(ssm.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(p.URL()),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Retryer:     retry.AddWithMaxBackoffDelay(retry.NewStandard(), time.Millisecond),
+	})
+}
+
+// TestSSMFaults: throttling and dropped connections from Parameter Store are
+// retried by the SDK; when the retries are spent on a cold start the
+// answer is service_unavailable, and after a good read the last good
+// settings stay.
+func TestSSMFaults(t *testing.T) {
+	url, _ := standIn(t, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-small"}})
+	ctx := context.Background()
+	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+	p, c := viaProxy(t, url)
+	cold := New(c, path, time.Minute, quiet)
+	p.Inject("GetParametersByPath", 10, faultproxy.SSMThrottle)
+	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable || p.Count("GetParametersByPath") < 2 {
+		t.Fatalf("throttled cold start: %v after %d attempts", err, p.Count("GetParametersByPath"))
+	}
+
+	p, c = viaProxy(t, url)
+	s := New(c, path, time.Minute, quiet)
+	s.now = func() time.Time { return clock }
+	p.Inject("GetParametersByPath", 1, faultproxy.Drop)
+	if pol, err := s.Policy(ctx); err != nil || defaultName(t, pol) != allocation.VercelSmall {
+		t.Fatalf("a dropped connection was not retried: %v", err)
+	}
+	clock = clock.Add(2 * time.Minute)
+	p.Inject("GetParametersByPath", 10, faultproxy.SSMThrottle)
+	if pol, err := s.Policy(ctx); err != nil || defaultName(t, pol) != allocation.VercelSmall {
+		t.Errorf("a throttled refresh lost the last good settings: %v", err)
 	}
 }
 

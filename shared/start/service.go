@@ -94,6 +94,10 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			switch {
 			case err == nil:
 				return &Result{Record: mine}, nil
+			case errors.Is(err, store.ErrSessionExists) && s.written(ctx, mine):
+				// A retry found the write whose answer was lost; the row
+				// went in with the session.
+				return &Result{Record: mine}, nil
 			case !errors.Is(err, store.ErrLedgerExists):
 				return nil, unexpected(err)
 			}

@@ -90,6 +90,15 @@ func (h *Harness) SetSettings(params []local.Parameter) {
 	}
 }
 
+// BreakSettings makes the settings unreadable: the stand-in then fails
+// every read.
+func (h *Harness) BreakSettings() {
+	h.t.Helper()
+	if err := os.WriteFile(h.settings, []byte("not json"), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 // Logs is what the functions logged so far.
 func (h *Harness) Logs() string { return h.logs.String() }
 

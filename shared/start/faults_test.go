@@ -1,0 +1,111 @@
+package start_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/store"
+)
+
+// faulty is the API over a table reached through a fault-injecting proxy,
+// with the SDK's own retries (their waits cut short) and a short timeout
+// per attempt.
+func faulty(t *testing.T) (*apitest.Harness, *faultproxy.Proxy) {
+	t.Helper()
+	b := dynamotest.Backends(t)[0]
+	direct, name := dynamotest.Table(t, b)
+	p := faultproxy.New(b.URL)
+	t.Cleanup(p.Close)
+	api := local.DynamoClient(p.URL(), store.Counting, func(o *dynamodb.Options) {
+		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond)
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(100 * time.Millisecond)
+	})
+	return apitest.NewOn(t, api, direct, name), p
+}
+
+// TestFaults: throttling, 500s, dropped connections and timeouts are
+// retried by the SDK, then answered 503 with Retry-After; a lost answer is
+// recovered; the table then holds exactly what was created, never half a
+// session, never two.
+func TestFaults(t *testing.T) {
+	withKey := body(map[string]any{"operationKey": "k"})
+	rows := []struct {
+		rule   string
+		op     string
+		n      int
+		fault  faultproxy.Fault
+		body   string
+		status int
+		items  int
+	}{
+		{"one throttle is retried", "TransactWriteItems", 1, faultproxy.DynamoThrottle, withKey, 201, 2},
+		{"throttled beyond the retries", "TransactWriteItems", 10, faultproxy.DynamoThrottle, withKey, 503, 0},
+		{"500s beyond the retries", "TransactWriteItems", 10, faultproxy.DynamoInternalError, withKey, 503, 0},
+		{"dropped connections", "TransactWriteItems", 10, faultproxy.Drop, withKey, 503, 0},
+		{"an endpoint too slow to answer", "TransactWriteItems", 10, faultproxy.Delay(time.Second), withKey, 503, 0},
+		{"throttled without a key", "PutItem", 10, faultproxy.DynamoThrottle, body(nil), 503, 0},
+		{"a lost answer with a key", "TransactWriteItems", 1, faultproxy.DropAfter, withKey, 201, 2},
+		{"a lost answer without a key", "PutItem", 1, faultproxy.DropAfter, body(nil), 201, 1},
+	}
+	for _, r := range rows {
+		t.Run(r.rule, func(t *testing.T) {
+			h, p := faulty(t)
+			p.Inject(r.op, r.n, r.fault)
+			res := post(h, user, r.body)
+			if res.Status != r.status {
+				t.Fatalf("%d %s", res.Status, res.Raw)
+			}
+			if r.status == 503 && (res.Code() != "service_unavailable" || res.Headers["Retry-After"] == "") {
+				t.Errorf("%v %s", res.Headers, res.Raw)
+			}
+			if n := len(h.Items()); n != r.items {
+				t.Errorf("%d items, want %d", n, r.items)
+			}
+			if r.status == 201 {
+				id, _ := res.Body["sessionId"].(string)
+				if look := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/" + id + "/allocation", Claims: user}); look.Status != 200 {
+					t.Errorf("the session it reported: %d", look.Status)
+				}
+				if p.Count(r.op) < 2 {
+					t.Errorf("%s was sent %d times: the fault was not retried", r.op, p.Count(r.op))
+				}
+			}
+		})
+	}
+	t.Run("a replay after the fault clears", func(t *testing.T) {
+		h, p := faulty(t)
+		const attempts = 4 // the DynamoDB client's retry budget
+		p.Inject("TransactWriteItems", attempts, faultproxy.DynamoThrottle)
+		if res := post(h, user, withKey); res.Status != 503 || p.Count("TransactWriteItems") != attempts {
+			t.Fatalf("%d after %d attempts", res.Status, p.Count("TransactWriteItems"))
+		}
+		first := post(h, user, withKey)
+		again := post(h, user, withKey)
+		if first.Status != 201 || again.Status != 200 || again.Body["sessionId"] != first.Body["sessionId"] || len(h.Items()) != 2 {
+			t.Errorf("%d %d, %d items", first.Status, again.Status, len(h.Items()))
+		}
+	})
+	t.Run("the lookup when reads fail", func(t *testing.T) {
+		h, p := faulty(t)
+		p.Inject("GetItem", 10, faultproxy.Drop)
+		res := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/workspace_x/allocation", Claims: user})
+		if res.Status != 503 || res.Headers["Retry-After"] == "" {
+			t.Errorf("%d %s", res.Status, res.Raw)
+		}
+	})
+	t.Run("settings unreadable on a cold start", func(t *testing.T) {
+		h, _ := faulty(t)
+		h.BreakSettings()
+		if res := post(h, user, withKey); res.Status != 503 || len(h.Items()) != 0 {
+			t.Errorf("%d %s", res.Status, res.Raw)
+		}
+	})
+}
