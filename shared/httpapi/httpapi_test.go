@@ -125,6 +125,8 @@ func testAPI(log *slog.Logger) *API {
 			return Response{}, &problem.Error{Code: problem.CreationInProgress, Detail: "wait", RetryAfter: 1500 * time.Millisecond}
 		case "down":
 			return Response{}, problem.Wrap(problem.ServiceUnavailable, "later", io.ErrUnexpectedEOF)
+		case "panic":
+			panic("handler bug")
 		}
 		return Response{}, io.ErrClosedPipe
 	}
@@ -205,6 +207,10 @@ func TestProblems(t *testing.T) {
 	}
 	if !strings.Contains(res.log, "closed pipe") || !strings.Contains(res.log, `"requestId":"req-1"`) {
 		t.Errorf("log %s", res.log)
+	}
+	res = serve(t, testAPI, event("GET", "/v1/fail/panic", user, ""))
+	if res.status != 500 || res.body["code"] != "internal_error" || !strings.Contains(res.log, "handler bug") {
+		t.Errorf("a panic: %d %v %s", res.status, res.body, res.log)
 	}
 }
 

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -26,8 +27,12 @@ type Request struct {
 	RequestID string
 }
 
-// Header returns a request header; the gateway lower-cases their names.
-func (r *Request) Header(name string) string { return r.Event.Headers[strings.ToLower(name)] }
+// Header returns a request header and whether it was sent; the gateway
+// lower-cases their names.
+func (r *Request) Header(name string) (string, bool) {
+	v, ok := r.Event.Headers[strings.ToLower(name)]
+	return v, ok
+}
 
 // Query returns a query string parameter.
 func (r *Request) Query(name string) (string, bool) {
@@ -115,7 +120,12 @@ func (a *API) serve(ctx context.Context, r *Request) (route string, resp Respons
 	return "unmatched", resp, nil
 }
 
-func (a *API) call(ctx context.Context, rt Route, r *Request) (Response, error) {
+func (a *API) call(ctx context.Context, rt Route, r *Request) (resp Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
 	caller, err := CallerFrom(r.Event)
 	if err != nil {
 		return Response{}, err

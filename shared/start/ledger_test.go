@@ -16,7 +16,7 @@ const hex48 = "0123456789abcdef0123456789abcdef0123456789abcdef"
 // fingerprint is the fingerprint of a body as the start computes it.
 func fingerprint(t *testing.T, b string) string {
 	t.Helper()
-	req, err := start.ParseRequest([]byte(b), "")
+	req, err := start.ParseRequest([]byte(b), "", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,9 +56,10 @@ type Request struct {
 func bad(detail string) error { return problem.New(problem.InvalidRequest, detail) }
 
 // ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
-// header (both given, they must be equal). Reserved values (trigger: keys,
-// the scheduled platform) are refused: they belong to trigger firings.
-func ParseRequest(body []byte, idempotencyKey string) (*Request, error) {
+// header (hasHeader says whether it was sent; both given, they must be
+// equal). Reserved values (trigger: keys, the scheduled platform) are
+// refused: they belong to trigger firings.
+func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request, error) {
 	o, err := httpapi.ParseObject(body)
 	if err != nil {
 		return nil, err
@@ -78,7 +79,7 @@ func ParseRequest(body []byte, idempotencyKey string) (*Request, error) {
 			r.Prompt = &p
 		}
 	}
-	kind := ""
+	kind, hasKind := "", false
 	if rt, ok := o.Object("runtime", false); ok {
 		if raw, ok := rt.Raw("sandboxAllocation"); ok {
 			if raw[0] != '"' && raw[0] != '{' {
@@ -86,20 +87,22 @@ func ParseRequest(body []byte, idempotencyKey string) (*Request, error) {
 			}
 			r.Allocation = raw
 		}
-		kind, _ = rt.String("sandboxKind", false)
+		kind, hasKind = rt.String("sandboxKind", false)
 	}
 	r.CreatedOnPlatform = nonEmpty(o, "createdOnPlatform")
 	if err := o.Err(); err != nil {
 		return nil, err
 	}
-	if key != "" && idempotencyKey != "" && key != idempotencyKey {
+	switch {
+	case hasHeader && idempotencyKey == "":
+		return nil, bad("The Idempotency-Key header may not be empty.")
+	case key != "" && hasHeader && key != idempotencyKey:
 		return nil, bad("operationKey and the Idempotency-Key header must be equal when both are given.")
-	}
-	if key == "" {
+	case key == "":
 		key = idempotencyKey
 	}
 	r.OperationKey = key
-	if kind != "" {
+	if hasKind {
 		if r.Kind, err = allocation.ParseKind(kind); err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -113,7 +114,12 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 				return nil, placeErr
 			}
 			if row == nil {
-				continue // the row expired or went away since it refused us
+				// The row expired, or a concurrent transaction held it and
+				// has not written it: try again after a short pause.
+				if err := pause(ctx); err != nil {
+					return nil, err
+				}
+				continue
 			}
 		}
 		if mine != nil && row.SessionID == mine.SessionID {
@@ -121,7 +127,7 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			// is this start's own, new.
 			return &Result{Record: mine}, nil
 		}
-		res, afresh, err := s.judge(ctx, policy, cmd, row, fp, now)
+		res, afresh, err := s.judge(ctx, policy, cmd, row, fp, now, true)
 		if !afresh {
 			return res, err
 		}
@@ -136,9 +142,23 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 		case !errors.Is(err, store.ErrLedgerExists) && !errors.Is(err, store.ErrSessionExists):
 			return nil, unexpected(err)
 		}
-		// Someone else moved first: judge again.
+		// Someone else moved first: judge again, after a short pause.
+		if err := pause(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return nil, problem.New(problem.ServiceUnavailable, "The operation key is busy. Try again shortly.")
+}
+
+// pause waits a short random while between rounds, so that concurrent
+// starts with one key do not meet again at once.
+func pause(ctx context.Context) error {
+	select {
+	case <-time.After(10*time.Millisecond + rand.N(40*time.Millisecond)):
+		return nil
+	case <-ctx.Done():
+		return problem.Wrap(problem.ServiceUnavailable, "The operation key is busy. Try again shortly.", ctx.Err())
+	}
 }
 
 // written reports whether rec, refused because its key was taken, is what
@@ -166,7 +186,10 @@ func (s *Service) readRow(ctx context.Context, cmd Command, now time.Time) (*ses
 
 // judge applies the ledger rules, in order, to an existing row. afresh
 // means rule 5 found no session: start again with the row's session id.
-func (s *Service) judge(ctx context.Context, policy *allocation.Policy, cmd Command, row *session.LedgerRow, fp string, now time.Time) (res *Result, afresh bool, err error) {
+// When rule 5 finds the session and recheck is set, the row is read again
+// first: a concurrent start may have replaced it, with the session, since
+// it was read, and then the new row is judged.
+func (s *Service) judge(ctx context.Context, policy *allocation.Policy, cmd Command, row *session.LedgerRow, fp string, now time.Time, recheck bool) (res *Result, afresh bool, err error) {
 	recorded, known := allocation.ByName(row.SandboxAllocation)
 	retired := known && policy.AllocationRetired(recorded)
 	if !retired {
@@ -195,6 +218,16 @@ func (s *Service) judge(ctx context.Context, policy *allocation.Policy, cmd Comm
 		}
 		if err != nil {
 			return nil, false, unexpected(err)
+		}
+		if recheck {
+			fresh, err := s.readRow(ctx, cmd, now)
+			if err != nil {
+				return nil, false, err
+			}
+			if fresh != nil && (fresh.Status != row.Status || fresh.Fingerprint != row.Fingerprint ||
+				fresh.SessionID != row.SessionID || !fresh.LeaseUntil.Equal(row.LeaseUntil)) {
+				return s.judge(ctx, policy, cmd, fresh, fp, now, false)
+			}
 		}
 	}
 	if row.Fingerprint != fp {

@@ -47,7 +47,9 @@ func body(set map[string]any) string {
 func post(h *apitest.Harness, claims map[string]string, b string, headers ...string) apitest.Result {
 	c := apitest.Call{Method: "POST", Path: "/v1/sessions", Claims: claims, Body: b, Headers: map[string]string{}}
 	for i := 0; i+1 < len(headers); i += 2 {
-		c.Headers[headers[i]] = headers[i+1]
+		if headers[i+1] != "" {
+			c.Headers[headers[i]] = headers[i+1]
+		}
 	}
 	return h.Do(c)
 }

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -56,9 +58,21 @@ func New(client *dynamodb.Client, name string) *Table {
 	return &Table{client: client, name: name}
 }
 
-func unavailable(op string, err error) error {
-	return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", fmt.Errorf("%s: %w", op, err))
+// failed maps an error the SDK gave up on: what the SDK itself retries
+// (throttling, 5xx, a dropped or timed-out connection) is
+// service_unavailable, to be tried again later; anything else (a missing
+// table, a refused permission, a malformed request) is internal_error.
+func failed(op string, err error) error {
+	err = fmt.Errorf("%s: %w", op, err)
+	if errors.Is(err, context.DeadlineExceeded) || retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary {
+		return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
+	}
+	return problem.Wrap(problem.InternalError, "An unexpected error occurred.", err)
 }
+
+// transientReasons are the cancellation reasons of a transaction that a
+// later try may not meet.
+var transientReasons = []string{"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 
 // CreateSession writes a new session; with a ledger row, the session and the
 // row are written in one transaction, all or nothing: the session only where
@@ -76,7 +90,7 @@ func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *ses
 		case errors.As(err, &ccf):
 			return nil, ErrSessionExists
 		case err != nil:
-			return nil, unavailable("put session", err)
+			return nil, failed("put session", err)
 		}
 		return nil, nil
 	}
@@ -90,15 +104,28 @@ func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *ses
 // session id, and the row replaced, on the condition that its status,
 // fingerprint, session id and lease are still those of old.
 func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row, old *session.LedgerRow) (existing *session.LedgerRow, err error) {
-	cond := expression.Name("status").Equal(expression.Value(old.Status)).
-		And(expression.Name("fingerprint").Equal(expression.Value(old.Fingerprint))).
-		And(expression.Name("sessionId").Equal(expression.Value(old.SessionID)))
-	if old.LeaseUntil.IsZero() {
-		cond = cond.And(expression.AttributeNotExists(expression.Name("leaseUntil")))
-	} else {
-		cond = cond.And(expression.Name("leaseUntil").Equal(expression.Value(old.LeaseUntil.UnixMilli())))
+	var lease any
+	if !old.LeaseUntil.IsZero() {
+		lease = old.LeaseUntil.UnixMilli()
 	}
+	cond := unchanged("status", old.Status).
+		And(unchanged("fingerprint", old.Fingerprint)).
+		And(unchanged("sessionId", old.SessionID)).
+		And(unchanged("leaseUntil", lease))
 	return t.writeSessionAndRow(ctx, rec, row, cond)
+}
+
+// unchanged is the condition that an attribute still holds v, or, when v
+// is empty, is still unset: absent, NULL or the empty string, as the codec
+// reads it.
+func unchanged(name string, v any) expression.ConditionBuilder {
+	n := expression.Name(name)
+	if v == nil || v == "" {
+		return expression.AttributeNotExists(n).
+			Or(expression.AttributeType(n, expression.Null)).
+			Or(n.Equal(expression.Value("")))
+	}
+	return n.Equal(expression.Value(v))
 }
 
 const sessionIsNew = "attribute_not_exists(PK)"
@@ -144,7 +171,7 @@ func transactionError(err error) (*session.LedgerRow, error) {
 		if errors.As(err, &conflict) {
 			return nil, ErrLedgerExists
 		}
-		return nil, unavailable("create session", err)
+		return nil, failed("create session", err)
 	}
 	reasons := tce.CancellationReasons
 	code := func(i int) string {
@@ -165,8 +192,10 @@ func transactionError(err error) (*session.LedgerRow, error) {
 		return nil, ErrLedgerExists
 	case code(0) == "ConditionalCheckFailed":
 		return nil, ErrSessionExists
+	case slices.Contains(transientReasons, code(0)) || slices.Contains(transientReasons, code(1)):
+		return nil, problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
 	}
-	return nil, unavailable("create session", err)
+	return nil, failed("create session", err)
 }
 
 // GetSession reads a session, strongly consistent. A record that does not
@@ -192,7 +221,7 @@ func (t *Table) GetLedger(ctx context.Context, userID, operationKey string) (*se
 func (t *Table) get(ctx context.Context, key session.Item) (session.Item, error) {
 	out, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.name), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return nil, unavailable("get item", err)
+		return nil, failed("get item", err)
 	}
 	if len(out.Item) == 0 {
 		return nil, ErrNotFound

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -113,6 +114,9 @@ func New(target string) *Proxy {
 				r.Out.Host = r.In.Host // the Host the client signed
 			},
 			Transport: backend,
+			// A client that gave up, or a fault that hung up, is what the
+			// tests ask for, not news.
+			ErrorLog: log.New(io.Discard, "", 0),
 		},
 	}
 	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
