@@ -75,6 +75,24 @@ func TestLegacySessions(t *testing.T) {
 			}
 		})
 	}
+	t.Run("every stored shape", func(t *testing.T) {
+		files, _ := filepath.Glob(filepath.Join(fixtures, "session-*.json"))
+		if len(files) < 14 {
+			t.Fatalf("%d session fixtures", len(files))
+		}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".json")
+			putFixture(t, h, name)
+			var item struct{ PK struct{ S string } }
+			data, _ := os.ReadFile(f)
+			_ = json.Unmarshal(data, &item)
+			id := strings.TrimPrefix(item.PK.S, "SESSION#")
+			res := get(h, admin, "/v1/sessions/"+id+"/allocation")
+			if res.Status != 200 || res.Body["sessionId"] != id {
+				t.Errorf("%s: %d %s", name, res.Status, res.Raw)
+			}
+		}
+	})
 	t.Run("the retired runtime message", func(t *testing.T) {
 		res := get(h, owner, "/v1/sessions/agent_v1/allocation")
 		msg := res.Body["runtime"].(map[string]any)["message"].(string)

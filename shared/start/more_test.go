@@ -193,6 +193,10 @@ func TestDecodedBodySize(t *testing.T) {
 	if resp.StatusCode != 201 {
 		t.Errorf("%d %s", resp.StatusCode, resp.Body)
 	}
+	over := padded[:len(padded)-1] + strings.Repeat(" ", 56<<10+1) + "}"
+	if r := post(h, user, over); r.Status != 413 || r.Code() != "payload_too_large" {
+		t.Errorf("a decoded body over 256 KiB: %d %s", r.Status, r.Raw)
+	}
 }
 
 // TestStorageFaultsThatAreNotTransient: a DynamoDB error a retry cannot
