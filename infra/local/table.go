@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
 	cfddb "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
 )
@@ -16,15 +15,6 @@ import (
 // TableLogicalID is the template's table resource; locally the table has
 // this name too.
 const TableLogicalID = "SessionsTable"
-
-// LoadTemplate reads and parses a SAM template.
-func LoadTemplate(path string) (*cloudformation.Template, error) {
-	t, err := goformation.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return t, nil
-}
 
 // CreateTableInput builds the CreateTable request for the template's table
 // resource, named name: its keys, attribute definitions and global

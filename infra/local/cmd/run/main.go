@@ -1,6 +1,8 @@
-// Command run starts the local stack: a DynamoDB-compatible endpoint with
-// the table of template.yaml. With AWS_ENDPOINT_URL_DYNAMODB set it uses that
-// endpoint instead, creating the table there when it is missing.
+// Command run starts the local stack behind `make run`: a DynamoDB endpoint
+// with the table of template.yaml (or the one AWS_ENDPOINT_URL_DYNAMODB
+// names), the settings stand-in, every function of the template under the
+// Lambda runtime interface emulator, and a gateway that routes as the
+// template's HttpApi events do. Everything listens on loopback only.
 package main
 
 import (
@@ -17,54 +19,75 @@ import (
 )
 
 func main() {
-	template := flag.String("template", "template.yaml", "the SAM template")
-	dynamoAddr := flag.String("dynamo-addr", "127.0.0.1:8000", "address of the embedded DynamoDB endpoint")
+	cfg := local.Config{Repo: ".", DynamoURL: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), Logs: os.Stderr}
+	flag.StringVar(&cfg.DynamoAddr, "dynamo-addr", "127.0.0.1:8000", "address of the embedded DynamoDB endpoint")
+	flag.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:3000", "address of the HTTP API")
+	flag.StringVar(&cfg.SettingsFile, "settings", ".local/settings.json", "the settings file (created from template.yaml's parameters when missing)")
+	flag.StringVar(&cfg.DataFile, "data", "", "keep the table in this file between runs (default: in memory only)")
 	flag.Parse()
-	if err := run(*template, *dynamoAddr); err != nil {
+	if cfg.DynamoURL != "" {
+		cfg.DynamoAddr = ""
+	}
+	if err := run(cfg); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(templatePath, dynamoAddr string) error {
+func run(cfg local.Config) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-
-	tpl, err := local.LoadTemplate(templatePath)
+	fmt.Println("Building the functions and starting the local stack…")
+	s, err := local.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	endpoint := os.Getenv("AWS_ENDPOINT_URL_DYNAMODB")
-	if endpoint == "" {
-		d, err := local.StartDynamo(dynamoAddr)
-		if err != nil {
-			return fmt.Errorf("starting the embedded DynamoDB endpoint: %w", err)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(sctx); err != nil {
+			log.Print(err)
 		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = d.Close(sctx)
-		}()
-		endpoint = d.URL
-		fmt.Printf("DynamoDB endpoint (embedded, in memory): %s\n", endpoint)
-	} else {
-		fmt.Printf("DynamoDB endpoint (AWS_ENDPOINT_URL_DYNAMODB): %s\n", endpoint)
+	}()
+	where := "embedded, in memory"
+	switch {
+	case cfg.DynamoURL != "":
+		where = "AWS_ENDPOINT_URL_DYNAMODB"
+	case cfg.DataFile != "":
+		where = "embedded, kept in " + cfg.DataFile
 	}
-	in, err := local.CreateTableInput(tpl, local.TableLogicalID, local.TableLogicalID)
-	if err != nil {
-		return err
-	}
-	created, err := local.EnsureTable(ctx, local.DynamoClient(endpoint), in)
-	if err != nil {
-		return err
-	}
-	verb := "exists"
-	if created {
-		verb = "created from " + templatePath
-	}
-	fmt.Printf("Table %s: %s\n", local.TableLogicalID, verb)
-	fmt.Printf("Try: aws dynamodb describe-table --table-name %s --endpoint-url %s --region us-east-1\n", local.TableLogicalID, endpoint)
-	fmt.Println("Press Ctrl-C to stop.")
+	token := local.DevToken(map[string]any{"sub": "dev-user", "org_ids": []string{"dev-org"}})
+	fmt.Printf(`
+HTTP API:           %s
+DynamoDB endpoint:  %s (%s), table %s
+Settings:           %s (edit it; functions reread it every CONFIG_TTL_SECONDS)
+Functions:          %s
+
+WARNING: local only. The gateway takes the claims from the bearer token's
+payload WITHOUT checking its signature, expiry, issuer or audience.
+
+A development token (sub dev-user, org dev-org):
+
+  TOKEN=%s
+
+  curl -s -X POST %s/v1/sessions -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d '{"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"}}'
+  curl -s %s/v1/allocations -H "Authorization: Bearer $TOKEN"
+
+Run a function's schedule now: curl -s -X POST %s/_local/schedule/<LogicalId> [-d '{"time":"2026-11-30T10:00:00Z"}']
+Press Ctrl-C to stop.
+`, s.APIURL, s.DynamoURL, where, local.TableLogicalID, cfg.SettingsFile, functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL)
 	<-ctx.Done()
 	fmt.Println("Stopping.")
 	return nil
+}
+
+func functionIDs(s *local.Stack) string {
+	out := ""
+	for i, fn := range s.Functions {
+		if i > 0 {
+			out += ", "
+		}
+		out += fn.LogicalID
+	}
+	return out
 }

@@ -1,0 +1,319 @@
+package local
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/uuid"
+)
+
+// Invoker runs one invocation of a function with an event.
+type Invoker func(ctx context.Context, functionID string, event []byte) ([]byte, error)
+
+// Gateway stands in for the HTTP API locally: it routes requests by the
+// template's HttpApi events and builds payload 2.0 events the way API
+// Gateway does. On routes behind the JWT authorizer it takes the claims from
+// the bearer token's payload WITHOUT checking its signature, expiry, issuer
+// or audience: this is for local development only. It also answers
+// POST /_local/schedule/<LogicalId>, which runs a function's schedule now.
+type Gateway struct {
+	Routes    []Route
+	Scheduled map[string]bool // functions with a Schedule event
+	Invoke    Invoker
+	Now       func() time.Time
+}
+
+// maxGatewayBody is the most the gateway reads of a body: more than the
+// functions accept, so that they, not the gateway, answer 413.
+const maxGatewayBody = 10 << 20
+
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if id, ok := strings.CutPrefix(r.URL.Path, "/_local/schedule/"); ok && r.Method == http.MethodPost {
+		g.schedule(w, r, id)
+		return
+	}
+	route, params, ok := g.match(r.Method, r.URL.EscapedPath())
+	if !ok {
+		writeProblem(w, http.StatusNotFound, "not_found", "There is no such route.")
+		return
+	}
+	var auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription
+	if route.JWT {
+		claims, err := bearerClaims(r.Header.Get("Authorization"))
+		if err != nil {
+			writeProblem(w, http.StatusUnauthorized, "unauthorized", "A bearer token with a JSON payload is required.")
+			return
+		}
+		auth = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
+			Claims: renderClaims(claims), Scopes: strings.Fields(fmt.Sprint(claims["scope"])),
+		}}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxGatewayBody))
+	if err != nil {
+		writeProblem(w, http.StatusBadRequest, "invalid_request", "The body could not be read.")
+		return
+	}
+	ev := g.event(r, route, params, body, auth)
+	payload, _ := json.Marshal(ev)
+	out, err := g.Invoke(r.Context(), route.Function, payload)
+	if err != nil {
+		writeProblem(w, http.StatusBadGateway, "internal_error", "The function failed.")
+		return
+	}
+	writeFunctionResponse(w, out)
+}
+
+// match finds the route API Gateway would choose: a path with the most
+// literal segments first, then the exact method over ANY.
+func (g *Gateway) match(method, path string) (Route, map[string]string, bool) {
+	best, bestScore := Route{}, -1
+	var bestParams map[string]string
+	for _, rt := range g.Routes {
+		if rt.Method != method && rt.Method != "ANY" {
+			continue
+		}
+		params, literals, ok := matchPath(rt.Path, path)
+		if !ok {
+			continue
+		}
+		score := literals * 2
+		if rt.Method == method {
+			score++
+		}
+		if score > bestScore {
+			best, bestScore, bestParams = rt, score, params
+		}
+	}
+	return best, bestParams, bestScore >= 0
+}
+
+func matchPath(pattern, path string) (params map[string]string, literals int, ok bool) {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return nil, 0, false
+	}
+	params = map[string]string{}
+	for i, p := range ps {
+		if name, isParam := strings.CutPrefix(p, "{"); isParam {
+			if xs[i] == "" {
+				return nil, 0, false
+			}
+			v, err := url.PathUnescape(xs[i])
+			if err != nil {
+				v = xs[i]
+			}
+			params[strings.TrimSuffix(name, "}")] = v
+			continue
+		}
+		if p != xs[i] {
+			return nil, 0, false
+		}
+		literals++
+	}
+	return params, literals, true
+}
+
+// event builds the payload 2.0 event of a request.
+func (g *Gateway) event(r *http.Request, route Route, params map[string]string, body []byte, auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription) events.APIGatewayV2HTTPRequest {
+	now := g.now()
+	headers := map[string]string{}
+	for name, vs := range r.Header {
+		if strings.EqualFold(name, "Cookie") {
+			continue
+		}
+		headers[strings.ToLower(name)] = strings.Join(vs, ",")
+	}
+	headers["host"] = r.Host
+	var query map[string]string
+	if values, err := url.ParseQuery(r.URL.RawQuery); err == nil && len(values) > 0 {
+		query = map[string]string{}
+		for k, vs := range values {
+			query[k] = strings.Join(vs, ",")
+		}
+	}
+	var cookies []string
+	for _, c := range r.Cookies() {
+		cookies = append(cookies, c.Name+"="+c.Value)
+	}
+	sourceIP, _, _ := net.SplitHostPort(r.RemoteAddr)
+	ev := events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: route.Key(), RawPath: r.URL.EscapedPath(), RawQueryString: r.URL.RawQuery,
+		Cookies: cookies, Headers: headers, QueryStringParameters: query,
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey: route.Key(), AccountID: "000000000000", Stage: "$default", RequestID: uuid.NewString(),
+			Authorizer: auth, APIID: "local", DomainName: r.Host, DomainPrefix: strings.Split(r.Host, ".")[0],
+			Time: now.Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
+				Method: r.Method, Path: r.URL.Path, Protocol: r.Proto, SourceIP: sourceIP, UserAgent: r.UserAgent(),
+			},
+		},
+	}
+	if len(params) > 0 {
+		ev.PathParameters = params
+	}
+	if len(body) > 0 {
+		if textual(r.Header.Get("Content-Type")) && utf8.Valid(body) {
+			ev.Body = string(body)
+		} else {
+			ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
+		}
+	}
+	return ev
+}
+
+func (g *Gateway) now() time.Time {
+	if g.Now != nil {
+		return g.Now()
+	}
+	return time.Now()
+}
+
+// textual reports whether a content type is text, which API Gateway passes
+// as it is; anything else arrives base64-encoded.
+func textual(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	return ct == "" || strings.HasPrefix(ct, "text/") || strings.Contains(ct, "json") || strings.Contains(ct, "xml") ||
+		strings.HasPrefix(ct, "application/x-www-form-urlencoded")
+}
+
+// bearerClaims decodes a bearer token's payload, unverified.
+func bearerClaims(authorization string) (map[string]any, error) {
+	token, ok := strings.CutPrefix(authorization, "Bearer ")
+	parts := strings.Split(token, ".")
+	if !ok || len(parts) != 3 {
+		return nil, errors.New("not a bearer JWT")
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
+	if err != nil {
+		return nil, err
+	}
+	var claims map[string]any
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// renderClaims renders claims as the HTTP API's JWT authorizer does: every
+// value a string, an array as "[a b]".
+func renderClaims(claims map[string]any) map[string]string {
+	out := make(map[string]string, len(claims))
+	for k, v := range claims {
+		switch x := v.(type) {
+		case string:
+			out[k] = x
+		case []any:
+			parts := make([]string, len(x))
+			for i, e := range x {
+				parts[i] = fmt.Sprint(e)
+			}
+			out[k] = "[" + strings.Join(parts, " ") + "]"
+		default:
+			b, _ := json.Marshal(x)
+			out[k] = string(b)
+		}
+	}
+	return out
+}
+
+// DevToken is an unsigned token with the claims, for local calls.
+func DevToken(claims map[string]any) string {
+	enc := func(v any) string {
+		b, _ := json.Marshal(v)
+		return base64.RawURLEncoding.EncodeToString(b)
+	}
+	return enc(map[string]string{"alg": "none", "typ": "JWT"}) + "." + enc(claims) + "."
+}
+
+// writeFunctionResponse writes a payload 2.0 response as API Gateway does.
+func writeFunctionResponse(w http.ResponseWriter, out []byte) {
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode == 0 {
+		writeProblem(w, http.StatusBadGateway, "internal_error", "The function's answer is not an HTTP response.")
+		return
+	}
+	for k, v := range resp.Headers {
+		w.Header().Set(k, v)
+	}
+	for k, vs := range resp.MultiValueHeaders {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	for _, c := range resp.Cookies {
+		w.Header().Add("Set-Cookie", c)
+	}
+	body := []byte(resp.Body)
+	if resp.IsBase64Encoded {
+		if b, err := base64.StdEncoding.DecodeString(resp.Body); err == nil {
+			body = b
+		}
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = w.Write(body)
+}
+
+// writeProblem answers with a problem+json of the gateway's own.
+func writeProblem(w http.ResponseWriter, status int, code, detail string) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"type": "about:blank", "title": http.StatusText(status), "status": status, "code": code, "detail": detail, "requestId": uuid.NewString(),
+	})
+}
+
+// schedule runs a function's schedule now, or as of the body's time.
+func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id string) {
+	if !g.Scheduled[id] {
+		writeProblem(w, http.StatusNotFound, "not_found", "No function of that name has a schedule.")
+		return
+	}
+	at := g.now()
+	var in struct {
+		Time *string `json:"time"`
+	}
+	if body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(strings.TrimSpace(string(body))) > 0 {
+		if err := json.Unmarshal(body, &in); err != nil {
+			writeProblem(w, http.StatusBadRequest, "invalid_request", "The body must be {\"time\": \"<RFC 3339>\"}.")
+			return
+		}
+	}
+	if in.Time != nil {
+		t, err := time.Parse(time.RFC3339, *in.Time)
+		if err != nil {
+			writeProblem(w, http.StatusBadRequest, "invalid_request", "time must be an RFC 3339 time.")
+			return
+		}
+		at = t
+	}
+	out, err := g.Invoke(r.Context(), id, ScheduledEvent(id, at))
+	if err != nil {
+		writeProblem(w, http.StatusBadGateway, "internal_error", "The function returned an error.")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(out)
+}
+
+// ScheduledEvent is the EventBridge "Scheduled Event" of a function's
+// schedule at t.
+func ScheduledEvent(functionID string, t time.Time) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"version": "0", "id": uuid.NewString(), "detail-type": "Scheduled Event", "source": "aws.events",
+		"account": "000000000000", "time": t.UTC().Format("2006-01-02T15:04:05Z"), "region": "us-east-1",
+		"resources": []string{"arn:aws:events:us-east-1:000000000000:rule/" + functionID + "-schedule"}, "detail": map[string]any{},
+	})
+	return b
+}

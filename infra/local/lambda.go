@@ -1,0 +1,161 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+// BuildFunctions builds the bootstrap of each function as `sam build` would,
+// through the Makefile's build-<LogicalId> target, for the machine's own
+// architecture, into dir/<LogicalId>/bootstrap. repo is the folder of the
+// Makefile.
+func BuildFunctions(ctx context.Context, repo, dir string, ids ...string) error {
+	for _, id := range ids {
+		cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "build-"+id,
+			"ARTIFACTS_DIR="+filepath.Join(dir, id), "LAMBDA_GOARCH="+runtime.GOARCH)
+		cmd.Dir = repo
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building %s: %w\n%s", id, err, out)
+		}
+	}
+	return nil
+}
+
+// EmulatorPath is the Lambda runtime interface emulator, built from the
+// version go.mod pins (`go tool aws-lambda-rie`). repo is the module's
+// folder.
+func EmulatorPath(ctx context.Context, repo string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "aws-lambda-rie")
+	cmd.Dir = repo
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("finding the runtime interface emulator: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// Lambda is one function's bootstrap running under the runtime interface
+// emulator, as `sam local invoke` runs it. The emulator takes one
+// invocation at a time, so Invoke waits its turn.
+type Lambda struct {
+	ID  string
+	url string
+	cmd *exec.Cmd
+	mu  sync.Mutex
+}
+
+// StartLambda runs bootstrap under the emulator at emulator with the
+// environment env ("NAME=value"), on free loopback ports. Its output goes
+// to logs.
+func StartLambda(emulator, id, bootstrap string, env []string, logs io.Writer) (*Lambda, error) {
+	invokeAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	runtimeAddr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(emulator, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", runtimeAddr, bootstrap)
+	cmd.Env = env
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", id, err)
+	}
+	l := &Lambda{ID: id, url: "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", cmd: cmd}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", invokeAddr); err == nil {
+			c.Close()
+			return l, nil
+		}
+		if time.Now().After(deadline) {
+			l.Close()
+			return nil, fmt.Errorf("%s: the emulator did not listen on %s", id, invokeAddr)
+		}
+	}
+}
+
+// FunctionError is an invocation whose function returned an error.
+type FunctionError struct{ Payload string }
+
+func (e *FunctionError) Error() string { return "the function returned an error: " + e.Payload }
+
+// Invoke runs one invocation with the event and returns the function's
+// result.
+func (l *Lambda) Invoke(ctx context.Context, event []byte) ([]byte, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(event))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("invoking %s: %w", l.ID, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Amz-Function-Error") != "" || isErrorPayload(out) {
+		return nil, &FunctionError{Payload: string(out)}
+	}
+	return out, nil
+}
+
+// isErrorPayload reports whether a result is the runtime's error shape,
+// {"errorMessage":…,"errorType":…}.
+func isErrorPayload(out []byte) bool {
+	return bytes.HasPrefix(bytes.TrimSpace(out), []byte(`{"errorMessage"`)) || bytes.HasPrefix(bytes.TrimSpace(out), []byte(`{"errorType"`))
+}
+
+// Close stops the emulator and its function.
+func (l *Lambda) Close() {
+	if l.cmd.Process != nil {
+		_ = l.cmd.Process.Kill()
+		_ = l.cmd.Wait()
+	}
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// LocalEnvironment is a function's environment for the local stack: the
+// template's variables, endpoints for DynamoDB and SSM, a region and local
+// credentials, and the PATH.
+func LocalEnvironment(fn Function, dynamoURL, ssmURL string) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=local",
+		"AWS_SECRET_ACCESS_KEY=local",
+		"AWS_ENDPOINT_URL_DYNAMODB=" + dynamoURL,
+		"AWS_ENDPOINT_URL_SSM=" + ssmURL,
+		"AWS_LAMBDA_FUNCTION_NAME=" + fn.LogicalID,
+	}
+	for k, v := range fn.Environment {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+var errNoFunction = errors.New("no such function")

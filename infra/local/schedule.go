@@ -1,0 +1,62 @@
+package local
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseRate reads a schedule expression of the form rate(N unit), the form
+// the local stack runs; cron() expressions are not run locally (use
+// POST /_local/schedule/<LogicalId>).
+func ParseRate(expr string) (time.Duration, error) {
+	inner, ok := strings.CutPrefix(expr, "rate(")
+	inner, ok2 := strings.CutSuffix(inner, ")")
+	fields := strings.Fields(inner)
+	if !ok || !ok2 || len(fields) != 2 {
+		return 0, fmt.Errorf("%q is not rate(N unit)", expr)
+	}
+	n, err := strconv.Atoi(fields[0])
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q: the rate must be a positive whole number", expr)
+	}
+	units := map[string]time.Duration{"minute": time.Minute, "minutes": time.Minute, "hour": time.Hour, "hours": time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour}
+	unit, ok := units[fields[1]]
+	if !ok {
+		return 0, fmt.Errorf("%q: unknown unit %q", expr, fields[1])
+	}
+	return time.Duration(n) * unit, nil
+}
+
+// RunSchedules invokes each function with a rate schedule at the start of
+// every period, as EventBridge would, until ctx ends.
+func RunSchedules(ctx context.Context, fns []Function, invoke Invoker, log *slog.Logger) {
+	for _, fn := range fns {
+		for _, expr := range fn.Schedules {
+			every, err := ParseRate(expr)
+			if err != nil {
+				log.Warn("schedule not run locally", "function", fn.LogicalID, "reason", err.Error())
+				continue
+			}
+			go func() {
+				for {
+					next := time.Now().Truncate(every).Add(every)
+					select {
+					case <-ctx.Done():
+						return
+					case <-time.After(time.Until(next)):
+					}
+					out, err := invoke(ctx, fn.LogicalID, ScheduledEvent(fn.LogicalID, next))
+					if err != nil {
+						log.Error("scheduled invocation failed", "function", fn.LogicalID, "error", err.Error())
+						continue
+					}
+					log.Info("scheduled invocation", "function", fn.LogicalID, "result", string(out))
+				}
+			}()
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// Config is what `make run` starts.
+type Config struct {
+	Repo         string // the repository's folder: template.yaml and the Makefile
+	DynamoAddr   string // the embedded endpoint's address, when DynamoURL is empty
+	DynamoURL    string // an endpoint to use instead of the embedded one
+	APIAddr      string
+	SettingsFile string // created from the template's parameters when missing
+	DataFile     string // "" keeps the data in memory only
+	Logs         io.Writer
+}
+
+// Stack is the local stack: DynamoDB, the settings stand-in, every function
+// under the runtime emulator, and the gateway.
+type Stack struct {
+	APIURL    string
+	DynamoURL string
+	Functions []Function
+	cfg       Config
+	dynamo    *Dynamo
+	client    *dynamodb.Client
+	ssm       *http.Server
+	api       *http.Server
+	lambdas   map[string]*Lambda
+	stop      context.CancelFunc
+}
+
+// Start starts the stack. Close stops it.
+func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
+	s = &Stack{cfg: cfg, lambdas: map[string]*Lambda{}}
+	defer func() {
+		if err != nil {
+			s.Close(context.Background())
+		}
+	}()
+	if err := loopbackOnly(cfg.DynamoAddr, cfg.APIAddr); err != nil {
+		return nil, err
+	}
+	tpl, err := LoadTemplate(filepath.Join(cfg.Repo, "template.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if s.Functions, err = Functions(tpl); err != nil {
+		return nil, err
+	}
+	s.DynamoURL = cfg.DynamoURL
+	if s.DynamoURL == "" {
+		if s.dynamo, err = StartDynamo(cfg.DynamoAddr); err != nil {
+			return nil, fmt.Errorf("starting the DynamoDB endpoint: %w", err)
+		}
+		s.DynamoURL = s.dynamo.URL
+	}
+	s.client = DynamoClient(s.DynamoURL)
+	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := EnsureTable(ctx, s.client, in); err != nil {
+		return nil, err
+	}
+	if cfg.DataFile != "" {
+		if _, err := LoadItems(ctx, s.client, TableLogicalID, cfg.DataFile); err != nil {
+			return nil, err
+		}
+	}
+	configPath := ""
+	for _, fn := range s.Functions {
+		configPath = fn.Environment["CONFIG_PATH"]
+	}
+	if err := seedSettings(cfg.SettingsFile, SettingsFromTemplate(tpl, configPath)); err != nil {
+		return nil, err
+	}
+	ssmURL, srv, err := serve("127.0.0.1:0", &SSM{File: cfg.SettingsFile, Path: configPath})
+	if err != nil {
+		return nil, err
+	}
+	s.ssm = srv
+	if err := s.startFunctions(ctx, ssmURL); err != nil {
+		return nil, err
+	}
+	gw := &Gateway{Scheduled: map[string]bool{}, Invoke: s.invoke}
+	for _, fn := range s.Functions {
+		gw.Routes = append(gw.Routes, fn.Routes...)
+		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
+	}
+	if s.APIURL, s.api, err = serve(cfg.APIAddr, gw); err != nil {
+		return nil, err
+	}
+	var runCtx context.Context
+	runCtx, s.stop = context.WithCancel(context.Background())
+	RunSchedules(runCtx, s.Functions, s.invoke, slog.New(slog.NewJSONHandler(cfg.Logs, nil)))
+	return s, nil
+}
+
+func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
+	dir, err := os.MkdirTemp("", "control-plane-functions-")
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for _, fn := range s.Functions {
+		ids = append(ids, fn.LogicalID)
+	}
+	if err := BuildFunctions(ctx, s.cfg.Repo, dir, ids...); err != nil {
+		return err
+	}
+	emulator, err := EmulatorPath(ctx, s.cfg.Repo)
+	if err != nil {
+		return err
+	}
+	for _, fn := range s.Functions {
+		l, err := StartLambda(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, s.DynamoURL, ssmURL), s.cfg.Logs)
+		if err != nil {
+			return err
+		}
+		s.lambdas[fn.LogicalID] = l
+	}
+	return nil
+}
+
+func (s *Stack) invoke(ctx context.Context, id string, event []byte) ([]byte, error) {
+	l, ok := s.lambdas[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", errNoFunction, id)
+	}
+	return l.Invoke(ctx, event)
+}
+
+// Close stops the stack, saving the table to the data file first when one
+// is set.
+func (s *Stack) Close(ctx context.Context) error {
+	var errs []error
+	if s.stop != nil {
+		s.stop()
+	}
+	if s.cfg.DataFile != "" && s.client != nil {
+		if _, err := SaveItems(ctx, s.client, TableLogicalID, s.cfg.DataFile); err != nil {
+			errs = append(errs, fmt.Errorf("saving %s: %w", s.cfg.DataFile, err))
+		}
+	}
+	for _, srv := range []*http.Server{s.api, s.ssm} {
+		if srv != nil {
+			errs = append(errs, srv.Shutdown(ctx))
+		}
+	}
+	for _, l := range s.lambdas {
+		l.Close()
+	}
+	if s.dynamo != nil {
+		errs = append(errs, s.dynamo.Close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func serve(addr string, h http.Handler) (string, *http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return "http://" + ln.Addr().String(), srv, nil
+}
+
+// loopbackOnly refuses addresses that are not on the loopback interface:
+// the local stack trusts unverified tokens.
+func loopbackOnly(addrs ...string) error {
+	for _, a := range addrs {
+		if a == "" {
+			continue
+		}
+		host, _, err := net.SplitHostPort(a)
+		if err != nil {
+			return err
+		}
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return fmt.Errorf("%s is not a loopback address", a)
+		}
+	}
+	return nil
+}
+
+// seedSettings writes the template's parameters to a new settings file.
+func seedSettings(path string, params []Parameter) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(params, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}

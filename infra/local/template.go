@@ -1,0 +1,143 @@
+package local
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/cloudformation/global"
+	"github.com/awslabs/goformation/v7/intrinsics"
+)
+
+// LoadTemplate reads and parses a SAM template. Intrinsics resolve as they
+// do locally: parameters take their defaults, and a Ref to a resource is
+// the resource's logical id (locally, the table is named after its
+// resource).
+func LoadTemplate(path string) (*cloudformation.Template, error) {
+	var resources map[string]bool
+	t, err := goformation.OpenWithOptions(path, &intrinsics.ProcessorOptions{
+		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
+			"Ref": func(name string, input, template any) any {
+				if id, ok := input.(string); ok {
+					if resources == nil {
+						resources = resourceIDs(template)
+					}
+					if resources[id] {
+						return id
+					}
+				}
+				return intrinsics.Ref(name, input, template)
+			},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return t, nil
+}
+
+func resourceIDs(template any) map[string]bool {
+	ids := map[string]bool{}
+	if t, ok := template.(map[string]any); ok {
+		if rs, ok := t["Resources"].(map[string]any); ok {
+			for id := range rs {
+				ids[id] = true
+			}
+		}
+	}
+	return ids
+}
+
+// Function is a function of the template as the local stack runs it.
+type Function struct {
+	LogicalID   string
+	BuildMethod string
+	Runtime     string
+	Handler     string
+	// Environment holds the Globals' variables overlaid with the function's.
+	Environment map[string]string
+	Routes      []Route
+	// Schedules are the expressions of the function's Schedule events.
+	Schedules []string
+}
+
+// Route is an HttpApi event: a method (or ANY) and a path whose {name}
+// segments are path parameters; JWT is false when the route opts out of
+// the API's authorizer.
+type Route struct {
+	Function string
+	Method   string
+	Path     string
+	JWT      bool
+}
+
+// Key is the route key as API Gateway writes it, e.g. "GET /v1/allocations".
+func (r Route) Key() string { return r.Method + " " + r.Path }
+
+// eventProperties is what the local stack reads of an event's properties.
+type eventProperties struct {
+	Method   string
+	Path     string
+	Schedule string
+	Auth     *struct{ Authorizer string }
+}
+
+// Functions lists the template's AWS::Serverless::Function resources,
+// sorted by logical id.
+func Functions(t *cloudformation.Template) ([]Function, error) {
+	var g global.Function
+	if gf, ok := t.Globals["Function"].(*global.Function); ok {
+		g = *gf
+	}
+	var out []Function
+	for id, f := range t.GetAllServerlessFunctionResources() {
+		fn := Function{LogicalID: id, Environment: map[string]string{}}
+		fn.BuildMethod, _ = f.AWSCloudFormationMetadata["BuildMethod"].(string)
+		fn.Runtime = first(f.Runtime, g.Runtime)
+		fn.Handler = first(f.Handler, g.Handler)
+		if g.Environment != nil {
+			for k, v := range g.Environment.Variables {
+				fn.Environment[k] = v
+			}
+		}
+		if f.Environment != nil {
+			for k, v := range f.Environment.Variables {
+				fn.Environment[k] = v
+			}
+		}
+		for name, ev := range f.Events {
+			raw, err := json.Marshal(ev.Properties)
+			if err != nil {
+				return nil, err
+			}
+			var p eventProperties
+			if err := json.Unmarshal(raw, &p); err != nil {
+				return nil, fmt.Errorf("%s event %s: %w", id, name, err)
+			}
+			switch ev.Type {
+			case "HttpApi":
+				fn.Routes = append(fn.Routes, Route{id, p.Method, p.Path, p.Auth == nil || p.Auth.Authorizer != "NONE"})
+			case "Schedule":
+				fn.Schedules = append(fn.Schedules, p.Schedule)
+			}
+		}
+		sort.Slice(fn.Routes, func(i, j int) bool { return fn.Routes[i].Key() < fn.Routes[j].Key() })
+		slices.Sort(fn.Schedules)
+		out = append(out, fn)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })
+	return out, nil
+}
+
+func first(a, b *string) string {
+	switch {
+	case a != nil:
+		return *a
+	case b != nil:
+		return *b
+	}
+	return ""
+}
