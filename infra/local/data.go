@@ -86,4 +86,3 @@ func SettingsFromTemplate(t *cloudformation.Template, configPath string) []Param
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
-
