@@ -53,10 +53,11 @@ func resourceIDs(template any) map[string]bool {
 
 // Function is a function of the template as the local stack runs it.
 type Function struct {
-	LogicalID   string
-	BuildMethod string
-	Runtime     string
-	Handler     string
+	LogicalID     string
+	BuildMethod   string
+	Runtime       string
+	Handler       string
+	Architectures []string
 	// Environment holds the Globals' variables overlaid with the function's.
 	Environment map[string]string
 	Routes      []Route
@@ -98,6 +99,12 @@ func Functions(t *cloudformation.Template) ([]Function, error) {
 		fn.BuildMethod, _ = f.AWSCloudFormationMetadata["BuildMethod"].(string)
 		fn.Runtime = first(f.Runtime, g.Runtime)
 		fn.Handler = first(f.Handler, g.Handler)
+		switch {
+		case f.Architectures != nil:
+			fn.Architectures = f.Architectures
+		case g.Architectures != nil:
+			fn.Architectures = *g.Architectures
+		}
 		if g.Environment != nil {
 			for k, v := range g.Environment.Variables {
 				fn.Environment[k] = v

@@ -21,6 +21,16 @@ import (
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
+// The environment variables a function reads; template.yaml sets them.
+const (
+	VarTable     = "TABLE_NAME"
+	VarConfig    = "CONFIG_PATH"
+	VarConfigTTL = "CONFIG_TTL_SECONDS"
+)
+
+// Variables are the names of every variable a function reads.
+var Variables = []string{VarTable, VarConfig, VarConfigTTL}
+
 // attemptTimeout bounds one attempt of an AWS request.
 const attemptTimeout = 2 * time.Second
 
@@ -34,11 +44,11 @@ type Env struct {
 // Load reads the environment and builds the clients.
 func Load(ctx context.Context) (*Env, error) {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	table, path := os.Getenv("TABLE_NAME"), os.Getenv("CONFIG_PATH")
+	table, path := os.Getenv(VarTable), os.Getenv(VarConfig)
 	if table == "" || path == "" {
-		return nil, fmt.Errorf("TABLE_NAME and CONFIG_PATH must be set")
+		return nil, fmt.Errorf("%s and %s must be set", VarTable, VarConfig)
 	}
-	ttl, err := settings.ParseTTL(os.Getenv("CONFIG_TTL_SECONDS"))
+	ttl, err := settings.ParseTTL(os.Getenv(VarConfigTTL))
 	if err != nil {
 		return nil, err
 	}

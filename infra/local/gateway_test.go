@@ -1,0 +1,276 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+)
+
+// recorder is an Invoker that keeps the events and answers with reply.
+type recorder struct {
+	events []events.APIGatewayV2HTTPRequest
+	raw    [][]byte
+	fn     []string
+	reply  string
+	err    error
+}
+
+func (r *recorder) invoke(_ context.Context, id string, event []byte) ([]byte, error) {
+	var ev events.APIGatewayV2HTTPRequest
+	_ = json.Unmarshal(event, &ev)
+	r.events, r.raw, r.fn = append(r.events, ev), append(r.raw, event), append(r.fn, id)
+	return []byte(r.reply), r.err
+}
+
+func testGateway(t *testing.T, rec *recorder) *httptest.Server {
+	t.Helper()
+	var routes []Route
+	for _, fn := range loadFunctions(t) {
+		routes = append(routes, fn.Routes...)
+	}
+	g := &Gateway{Routes: routes, Scheduled: map[string]bool{"FireFunction": true}, Invoke: rec.invoke,
+		Now: func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }}
+	srv := httptest.NewServer(g)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+const okReply = `{"statusCode":201,"headers":{"Location":"/x","Cache-Control":"no-store"},"multiValueHeaders":{"X-Multi":["a","b"]},"body":"{\"ok\":true}","cookies":["c=1"]}`
+
+// TestGatewayEvent: the gateway routes by the template and builds the
+// payload 2.0 event API Gateway would: route key, raw path and query,
+// path parameters, lower-cased headers, cookies, the claims from the
+// bearer token's payload with arrays rendered "[a b]", the request
+// context; and it writes the function's response back.
+func TestGatewayEvent(t *testing.T) {
+	rec := &recorder{reply: okReply}
+	srv := testGateway(t, rec)
+	token := DevToken(map[string]any{"sub": "u1", "org_ids": []string{"o1", "o2"}, "exp": 1, "scope": "a cloud-agent:admin"})
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/sessions/workspace_a%2Db/allocation?x=1&x=2&y=%20z", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Custom", "v")
+	req.AddCookie(&http.Cookie{Name: "k", Value: "v"})
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 201 || string(body) != `{"ok":true}` || resp.Header.Get("Location") != "/x" ||
+		!reflect.DeepEqual(resp.Header.Values("X-Multi"), []string{"a", "b"}) || resp.Header.Get("Set-Cookie") != "c=1" {
+		t.Errorf("response %d %s %v", resp.StatusCode, body, resp.Header)
+	}
+	if len(rec.events) != 1 || rec.fn[0] != "AllocationLookupFunction" {
+		t.Fatalf("invocations %v", rec.fn)
+	}
+	ev := rec.events[0]
+	claims := ev.RequestContext.Authorizer.JWT.Claims
+	checks := map[string][2]any{
+		"version":     {ev.Version, "2.0"},
+		"routeKey":    {ev.RouteKey, "GET /v1/sessions/{sessionId}/allocation"},
+		"rawPath":     {ev.RawPath, "/v1/sessions/workspace_a%2Db/allocation"},
+		"rawQuery":    {ev.RawQueryString, "x=1&x=2&y=%20z"},
+		"query x":     {ev.QueryStringParameters["x"], "1,2"},
+		"query y":     {ev.QueryStringParameters["y"], " z"},
+		"path param":  {ev.PathParameters["sessionId"], "workspace_a-b"},
+		"header":      {ev.Headers["x-custom"], "v"},
+		"cookie":      {strings.Join(ev.Cookies, ";"), "k=v"},
+		"sub":         {claims["sub"], "u1"},
+		"org_ids":     {claims["org_ids"], "[o1 o2]"},
+		"exp":         {claims["exp"], "1"},
+		"scopes":      {strings.Join(ev.RequestContext.Authorizer.JWT.Scopes, " "), "a cloud-agent:admin"},
+		"method":      {ev.RequestContext.HTTP.Method, "GET"},
+		"ctx route":   {ev.RequestContext.RouteKey, "GET /v1/sessions/{sessionId}/allocation"},
+		"stage":       {ev.RequestContext.Stage, "$default"},
+		"time":        {ev.RequestContext.Time, "30/Nov/2026:10:00:00 +0000"},
+		"base64":      {ev.IsBase64Encoded, false},
+		"request id?": {ev.RequestContext.RequestID != "", true},
+	}
+	for name, c := range checks {
+		if c[0] != c[1] {
+			t.Errorf("%s = %v, want %v", name, c[0], c[1])
+		}
+	}
+	var raw map[string]any
+	_ = json.Unmarshal(rec.raw[0], &raw)
+	if _, ok := raw["headers"].(map[string]any)["Authorization"]; ok {
+		t.Error("header names must be lower-cased")
+	}
+}
+
+// TestGatewayBodies: a JSON body passes as it is; a binary one arrives
+// base64-encoded.
+func TestGatewayBodies(t *testing.T) {
+	rec := &recorder{reply: okReply}
+	srv := testGateway(t, rec)
+	token := DevToken(map[string]any{"sub": "u1"})
+	for _, c := range []struct {
+		contentType, body string
+		base64            bool
+	}{
+		{"application/json", `{"a":"é"}`, false},
+		{"application/octet-stream", "\x00\x01", true},
+		{"text/plain", "\xff", true},
+	} {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/sessions", strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", c.contentType)
+		if _, err := http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		ev := rec.events[len(rec.events)-1]
+		if ev.IsBase64Encoded != c.base64 || (!c.base64 && ev.Body != c.body) {
+			t.Errorf("%s: base64 %v body %q", c.contentType, ev.IsBase64Encoded, ev.Body)
+		}
+	}
+}
+
+// TestGatewayAnswers: the gateway's own answers are problem+json: an
+// unknown route is 404; a missing or undecodable token on a route behind
+// the authorizer is 401 without invoking anything; a route without the
+// authorizer needs no token; a failed invocation is 502.
+func TestGatewayAnswers(t *testing.T) {
+	rec := &recorder{reply: okReply}
+	srv := testGateway(t, rec)
+	do := func(method, path, authorization string) (int, map[string]any, string) {
+		req, _ := http.NewRequest(method, srv.URL+path, nil)
+		if authorization != "" {
+			req.Header.Set("Authorization", authorization)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode, body, resp.Header.Get("Content-Type")
+	}
+	rows := []struct {
+		rule          string
+		method, path  string
+		authorization string
+		status        int
+		code          string
+		invoked       string
+	}{
+		{"unknown route", "GET", "/v1/nothing", "", 404, "not_found", ""},
+		{"unclean path", "GET", "/v1//allocations", "", 404, "not_found", ""},
+		{"no token", "GET", "/v1/allocations", "", 401, "unauthorized", ""},
+		{"not a JWT", "GET", "/v1/allocations", "Bearer abc", 401, "unauthorized", ""},
+		{"payload not JSON", "GET", "/v1/allocations", "Bearer a.bm90IGpzb24.c", 401, "unauthorized", ""},
+		{"another method reaches the function without a token", "DELETE", "/v1/allocations", "", 201, "", "AllocationLookupFunction"},
+		{"a token", "GET", "/v1/allocations", "Bearer " + DevToken(map[string]any{"sub": "u1"}), 201, "", "AllocationLookupFunction"},
+	}
+	for _, r := range rows {
+		t.Run(r.rule, func(t *testing.T) {
+			before := len(rec.fn)
+			status, body, ct := do(r.method, r.path, r.authorization)
+			if status != r.status || (r.code != "" && (body["code"] != r.code || ct != "application/problem+json")) {
+				t.Errorf("%d %v %s", status, body, ct)
+			}
+			invoked := ""
+			if len(rec.fn) > before {
+				invoked = rec.fn[len(rec.fn)-1]
+			}
+			if invoked != r.invoked {
+				t.Errorf("invoked %q", invoked)
+			}
+		})
+	}
+	rec.err = errors.New("boom")
+	if status, body, _ := do("GET", "/v1/allocations", "Bearer "+DevToken(map[string]any{"sub": "u1"})); status != 502 || body["code"] != "internal_error" {
+		t.Errorf("failed invocation: %d %v", status, body)
+	}
+}
+
+// TestGatewaySchedule: POST /_local/schedule/<LogicalId> invokes a
+// scheduled function with the Scheduled Event of now or the given time,
+// and answers with its result; 404 for a function without a schedule, 400
+// for a bad time, 502 when the function fails.
+func TestGatewaySchedule(t *testing.T) {
+	rec := &recorder{reply: `{"due":0}`}
+	srv := testGateway(t, rec)
+	post := func(path, body string) (int, string) {
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if s, b := post("/_local/schedule/FireFunction", `{"time":"2026-11-30T09:30:00Z"}`); s != 200 || b != `{"due":0}` {
+		t.Errorf("%d %s", s, b)
+	}
+	var ev events.EventBridgeEvent
+	_ = json.Unmarshal(rec.raw[0], &ev)
+	if ev.Source != "aws.events" || ev.DetailType != "Scheduled Event" || !ev.Time.Equal(time.Date(2026, 11, 30, 9, 30, 0, 0, time.UTC)) || rec.fn[0] != "FireFunction" {
+		t.Errorf("event %+v", ev)
+	}
+	if s, _ := post("/_local/schedule/FireFunction", ""); s != 200 {
+		t.Errorf("no body: %d", s)
+	}
+	_ = json.Unmarshal(rec.raw[1], &ev)
+	if !ev.Time.Equal(time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("default time %v", ev.Time)
+	}
+	for body, want := range map[string]int{`{"time":"yesterday"}`: 400, `[`: 400} {
+		if s, _ := post("/_local/schedule/FireFunction", body); s != want {
+			t.Errorf("%s: %d", body, s)
+		}
+	}
+	if s, _ := post("/_local/schedule/SessionStartFunction", ""); s != 404 {
+		t.Errorf("unscheduled function: %d", s)
+	}
+	rec.err = errors.New("boom")
+	if s, _ := post("/_local/schedule/FireFunction", ""); s != 502 {
+		t.Errorf("failing function: %d", s)
+	}
+}
+
+// TestScheduledEventShape: the gateway's Scheduled Event has the members
+// and types of the sample in events/.
+func TestScheduledEventShape(t *testing.T) {
+	sample, err := os.ReadFile("../../events/scheduled-event.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func(b []byte) []string {
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		var k []string
+		for name, v := range m {
+			k = append(k, name+":"+reflect.TypeOf(v).String())
+		}
+		sort.Strings(k)
+		return k
+	}
+	if a, b := keys(sample), keys(ScheduledEvent("F", time.Now())); !reflect.DeepEqual(a, b) {
+		t.Errorf("sample %v\ngateway %v", a, b)
+	}
+}
+
+// TestParseRate: the schedule expressions the local stack runs.
+func TestParseRate(t *testing.T) {
+	for expr, want := range map[string]time.Duration{"rate(1 minute)": time.Minute, "rate(5 minutes)": 5 * time.Minute, "rate(2 hours)": 2 * time.Hour, "rate(1 day)": 24 * time.Hour} {
+		if got, err := ParseRate(expr); err != nil || got != want {
+			t.Errorf("%s: %v %v", expr, got, err)
+		}
+	}
+	for _, bad := range []string{"cron(* * * * ? *)", "rate(0 minutes)", "rate(1 week)", "rate(x minutes)"} {
+		if _, err := ParseRate(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

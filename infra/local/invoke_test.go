@@ -1,0 +1,169 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cloud-agent/control-plane/shared/ddbjson"
+)
+
+var (
+	buildOnce sync.Once
+	builtDir  string
+	emulator  string
+	buildErr  error
+)
+
+// built builds every function's bootstrap once per test binary, as the
+// Makefile builds it for Lambda (for this machine's architecture), and finds
+// the pinned runtime interface emulator.
+func built(t *testing.T) (dir, rie string) {
+	t.Helper()
+	buildOnce.Do(func() {
+		var fns []Function
+		tpl, err := LoadTemplate("../../template.yaml")
+		if err == nil {
+			fns, err = Functions(tpl)
+		}
+		if err != nil {
+			buildErr = err
+			return
+		}
+		var ids []string
+		for _, fn := range fns {
+			ids = append(ids, fn.LogicalID)
+		}
+		if builtDir, buildErr = os.MkdirTemp("", "bootstraps-"); buildErr != nil {
+			return
+		}
+		if buildErr = BuildFunctions(context.Background(), "../..", builtDir, ids...); buildErr != nil {
+			return
+		}
+		emulator, buildErr = EmulatorPath(context.Background(), "../..")
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtDir, emulator
+}
+
+// expected is what each sample event must get from its function.
+var expected = map[string]struct {
+	status int
+	code   string
+	has    string // a fragment the body must contain
+}{
+	"SessionStartFunction/valid.json":                               {201, "", `"replayed":false`},
+	"SessionStartFunction/valid-idempotent.json":                    {201, "", `"kind":"isolated"`},
+	"SessionStartFunction/invalid-missing-agent.json":               {400, "invalid_request", "agent"},
+	"SessionStartFunction/invalid-retired-allocation.json":          {422, "sandbox_allocation_retired", "one sandbox now serves one workspace"},
+	"SessionStartFunction/invalid-foreign-org.json":                 {403, "forbidden", ""},
+	"SessionStartFunction/invalid-no-claims.json":                   {401, "unauthorized", ""},
+	"SessionStartFunction/invalid-method.json":                      {405, "method_not_allowed", ""},
+	"AllocationLookupFunction/lookup-valid.json":                    {200, "", `"containerLabel":"Isolated container"`},
+	"AllocationLookupFunction/lookup-legacy.json":                   {200, "", `"code":"sandbox_runtime_retired"`},
+	"AllocationLookupFunction/lookup-invalid-not-found.json":        {404, "not_found", ""},
+	"AllocationLookupFunction/lookup-invalid-id.json":               {400, "invalid_request", ""},
+	"AllocationLookupFunction/allocations-valid.json":               {200, "", `"default":"cloudflare-containers-standard-4"`},
+	"AllocationLookupFunction/allocations-valid-org.json":           {200, "", `"enabled":true`},
+	"AllocationLookupFunction/allocations-invalid-foreign-org.json": {403, "forbidden", ""},
+	"AllocationLookupFunction/allocations-invalid-org-id.json":      {400, "invalid_request", ""},
+	"AllocationLookupFunction/allocations-invalid-method.json":      {405, "method_not_allowed", ""},
+}
+
+// TestBootstrapsWithSampleEvents runs each built bootstrap under the
+// runtime interface emulator, with the environment of template.yaml pointed
+// at the embedded endpoint and the settings stand-in, and invokes it with
+// every sample event in events/, one at a time, as `sam local invoke -e`
+// would.
+func TestBootstrapsWithSampleEvents(t *testing.T) {
+	dir, rie := built(t)
+	d, err := StartDynamo("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	tpl, err := LoadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	c := DynamoClient(d.URL)
+	if _, err := EnsureTable(context.Background(), c, in); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"session-v2-current", "session-v1-flat"} {
+		data, _ := os.ReadFile("../../shared/session/testdata/items/" + f + ".json")
+		item, _ := ddbjson.Unmarshal(data)
+		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fns, _ := Functions(tpl)
+	settings := filepath.Join(t.TempDir(), "settings.json")
+	configPath := fns[0].Environment["CONFIG_PATH"]
+	if err := seedSettings(settings, SettingsFromTemplate(tpl, configPath)); err != nil {
+		t.Fatal(err)
+	}
+	ssm := httptest.NewServer(&SSM{File: settings, Path: configPath})
+	t.Cleanup(ssm.Close)
+
+	files, _ := filepath.Glob("../../events/*/*.json")
+	seen := map[string]bool{}
+	for _, fn := range fns {
+		l, err := StartLambda(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, d.URL, ssm.URL), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(l.Close)
+		for _, f := range files {
+			name := strings.TrimPrefix(filepath.ToSlash(f), "../../events/")
+			if !strings.HasPrefix(name, fn.LogicalID+"/") {
+				continue
+			}
+			seen[name] = true
+			t.Run(name, func(t *testing.T) {
+				want, ok := expected[name]
+				if !ok {
+					t.Fatalf("no expectation for %s", name)
+				}
+				event, _ := os.ReadFile(f)
+				out, err := l.Invoke(context.Background(), event)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var resp events.APIGatewayV2HTTPResponse
+				if err := json.Unmarshal(out, &resp); err != nil {
+					t.Fatalf("%s: %v", out, err)
+				}
+				var body struct{ Code string }
+				_ = json.Unmarshal([]byte(resp.Body), &body)
+				if resp.StatusCode != want.status || body.Code != want.code || !strings.Contains(resp.Body, want.has) || resp.Headers["Cache-Control"] != "no-store" {
+					t.Errorf("%d %v %s", resp.StatusCode, resp.Headers, resp.Body)
+				}
+			})
+		}
+	}
+	var missing []string
+	for name := range expected {
+		if !seen[name] {
+			missing = append(missing, name)
+		}
+	}
+	slices.Sort(missing)
+	if len(missing) > 0 {
+		t.Errorf("expected events with no file or function: %v", missing)
+	}
+}

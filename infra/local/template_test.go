@@ -1,0 +1,124 @@
+package local
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+)
+
+func loadFunctions(t *testing.T) []Function {
+	t.Helper()
+	tpl, err := LoadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := Functions(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fns
+}
+
+// TestTemplateRoutes: every route of the contract that exists so far is
+// routed to its function, behind the JWT authorizer, and the same path on
+// ANY without it (so that another method is a 405 from the function, before
+// any token is checked); no other route exists.
+func TestTemplateRoutes(t *testing.T) {
+	want := map[string]string{
+		"POST /v1/sessions":                       "SessionStartFunction",
+		"GET /v1/sessions/{sessionId}/allocation": "AllocationLookupFunction",
+		"GET /v1/allocations":                     "AllocationLookupFunction",
+	}
+	got := map[string]Route{}
+	for _, fn := range loadFunctions(t) {
+		for _, r := range fn.Routes {
+			if _, dup := got[r.Key()]; dup {
+				t.Errorf("route %s twice", r.Key())
+			}
+			got[r.Key()] = r
+		}
+	}
+	for key, fn := range want {
+		r, ok := got[key]
+		if !ok || r.Function != fn || !r.JWT {
+			t.Errorf("%s: %+v, want %s behind the authorizer", key, r, fn)
+		}
+		path := strings.SplitN(key, " ", 2)[1]
+		any, ok := got["ANY "+path]
+		if !ok || any.Function != fn || any.JWT {
+			t.Errorf("ANY %s: %+v, want %s without the authorizer", path, any, fn)
+		}
+	}
+	if len(got) != 2*len(want) {
+		t.Errorf("%d routes, want %d: %v", len(got), 2*len(want), got)
+	}
+}
+
+// TestTemplateFunctions: each function is built by the Makefile's
+// build-<LogicalId> target from an existing folder, runs bootstrap on
+// provided.al2023 arm64, and has exactly the environment the code reads.
+func TestTemplateFunctions(t *testing.T) {
+	for _, fn := range loadFunctions(t) {
+		t.Run(fn.LogicalID, func(t *testing.T) {
+			if fn.BuildMethod != "makefile" || fn.Runtime != "provided.al2023" || fn.Handler != "bootstrap" {
+				t.Errorf("%+v", fn)
+			}
+			out, err := exec.Command("make", "--no-print-directory", "-C", "../..", "-n", "build-"+fn.LogicalID, "ARTIFACTS_DIR=/tmp/x").CombinedOutput()
+			if err != nil {
+				t.Fatalf("make build-%s: %v\n%s", fn.LogicalID, err, out)
+			}
+			for _, flag := range []string{"CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64", "-tags lambda.norpc", "-trimpath", `-ldflags "-s -w"`, "/tmp/x/bootstrap"} {
+				if !strings.Contains(string(out), flag) {
+					t.Errorf("the build lacks %s: %s", flag, out)
+				}
+			}
+			folder := strings.Fields(string(out))[len(strings.Fields(string(out)))-1]
+			if _, err := os.Stat("../../" + strings.TrimPrefix(folder, "./") + "/main.go"); err != nil {
+				t.Errorf("code folder %s: %v", folder, err)
+			}
+			var names []string
+			for k := range fn.Environment {
+				names = append(names, k)
+			}
+			slices.Sort(names)
+			want := slices.Sorted(slices.Values(lambdaenv.Variables))
+			if !slices.Equal(names, want) {
+				t.Errorf("environment %v, the code reads %v", names, want)
+			}
+			if !slices.Equal(fn.Architectures, []string{"arm64"}) {
+				t.Errorf("architectures %v", fn.Architectures)
+			}
+		})
+	}
+}
+
+// TestTemplateTable: on demand, string keys PK and SK, TTL on expiresAt,
+// point-in-time recovery.
+func TestTemplateTable(t *testing.T) {
+	tpl, err := LoadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tpl.GetDynamoDBTableWithName(TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *tbl.BillingMode != "PAY_PER_REQUEST" || tbl.TimeToLiveSpecification == nil || *tbl.TimeToLiveSpecification.AttributeName != "expiresAt" ||
+		!tbl.TimeToLiveSpecification.Enabled || tbl.PointInTimeRecoverySpecification == nil || !*tbl.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled {
+		t.Errorf("table %+v", tbl)
+	}
+}
+
+// TestCfnLint runs cfn-lint on the template when it is installed.
+func TestCfnLint(t *testing.T) {
+	if _, err := exec.LookPath("cfn-lint"); err != nil {
+		t.Skip("cfn-lint is not on the PATH")
+	}
+	if out, err := exec.Command("cfn-lint", "../../template.yaml").CombinedOutput(); err != nil {
+		t.Errorf("cfn-lint: %v\n%s", err, out)
+	}
+}
