@@ -46,6 +46,6 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/session
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckUnique$$' -fuzztime $(FUZZTIME) ./shared/strictjson
 
-## run: the local stack (see README)
+## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
 run:
-	$(GO) run ./infra/local/cmd/run
+	$(GO) run ./infra/local/cmd/run $(RUN_ARGS)

@@ -7,20 +7,18 @@ package dynamotest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 )
 
 // Backend is a DynamoDB-compatible endpoint.
@@ -34,11 +32,6 @@ var (
 	embedded     *local.Dynamo
 	embeddedErr  error
 
-	motoOnce sync.Once
-	motoCmd  *exec.Cmd
-	motoURL  string
-	motoErr  error
-
 	tables atomic.Int64
 )
 
@@ -46,10 +39,7 @@ var (
 // Call it from TestMain.
 func Main(m *testing.M) {
 	code := m.Run()
-	if motoCmd != nil {
-		_ = motoCmd.Process.Kill()
-		_ = motoCmd.Wait()
-	}
+	motoserver.Stop()
 	if embedded != nil {
 		_ = embedded.Close(context.Background())
 	}
@@ -73,38 +63,8 @@ func Backends(t *testing.T) []Backend {
 	return bs
 }
 
-// Moto returns the URL of a moto server, started once per test binary and
-// stopped by Main; the error says why there is none. moto serves every AWS
-// service it emulates (SSM too) on the one endpoint.
-func Moto() (string, error) {
-	motoOnce.Do(func() {
-		path, err := exec.LookPath("moto_server")
-		if err != nil {
-			motoErr = fmt.Errorf("moto_server is not on the PATH")
-			return
-		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			motoErr = err
-			return
-		}
-		addr := ln.Addr().(*net.TCPAddr)
-		ln.Close()
-		motoCmd = exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(addr.Port))
-		if motoErr = motoCmd.Start(); motoErr != nil {
-			return
-		}
-		motoURL = fmt.Sprintf("http://127.0.0.1:%d", addr.Port)
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if c, err := net.Dial("tcp", addr.String()); err == nil {
-				c.Close()
-				return
-			}
-		}
-		motoErr = fmt.Errorf("moto_server did not start listening within 30s")
-	})
-	return motoURL, motoErr
-}
+// Moto returns the URL of the moto server (see motoserver).
+func Moto() (string, error) { return motoserver.URL() }
 
 // Table creates a fresh table with the template's definition on the backend
 // and returns a client for it and the table's name.

@@ -1,0 +1,61 @@
+// Package motoserver starts moto's server, once per test binary, for tests
+// that run against it as a second AWS backend (it serves DynamoDB and SSM
+// on one endpoint). Where moto_server is not on the PATH, URL says so and
+// the tests skip.
+package motoserver
+
+import (
+	"fmt"
+	"net"
+	"os/exec"
+	"sync"
+	"time"
+)
+
+var (
+	once sync.Once
+	cmd  *exec.Cmd
+	url  string
+	err  error
+)
+
+// URL returns the endpoint of the moto server, starting it on a free
+// loopback port the first time; the error says why there is none.
+func URL() (string, error) {
+	once.Do(func() {
+		path, lookErr := exec.LookPath("moto_server")
+		if lookErr != nil {
+			err = fmt.Errorf("moto_server is not on the PATH")
+			return
+		}
+		ln, listenErr := net.Listen("tcp", "127.0.0.1:0")
+		if listenErr != nil {
+			err = listenErr
+			return
+		}
+		addr := ln.Addr().String()
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		cmd = exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+		if err = cmd.Start(); err != nil {
+			return
+		}
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if c, dialErr := net.Dial("tcp", addr); dialErr == nil {
+				c.Close()
+				url = "http://" + addr
+				return
+			}
+		}
+		err = fmt.Errorf("moto_server did not start listening within 30s")
+	})
+	return url, err
+}
+
+// Stop stops the server if it was started.
+func Stop() {
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+}

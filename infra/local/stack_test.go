@@ -1,0 +1,112 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cloud-agent/control-plane/infra/local/motoserver"
+)
+
+func startStack(t *testing.T, cfg Config) *Stack {
+	t.Helper()
+	built(t) // the bootstraps build once; the stack's own build is then cached
+	cfg.Repo, cfg.APIAddr, cfg.Logs = "../..", "127.0.0.1:0", io.Discard
+	if cfg.DynamoURL == "" {
+		cfg.DynamoAddr = "127.0.0.1:0"
+	}
+	if cfg.SettingsFile == "" {
+		cfg.SettingsFile = filepath.Join(t.TempDir(), "settings.json")
+	}
+	s, err := Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// TestStack: the whole local stack answers the README's calls through the
+// gateway and the built functions, and with a data file keeps the table
+// across a restart.
+func TestStack(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "table.jsonl")
+	s := startStack(t, Config{DataFile: data})
+	token := DevToken(map[string]any{"sub": "dev-user", "org_ids": []string{"dev-org"}})
+	status, started := call(t, "POST", s.APIURL+"/v1/sessions", token, `{"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"}}`)
+	if status != 201 {
+		t.Fatalf("start: %d %v", status, started)
+	}
+	id := started["sessionId"].(string)
+	if status, body := call(t, "GET", s.APIURL+"/v1/allocations", token, ""); status != 200 || body["enabled"] != true {
+		t.Errorf("allocations: %d %v", status, body)
+	}
+	if status, _ := call(t, "PUT", s.APIURL+"/v1/sessions", "", ""); status != 405 {
+		t.Errorf("another method: %d", status)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	again := startStack(t, Config{DataFile: data})
+	defer again.Close(context.Background())
+	if status, body := call(t, "GET", again.APIURL+"/v1/sessions/"+id+"/allocation", token, ""); status != 200 || body["sessionId"] != id {
+		t.Errorf("after a restart: %d %v", status, body)
+	}
+}
+
+// TestStackOnAnotherEndpoint: with an endpoint given (moto here, as
+// AWS_ENDPOINT_URL_DYNAMODB would give it), the stack creates the table
+// there and serves no DynamoDB endpoint of its own.
+func TestStackOnAnotherEndpoint(t *testing.T) {
+	url, err := motoserver.URL()
+	if err != nil {
+		t.Skipf("moto backend skipped: %v", err)
+	}
+	s := startStack(t, Config{DynamoURL: url})
+	defer s.Close(context.Background())
+	if s.dynamo != nil || s.DynamoURL != url {
+		t.Errorf("the stack serves its own endpoint: %s", s.DynamoURL)
+	}
+	token := DevToken(map[string]any{"sub": "u1"})
+	if status, body := call(t, "POST", s.APIURL+"/v1/sessions", token, `{"repository":{"type":"github","repo":"a/b"},"agent":{"mode":"code","model":"m"}}`); status != 201 {
+		t.Errorf("start on moto: %d %v", status, body)
+	}
+}
+
+// TestLoopbackOnly: the stack refuses to listen beyond loopback.
+func TestLoopbackOnly(t *testing.T) {
+	if err := loopbackOnly("0.0.0.0:3000"); err == nil {
+		t.Error("0.0.0.0 accepted")
+	}
+	if err := loopbackOnly("127.0.0.1:3000", "localhost:8000", "[::1]:1"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	motoserver.Stop()
+	os.Exit(code)
+}
