@@ -45,6 +45,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./shared/allocation
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./shared/session
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckUnique$$' -fuzztime $(FUZZTIME) ./shared/strictjson
+	$(GO) test -run '^$$' -fuzz '^FuzzTransform$$' -fuzztime $(FUZZTIME) ./shared/canonicaljson
+	$(GO) test -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME) ./shared/start
+	$(GO) test -run '^$$' -fuzz '^FuzzCallerFrom$$' -fuzztime $(FUZZTIME) ./shared/httpapi
 
 ## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
 run:

@@ -38,7 +38,7 @@ const ConfigPath = "/cloud-agent/test"
 
 // Harness is the API over a fresh table.
 type Harness struct {
-	t        *testing.T
+	t        testing.TB
 	API      *httpapi.API
 	Client   *dynamodb.Client
 	Table    string
@@ -49,7 +49,7 @@ type Harness struct {
 
 // New builds the API on a fresh table of the backend (the embedded one when
 // b is nil), through a client with the given options.
-func New(t *testing.T, b *dynamotest.Backend, optFns ...func(*dynamodb.Options)) *Harness {
+func New(t testing.TB, b *dynamotest.Backend, optFns ...func(*dynamodb.Options)) *Harness {
 	t.Helper()
 	if b == nil {
 		b = &dynamotest.Backends(t)[0]
@@ -60,7 +60,7 @@ func New(t *testing.T, b *dynamotest.Backend, optFns ...func(*dynamodb.Options))
 
 // NewOn builds the API over table name, reached by api (which may go
 // through a fault proxy), while direct reaches the same table straight.
-func NewOn(t *testing.T, api, direct *dynamodb.Client, name string) *Harness {
+func NewOn(t testing.TB, api, direct *dynamodb.Client, name string) *Harness {
 	t.Helper()
 	h := &Harness{t: t, Client: direct, Table: name, settings: filepath.Join(t.TempDir(), "settings.json"), logs: &syncBuffer{}}
 	h.SetSettings(nil)

@@ -43,7 +43,7 @@ func apiDocument() (routers.Router, error) {
 // response must be one the document describes for that route and status,
 // and a request the handler accepted must be one the document allows, so
 // that the document cannot drift from the code.
-func checkDocument(t *testing.T, c Call, res Result) {
+func checkDocument(t testing.TB, c Call, res Result) {
 	t.Helper()
 	router, err := apiDocument()
 	if err != nil {

@@ -48,7 +48,7 @@ func Main(m *testing.M) {
 
 // Backends returns the embedded endpoint, and moto when it is installed.
 // Tests run once per backend with t.Run.
-func Backends(t *testing.T) []Backend {
+func Backends(t testing.TB) []Backend {
 	t.Helper()
 	embeddedOnce.Do(func() { embedded, embeddedErr = local.StartDynamo("127.0.0.1:0") })
 	if embeddedErr != nil {
@@ -68,7 +68,7 @@ func Moto() (string, error) { return motoserver.URL() }
 
 // Table creates a fresh table with the template's definition on the backend
 // and returns a client for it and the table's name.
-func Table(t *testing.T, b Backend) (*dynamodb.Client, string) {
+func Table(t testing.TB, b Backend) (*dynamodb.Client, string) {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
 	tpl, err := local.LoadTemplate(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))

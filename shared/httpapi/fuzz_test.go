@@ -1,0 +1,25 @@
+package httpapi
+
+import (
+	"testing"
+)
+
+// FuzzCallerFrom: reading claims never panics, and an accepted caller's ids
+// all match the claim pattern.
+func FuzzCallerFrom(f *testing.F) {
+	for _, s := range [][2]string{{"u1", `["o1","o2"]`}, {"u1", "[o1 o2]"}, {"u1", "o1, o2"}, {"", ""}, {"u1", "[\"o1\""}} {
+		f.Add(s[0], s[1], "b1", "cloud-agent:admin")
+	}
+	f.Fuzz(func(t *testing.T, sub, orgs, bot, scope string) {
+		ev := event("GET", "/", map[string]string{"sub": sub, "org_ids": orgs, "bot_id": bot, "scope": scope}, "")
+		c, err := CallerFrom(&ev)
+		if err != nil {
+			return
+		}
+		for _, id := range append([]string{c.UserID}, c.OrgIDs...) {
+			if !IDPattern.MatchString(id) {
+				t.Fatalf("accepted id %q", id)
+			}
+		}
+	})
+}
