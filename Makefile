@@ -51,4 +51,5 @@ fuzz:
 
 ## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
 run:
-	$(GO) run ./infra/local/cmd/run $(RUN_ARGS)
+	$(GO) build -o bin/run ./infra/local/cmd/run
+	exec bin/run $(RUN_ARGS)

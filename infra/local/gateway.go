@@ -55,9 +55,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeProblem(w, http.StatusUnauthorized, "unauthorized", "A bearer token with a JSON payload is required.")
 			return
 		}
-		auth = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{
-			Claims: renderClaims(claims), Scopes: strings.Fields(fmt.Sprint(claims["scope"])),
-		}}
+		jwt := &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: renderClaims(claims)}
+		if scope, ok := claims["scope"].(string); ok {
+			jwt.Scopes = strings.Fields(scope)
+		}
+		auth = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: jwt}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxGatewayBody))
 	if err != nil {
@@ -126,7 +128,7 @@ func matchPath(pattern, path string) (params map[string]string, literals int, ok
 
 // event builds the payload 2.0 event of a request.
 func (g *Gateway) event(r *http.Request, route Route, params map[string]string, body []byte, auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription) events.APIGatewayV2HTTPRequest {
-	now := g.now()
+	now := g.now().UTC()
 	headers := map[string]string{}
 	for name, vs := range r.Header {
 		if strings.EqualFold(name, "Cookie") {
@@ -135,16 +137,14 @@ func (g *Gateway) event(r *http.Request, route Route, params map[string]string, 
 		headers[strings.ToLower(name)] = strings.Join(vs, ",")
 	}
 	headers["host"] = r.Host
-	var query map[string]string
-	if values, err := url.ParseQuery(r.URL.RawQuery); err == nil && len(values) > 0 {
-		query = map[string]string{}
-		for k, vs := range values {
-			query[k] = strings.Join(vs, ",")
-		}
-	}
+	query := queryParameters(r.URL.RawQuery)
 	var cookies []string
-	for _, c := range r.Cookies() {
-		cookies = append(cookies, c.Name+"="+c.Value)
+	for _, line := range r.Header.Values("Cookie") {
+		for _, c := range strings.Split(line, ";") {
+			if c = strings.TrimSpace(c); c != "" {
+				cookies = append(cookies, c)
+			}
+		}
 	}
 	sourceIP, _, _ := net.SplitHostPort(r.RemoteAddr)
 	ev := events.APIGatewayV2HTTPRequest{
@@ -179,27 +179,59 @@ func (g *Gateway) now() time.Time {
 	return time.Now()
 }
 
-// textual reports whether a content type is text, which API Gateway passes
-// as it is; anything else arrives base64-encoded.
-func textual(contentType string) bool {
-	ct := strings.ToLower(contentType)
-	return ct == "" || strings.HasPrefix(ct, "text/") || strings.Contains(ct, "json") || strings.Contains(ct, "xml") ||
-		strings.HasPrefix(ct, "application/x-www-form-urlencoded")
+// queryParameters splits a raw query string as API Gateway does: each pair
+// decoded on its own (a pair that does not decode is kept as sent), the
+// values of a repeated name joined with commas.
+func queryParameters(raw string) map[string]string {
+	if raw == "" {
+		return nil
+	}
+	out := map[string]string{}
+	for _, pair := range strings.Split(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, v = unescape(k), unescape(v)
+		if prev, ok := out[k]; ok {
+			v = prev + "," + v
+		}
+		out[k] = v
+	}
+	return out
 }
 
-// bearerClaims decodes a bearer token's payload, unverified.
+func unescape(s string) string {
+	if u, err := url.QueryUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
+// textual reports whether a content type is text, which API Gateway passes
+// as it is; anything else, a form or a body without a content type
+// included, arrives base64-encoded.
+func textual(contentType string) bool {
+	ct := strings.ToLower(contentType)
+	return strings.HasPrefix(ct, "text/") || strings.Contains(ct, "json") || strings.Contains(ct, "xml")
+}
+
+// bearerClaims decodes a token's payload, unverified. Like the HTTP API's
+// JWT authorizer, it takes the token with or without the "Bearer " prefix.
 func bearerClaims(authorization string) (map[string]any, error) {
-	token, ok := strings.CutPrefix(authorization, "Bearer ")
+	token := strings.TrimPrefix(authorization, "Bearer ")
 	parts := strings.Split(token, ".")
-	if !ok || len(parts) != 3 {
-		return nil, errors.New("not a bearer JWT")
+	if len(parts) != 3 {
+		return nil, errors.New("not a JWT")
 	}
 	payload, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(parts[1], "="))
 	if err != nil {
 		return nil, err
 	}
+	d := json.NewDecoder(strings.NewReader(string(payload)))
+	d.UseNumber()
 	var claims map[string]any
-	if err := json.Unmarshal(payload, &claims); err != nil {
+	if err := d.Decode(&claims); err != nil {
 		return nil, err
 	}
 	return claims, nil
@@ -236,7 +268,8 @@ func DevToken(claims map[string]any) string {
 	return enc(map[string]string{"alg": "none", "typ": "JWT"}) + "." + enc(claims) + "."
 }
 
-// writeFunctionResponse writes a payload 2.0 response as API Gateway does.
+// writeFunctionResponse writes a payload 2.0 response as API Gateway does
+// (which reads headers, not multiValueHeaders, in this format).
 func writeFunctionResponse(w http.ResponseWriter, out []byte) {
 	var resp events.APIGatewayV2HTTPResponse
 	if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode == 0 {
@@ -245,11 +278,6 @@ func writeFunctionResponse(w http.ResponseWriter, out []byte) {
 	}
 	for k, v := range resp.Headers {
 		w.Header().Set(k, v)
-	}
-	for k, vs := range resp.MultiValueHeaders {
-		for _, v := range vs {
-			w.Header().Add(k, v)
-		}
 	}
 	for _, c := range resp.Cookies {
 		w.Header().Add("Set-Cookie", c)

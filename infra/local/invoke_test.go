@@ -123,7 +123,7 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	files, _ := filepath.Glob("../../events/*/*.json")
 	seen := map[string]bool{}
 	for _, fn := range fns {
-		l, err := StartLambda(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, d.URL, ssm.URL), io.Discard)
+		l, err := StartLambda(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, d.URL, ssm.URL), fn.Timeout, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

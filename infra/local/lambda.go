@@ -12,8 +12,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -48,18 +50,22 @@ func EmulatorPath(ctx context.Context, repo string) (string, error) {
 
 // Lambda is one function's bootstrap running under the runtime interface
 // emulator, as `sam local invoke` runs it. The emulator takes one
-// invocation at a time, so Invoke waits its turn.
+// invocation at a time, so Invoke waits its turn, and an invocation runs to
+// its end (or the function's timeout) even when its caller gives up.
 type Lambda struct {
-	ID  string
-	url string
-	cmd *exec.Cmd
-	mu  sync.Mutex
+	ID      string
+	url     string
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	timeout time.Duration
+	mu      sync.Mutex
 }
 
-// StartLambda runs bootstrap under the emulator at emulator with the
-// environment env ("NAME=value"), on free loopback ports. Its output goes
-// to logs.
-func StartLambda(emulator, id, bootstrap string, env []string, logs io.Writer) (*Lambda, error) {
+// StartLambda runs bootstrap under the emulator with the environment env
+// ("NAME=value") and the function's timeout, on free loopback ports. Its
+// output goes to logs. The emulator and the function run in their own
+// process group, which Close ends, and die with this process.
+func StartLambda(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
 	invokeAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -71,11 +77,22 @@ func StartLambda(emulator, id, bootstrap string, env []string, logs io.Writer) (
 	cmd := exec.Command(emulator, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", runtimeAddr, bootstrap)
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logs, logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", id, err)
 	}
-	l := &Lambda{ID: id, url: "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", cmd: cmd}
+	l := &Lambda{ID: id, url: "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", cmd: cmd,
+		exited: make(chan struct{}), timeout: timeout}
+	go func() {
+		_ = cmd.Wait()
+		close(l.exited)
+	}()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-l.exited:
+			return nil, fmt.Errorf("%s: the emulator exited at start (is %s taken?)", id, invokeAddr)
+		default:
+		}
 		if c, err := net.Dial("tcp", invokeAddr); err == nil {
 			c.Close()
 			return l, nil
@@ -93,10 +110,19 @@ type FunctionError struct{ Payload string }
 func (e *FunctionError) Error() string { return "the function returned an error: " + e.Payload }
 
 // Invoke runs one invocation with the event and returns the function's
-// result.
+// result. The invocation is not cancelled with ctx: the emulator cannot
+// take another one until this one ends, so it is bounded by the function's
+// timeout instead.
 func (l *Lambda) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	select {
+	case <-l.exited:
+		return nil, fmt.Errorf("%s: the emulator has exited", l.ID)
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout+5*time.Second)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(event))
 	if err != nil {
 		return nil, err
@@ -122,12 +148,10 @@ func isErrorPayload(out []byte) bool {
 	return bytes.HasPrefix(bytes.TrimSpace(out), []byte(`{"errorMessage"`)) || bytes.HasPrefix(bytes.TrimSpace(out), []byte(`{"errorType"`))
 }
 
-// Close stops the emulator and its function.
+// Close stops the emulator and its function: their whole process group.
 func (l *Lambda) Close() {
-	if l.cmd.Process != nil {
-		_ = l.cmd.Process.Kill()
-		_ = l.cmd.Wait()
-	}
+	_ = syscall.Kill(-l.cmd.Process.Pid, syscall.SIGKILL)
+	<-l.exited
 }
 
 func freeAddr() (string, error) {
@@ -140,8 +164,9 @@ func freeAddr() (string, error) {
 }
 
 // LocalEnvironment is a function's environment for the local stack: the
-// template's variables, endpoints for DynamoDB and SSM, a region and local
-// credentials, and the PATH.
+// template's variables, its timeout and memory as the emulator reads them,
+// endpoints for DynamoDB and SSM, a region and local credentials, and the
+// PATH.
 func LocalEnvironment(fn Function, dynamoURL, ssmURL string) []string {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
@@ -151,6 +176,8 @@ func LocalEnvironment(fn Function, dynamoURL, ssmURL string) []string {
 		"AWS_ENDPOINT_URL_DYNAMODB=" + dynamoURL,
 		"AWS_ENDPOINT_URL_SSM=" + ssmURL,
 		"AWS_LAMBDA_FUNCTION_NAME=" + fn.LogicalID,
+		"AWS_LAMBDA_FUNCTION_TIMEOUT=" + strconv.Itoa(int(fn.Timeout.Seconds())),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(fn.MemoryMB),
 	}
 	for k, v := range fn.Environment {
 		env = append(env, k+"="+v)

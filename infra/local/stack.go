@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -39,45 +40,53 @@ type Stack struct {
 	ssm       *http.Server
 	api       *http.Server
 	lambdas   map[string]*Lambda
+	buildDir  string
 	stop      context.CancelFunc
+	closeOnce sync.Once
+	closeErr  error
 }
 
-// Start starts the stack. Close stops it.
-func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
-	s = &Stack{cfg: cfg, lambdas: map[string]*Lambda{}}
-	defer func() {
-		if err != nil {
-			s.Close(context.Background())
-		}
-	}()
-	if err := loopbackOnly(cfg.DynamoAddr, cfg.APIAddr); err != nil {
+// Start starts the stack. Close stops it. When Start fails, what it had
+// started is stopped.
+func Start(ctx context.Context, cfg Config) (*Stack, error) {
+	s := &Stack{cfg: cfg, lambdas: map[string]*Lambda{}}
+	if err := s.start(ctx); err != nil {
+		_ = s.Close(context.Background())
 		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Stack) start(ctx context.Context) (err error) {
+	cfg := s.cfg
+	if err := loopbackOnly(cfg.DynamoAddr, cfg.APIAddr); err != nil {
+		return err
 	}
 	tpl, err := LoadTemplate(filepath.Join(cfg.Repo, "template.yaml"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if s.Functions, err = Functions(tpl); err != nil {
-		return nil, err
+		return err
 	}
 	s.DynamoURL = cfg.DynamoURL
 	if s.DynamoURL == "" {
 		if s.dynamo, err = StartDynamo(cfg.DynamoAddr); err != nil {
-			return nil, fmt.Errorf("starting the DynamoDB endpoint: %w", err)
+			return fmt.Errorf("starting the DynamoDB endpoint: %w", err)
 		}
 		s.DynamoURL = s.dynamo.URL
 	}
 	s.client = DynamoClient(s.DynamoURL)
 	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := EnsureTable(ctx, s.client, in); err != nil {
-		return nil, err
+		return err
 	}
 	if cfg.DataFile != "" {
 		if _, err := LoadItems(ctx, s.client, TableLogicalID, cfg.DataFile); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	configPath := ""
@@ -85,15 +94,15 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 		configPath = fn.Environment["CONFIG_PATH"]
 	}
 	if err := seedSettings(cfg.SettingsFile, SettingsFromTemplate(tpl, configPath)); err != nil {
-		return nil, err
+		return err
 	}
 	ssmURL, srv, err := serve("127.0.0.1:0", &SSM{File: cfg.SettingsFile, Path: configPath})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.ssm = srv
 	if err := s.startFunctions(ctx, ssmURL); err != nil {
-		return nil, err
+		return err
 	}
 	gw := &Gateway{Scheduled: map[string]bool{}, Invoke: s.invoke}
 	for _, fn := range s.Functions {
@@ -101,12 +110,12 @@ func Start(ctx context.Context, cfg Config) (s *Stack, err error) {
 		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
 	}
 	if s.APIURL, s.api, err = serve(cfg.APIAddr, gw); err != nil {
-		return nil, err
+		return err
 	}
 	var runCtx context.Context
 	runCtx, s.stop = context.WithCancel(context.Background())
 	RunSchedules(runCtx, s.Functions, s.invoke, slog.New(slog.NewJSONHandler(cfg.Logs, nil)))
-	return s, nil
+	return nil
 }
 
 func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
@@ -114,6 +123,7 @@ func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
 	if err != nil {
 		return err
 	}
+	s.buildDir = dir
 	var ids []string
 	for _, fn := range s.Functions {
 		ids = append(ids, fn.LogicalID)
@@ -126,7 +136,7 @@ func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
 		return err
 	}
 	for _, fn := range s.Functions {
-		l, err := StartLambda(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, s.DynamoURL, ssmURL), s.cfg.Logs)
+		l, err := StartLambda(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, s.DynamoURL, ssmURL), fn.Timeout, s.cfg.Logs)
 		if err != nil {
 			return err
 		}
@@ -143,30 +153,50 @@ func (s *Stack) invoke(ctx context.Context, id string, event []byte) ([]byte, er
 	return l.Invoke(ctx, event)
 }
 
-// Close stops the stack, saving the table to the data file first when one
-// is set.
+// Close stops the stack: the gateway and the schedules first, then, when
+// a data file is set, it saves the table, and stops the rest. Calls after
+// the first return its result.
 func (s *Stack) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() { s.closeErr = s.close(ctx) })
+	return s.closeErr
+}
+
+func (s *Stack) close(ctx context.Context) error {
 	var errs []error
 	if s.stop != nil {
 		s.stop()
 	}
+	if s.api != nil {
+		errs = append(errs, s.api.Shutdown(ctx))
+	}
 	if s.cfg.DataFile != "" && s.client != nil {
-		if _, err := SaveItems(ctx, s.client, TableLogicalID, s.cfg.DataFile); err != nil {
+		if err := saveAtomically(ctx, s.client, s.cfg.DataFile); err != nil {
 			errs = append(errs, fmt.Errorf("saving %s: %w", s.cfg.DataFile, err))
 		}
 	}
-	for _, srv := range []*http.Server{s.api, s.ssm} {
-		if srv != nil {
-			errs = append(errs, srv.Shutdown(ctx))
-		}
+	if s.ssm != nil {
+		errs = append(errs, s.ssm.Shutdown(ctx))
 	}
 	for _, l := range s.lambdas {
 		l.Close()
+	}
+	if s.buildDir != "" {
+		errs = append(errs, os.RemoveAll(s.buildDir))
 	}
 	if s.dynamo != nil {
 		errs = append(errs, s.dynamo.Close(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// saveAtomically saves the table to a new file beside path and renames it
+// over path.
+func saveAtomically(ctx context.Context, c *dynamodb.Client, path string) error {
+	tmp := path + ".new"
+	if _, err := SaveItems(ctx, c, TableLogicalID, tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 func serve(addr string, h http.Handler) (string, *http.Server, error) {

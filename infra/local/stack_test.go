@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,7 +28,56 @@ func startStack(t *testing.T, cfg Config) *Stack {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
+}
+
+// stackProcesses lists the running processes of local stacks' functions:
+// emulators and bootstraps started from a build folder of Start.
+func stackProcesses(t *testing.T) []string {
+	t.Helper()
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), "control-plane-functions-") {
+			found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// TestStackLeavesNothing: closing the stack ends every emulator and
+// function it started and removes its builds; a Start that fails (here, its
+// API port is taken) reports the error and leaves nothing running either.
+func TestStackLeavesNothing(t *testing.T) {
+	s := startStack(t, Config{})
+	if len(stackProcesses(t)) == 0 {
+		t.Fatal("no function processes seen while the stack runs")
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if left := stackProcesses(t); len(left) > 0 {
+		t.Errorf("still running after Close: %v", left)
+	}
+	if _, err := os.Stat(s.buildDir); !os.IsNotExist(err) {
+		t.Errorf("the builds are still in %s", s.buildDir)
+	}
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, err = Start(context.Background(), Config{Repo: "../..", DynamoAddr: "127.0.0.1:0", APIAddr: taken.Addr().String(),
+		SettingsFile: filepath.Join(t.TempDir(), "s.json"), Logs: io.Discard})
+	if err == nil {
+		t.Fatal("Start on a taken port succeeded")
+	}
+	if left := stackProcesses(t); len(left) > 0 {
+		t.Errorf("still running after a failed Start: %v", left)
+	}
 }
 
 func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
@@ -108,5 +158,8 @@ func TestLoopbackOnly(t *testing.T) {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	motoserver.Stop()
+	if builtDir != "" {
+		_ = os.RemoveAll(builtDir)
+	}
 	os.Exit(code)
 }

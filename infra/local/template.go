@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
+	"time"
 
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
@@ -58,6 +60,8 @@ type Function struct {
 	Runtime       string
 	Handler       string
 	Architectures []string
+	Timeout       time.Duration // 3 seconds when the template says nothing, as in Lambda
+	MemoryMB      int           // 128 when the template says nothing, as in Lambda
 	// Environment holds the Globals' variables overlaid with the function's.
 	Environment map[string]string
 	Routes      []Route
@@ -99,6 +103,8 @@ func Functions(t *cloudformation.Template) ([]Function, error) {
 		fn.BuildMethod, _ = f.AWSCloudFormationMetadata["BuildMethod"].(string)
 		fn.Runtime = first(f.Runtime, g.Runtime)
 		fn.Handler = first(f.Handler, g.Handler)
+		fn.Timeout = time.Duration(firstInt(f.Timeout, g.Timeout, 3)) * time.Second
+		fn.MemoryMB = firstInt(f.MemorySize, g.MemorySize, 128)
 		switch {
 		case f.Architectures != nil:
 			fn.Architectures = f.Architectures
@@ -126,6 +132,9 @@ func Functions(t *cloudformation.Template) ([]Function, error) {
 			}
 			switch ev.Type {
 			case "HttpApi":
+				if p.Path == "" || strings.Contains(p.Path, "+}") || p.Method == "" {
+					return nil, fmt.Errorf("%s event %s: the local gateway serves only explicit methods and paths without greedy {name+} segments", id, name)
+				}
 				fn.Routes = append(fn.Routes, Route{id, p.Method, p.Path, p.Auth == nil || p.Auth.Authorizer != "NONE"})
 			case "Schedule":
 				fn.Schedules = append(fn.Schedules, p.Schedule)
@@ -137,6 +146,16 @@ func Functions(t *cloudformation.Template) ([]Function, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })
 	return out, nil
+}
+
+func firstInt(a, b *int, def int) int {
+	switch {
+	case a != nil:
+		return *a
+	case b != nil:
+		return *b
+	}
+	return def
 }
 
 func first(a, b *string) string {
