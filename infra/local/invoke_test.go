@@ -90,18 +90,9 @@ var expected = map[string]struct {
 // would.
 func TestBootstrapsWithSampleEvents(t *testing.T) {
 	dir, rie := built(t)
-	d, err := StartDynamo("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	c, dynamoURL := startTable(t)
 	tpl, err := LoadTemplate("../../template.yaml")
 	if err != nil {
-		t.Fatal(err)
-	}
-	in, _ := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
-	c := DynamoClient(d.URL)
-	if _, err := EnsureTable(context.Background(), c, in); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{"session-v2-current", "session-v1-flat"} {
@@ -123,7 +114,7 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	files, _ := filepath.Glob("../../events/*/*.json")
 	seen := map[string]bool{}
 	for _, fn := range fns {
-		l, err := StartLambda(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, d.URL, ssm.URL), fn.Timeout, io.Discard)
+		l, err := StartLambda(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, dynamoURL, ssm.URL), fn.Timeout, io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

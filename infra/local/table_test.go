@@ -16,7 +16,9 @@ import (
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
-func startTable(t *testing.T) *dynamodb.Client {
+// startTable serves the embedded endpoint with the template's table and
+// returns a client of it and its URL.
+func startTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
 	d, err := StartDynamo("127.0.0.1:0")
 	if err != nil {
@@ -38,13 +40,13 @@ func startTable(t *testing.T) *dynamodb.Client {
 			t.Fatalf("EnsureTable #%d: created=%v err=%v", i+1, created, err)
 		}
 	}
-	return c
+	return c, d.URL
 }
 
 // TestTableFromTemplate: the table is created from the template's
 // definition, with its string keys PK and SK.
 func TestTableFromTemplate(t *testing.T) {
-	c := startTable(t)
+	c, _ := startTable(t)
 	out, err := c.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(TableLogicalID)})
 	if err != nil {
 		t.Fatal(err)
@@ -93,7 +95,7 @@ func putAndGet(t *testing.T, c *dynamodb.Client, dir string, check func(name str
 // fixture, put into the table, reads back and decodes (or fails to decode)
 // exactly as it does in memory.
 func TestFixturesRoundTripTheEndpoint(t *testing.T) {
-	c := startTable(t)
+	c, _ := startTable(t)
 	p := allocation.DefaultPolicy()
 	putAndGet(t, c, "../../shared/session/testdata/items", func(name string, put, got map[string]types.AttributeValue) {
 		want, wantErr := session.Decode(put)
