@@ -49,8 +49,9 @@ func CallerFrom(req *events.APIGatewayV2HTTPRequest) (Caller, error) {
 		return Caller{}, errUnauthorized
 	}
 	claims := auth.JWT.Claims
-	c := Caller{UserID: claims["sub"], BotID: claims["bot_id"]}
-	if !IDPattern.MatchString(c.UserID) || (c.BotID != "" && !IDPattern.MatchString(c.BotID)) {
+	bot, hasBot := claims["bot_id"]
+	c := Caller{UserID: claims["sub"], BotID: bot}
+	if !IDPattern.MatchString(c.UserID) || (hasBot && !IDPattern.MatchString(bot)) {
 		return Caller{}, errUnauthorized
 	}
 	orgs, ok := parseOrgIDs(claims["org_ids"])

@@ -54,6 +54,8 @@ func TestCallerFrom(t *testing.T) {
 		{"sub too long", map[string]string{"sub": strings.Repeat("u", 129)}, nil, false, "", true},
 		{"malformed org id", map[string]string{"sub": "u1", "org_ids": `["o/1"]`}, nil, false, "", true},
 		{"malformed bot id", map[string]string{"sub": "u1", "bot_id": "b#1"}, nil, false, "", true},
+		{"empty bot id", map[string]string{"sub": "u1", "bot_id": ""}, nil, false, "", true},
+		{"empty org id in a JSON array", map[string]string{"sub": "u1", "org_ids": `["o1",""]`}, nil, false, "", true},
 		{"unclosed rendering", map[string]string{"sub": "u1", "org_ids": `[o1 o2`}, nil, false, "", true},
 	}
 	for _, r := range rows {

@@ -3,6 +3,7 @@ package start_test
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,11 @@ func session(id string) []byte {
 	return b
 }
 
+// otherUsers is a current session item of user u9.
+func otherUsers(id string) []byte {
+	return []byte(strings.ReplaceAll(string(session(id)), `"S":"u1"`, `"S":"u9"`))
+}
+
 // TestLedgerRules: rows in the shapes of older writers, written straight
 // into the table, are judged by the rules of section 4 in order.
 func TestLedgerRules(t *testing.T) {
@@ -94,6 +100,7 @@ func TestLedgerRules(t *testing.T) {
 		{"5 then 6: failed, the session exists, another request", row("k", map[string]string{"status": "failed", "fingerprint": "other", "sessionId": "workspace_x"}, nil), session("workspace_x"), 422, "operation_key_payload_mismatch", ""},
 		{"6: another fingerprint", row("k", map[string]string{"fingerprint": "other", "sessionId": "workspace_x"}, nil), session("workspace_x"), 422, "operation_key_payload_mismatch", ""},
 		{"7: replay", row("k", map[string]string{"fingerprint": fp, "sessionId": "workspace_x"}, nil), session("workspace_x"), 200, "", "workspace_x"},
+		{"7: a row naming another user's session is as if it were gone", row("k", map[string]string{"fingerprint": fp, "sessionId": "workspace_other"}, nil), otherUsers("workspace_other"), 404, "not_found", ""},
 		{"7: the session is gone", row("k", map[string]string{"fingerprint": fp, "sessionId": "workspace_gone"}, nil), nil, 404, "not_found", ""},
 		{"an expired row counts as absent", row("k", map[string]string{"fingerprint": "other", "sessionId": "workspace_x"}, map[string]int64{"expiresAt": time.Now().Add(-time.Second).Unix()}), nil, 201, "", ""},
 	}

@@ -203,7 +203,7 @@ func validURL(s string) bool {
 // validRefName applies git's rules for a branch name (git check-ref-format
 // --branch).
 func validRefName(s string) bool {
-	if s == "" || s == "@" || strings.HasPrefix(s, "-") || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") ||
+	if s == "" || s == "@" || s == "HEAD" || strings.HasPrefix(s, "-") || strings.HasPrefix(s, "/") || strings.HasSuffix(s, "/") ||
 		strings.HasSuffix(s, ".") || strings.Contains(s, "..") || strings.Contains(s, "//") || strings.Contains(s, "@{") {
 		return false
 	}

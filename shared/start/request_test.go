@@ -57,6 +57,7 @@ func TestRequestValidation(t *testing.T) {
 		{"branch starting -", branch("-a"), "", bad},
 		{"branch with @{", branch("a@{1}"), "", bad},
 		{"branch empty", branch(""), "", bad},
+		{"branch HEAD", branch("HEAD"), "", bad},
 		{"mode of 50", agent(map[string]any{"mode": strings.Repeat("m", 50), "model": "x"}), "", ok},
 		{"mode of 51", agent(map[string]any{"mode": strings.Repeat("m", 51), "model": "x"}), "", bad},
 		{"model of 200 code points", agent(map[string]any{"mode": "m", "model": strings.Repeat("é", 200)}), "", ok},

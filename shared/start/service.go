@@ -243,6 +243,11 @@ func (s *Service) judge(ctx context.Context, policy *allocation.Policy, cmd Comm
 			return nil, false, unexpected(err)
 		}
 	}
+	if rec.UserID != cmd.UserID || rec.OrgID != cmd.Request.OrgID {
+		// A row may name only its own user's session: any other is, to
+		// this caller, a session that does not exist.
+		return nil, false, problem.New(problem.NotFound, "The session of this operation key no longer exists.")
+	}
 	return &Result{Record: rec, Replayed: true}, false, nil
 }
 
