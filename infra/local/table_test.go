@@ -124,3 +124,32 @@ func TestFixturesRoundTripTheEndpoint(t *testing.T) {
 		}
 	})
 }
+
+// TestEmptyListsAndMaps: an empty list or map attribute, which the embedded
+// endpoint answers untyped, reads back as NULL, never as another
+// attribute's value.
+func TestEmptyListsAndMaps(t *testing.T) {
+	c, _ := startTable(t)
+	ctx := context.Background()
+	item, _ := ddbjson.Unmarshal([]byte(`{"PK":{"S":"SESSION#x"},"SK":{"S":"METADATA"},"secret":{"S":"s3cret"},` +
+		`"l":{"L":[]},"m":{"M":{}},"deep":{"M":{"e":{"L":[]},"keep":{"S":"v"}}},"list":{"L":[{"M":{}},{"S":"a"}]}}`))
+	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	key := map[string]types.AttributeValue{"PK": item["PK"], "SK": item["SK"]}
+	got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(TableLogicalID), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(TableLogicalID)})
+	if err != nil || len(scan.Items) != 1 {
+		t.Fatal(err)
+	}
+	for _, it := range []map[string]types.AttributeValue{got.Item, scan.Items[0]} {
+		b, _ := ddbjson.Marshal(it)
+		want := `{"PK":{"S":"SESSION#x"},"SK":{"S":"METADATA"},"deep":{"M":{"e":{"NULL":true},"keep":{"S":"v"}}},"l":{"NULL":true},"list":{"L":[{"NULL":true},{"S":"a"}]},"m":{"NULL":true},"secret":{"S":"s3cret"}}`
+		if string(b) != want {
+			t.Errorf("got  %s\nwant %s", b, want)
+		}
+	}
+}

@@ -140,18 +140,19 @@ func Decode(item Item) (*Record, error) {
 }
 
 // ownerHint reads the owner of a record that does not decode: from
-// metadata.identity when either version attribute is set, from the top level
-// only when neither is (version 1). userID is "" when the owner cannot be
-// read whole.
+// metadata.identity when metadata is a map, from the top level when there
+// is no metadata (the flat shape), and not at all when metadata is of
+// another type. userID is "" when the owner cannot be read whole.
 func ownerHint(item Item) (userID, orgID string) {
 	d := &decoder{}
 	from := item
-	_, hasVersion := d.num(item, "", "metadataSchemaVersion")
 	md, hasMetadata := d.mapAttr(item, "", "metadata")
-	if hasVersion || hasMetadata || d.err != nil {
+	switch {
+	case d.err != nil:
+		return "", ""
+	case hasMetadata:
 		from, _ = d.mapAttr(md, "", "identity")
 	}
-	d.err = nil
 	userID, orgID = d.str(from, "", "userId"), d.str(from, "", "orgId")
 	if d.err != nil {
 		return "", ""
@@ -332,7 +333,9 @@ func (d *decoder) sandbox(r *Record) {
 		}
 		sb.Allocation = a
 	}
-	if !sb.Allocation.IsZero() && sb.Allocation.Provider() != sb.Provider {
+	// The record's allocation, stored or (for a shared kind or id) derived,
+	// must be on its provider.
+	if a := allocation.RecordAllocation(sb.Allocation, sb.Kind, sb.ID); !a.IsZero() && a.Provider() != sb.Provider {
 		d.fail("the sandbox allocation is not on the stored provider")
 	}
 	if d.hasRoute {

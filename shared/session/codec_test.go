@@ -127,7 +127,7 @@ func TestDecodeShapes(t *testing.T) {
 		{fixture: "session-v2-legacy-isolated", version: 2, legacy: true, id: "ses-" + hex48, provider: "cloudflare",
 			request: "null", resources: `{"vcpus":null,"memoryMiB":null,"diskMB":null}`,
 			scope: "isolated", state: "retired", code: "sandbox_runtime_retired", createdAt: "2026-11-30T10:00:00Z"},
-		{fixture: "session-v2-cloudflare-single", version: 2, legacy: true, id: "sbx-" + hex48, kind: "isolated", provider: "cloudflare", alloc: "cloudflare-single",
+		{fixture: "session-v2-cloudflare-single", version: 2, legacy: false, id: "sbx-" + hex48, kind: "isolated", provider: "cloudflare", alloc: "cloudflare-single",
 			request: `{"provider":{"id":"cloudflare","account":"kilo"},"instanceType":"single"}`, resources: `{"vcpus":2,"memoryMiB":6144,"diskMB":10000}`,
 			scope: "isolated", state: "retired", code: "sandbox_runtime_retired", createdAt: "2026-11-30T10:00:00Z"},
 		{fixture: "session-v2-sbx-no-kind", version: 2, legacy: true, id: "sbx-" + hex48, provider: "cloudflare",
@@ -230,6 +230,8 @@ func TestDecodeInvalid(t *testing.T) {
 		owner   string // the user id the error still knows
 	}{
 		{"invalid-version-3", "u1"},
+		{"invalid-flat-with-version", "u1"},
+		{"invalid-shared-kind-on-another-provider", "u1"},
 		{"invalid-version-as-string", "u1"},
 		{"invalid-metadata-without-version", "u1"},
 		{"invalid-version-without-metadata", ""},

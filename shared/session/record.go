@@ -70,14 +70,15 @@ func (r *Record) Allocation() allocation.Allocation {
 
 // Legacy reports whether the record is anything but what the current writer
 // produces: version 2, kind isolated or code-review, a stored provider, an
-// sbx- id, no route. The current writer never stores the retired cloudflare
-// provider (nor, with it, cloudflare-shared), so a record on it is legacy.
+// sbx- id, no route; and, as only legacy records hold it, not the
+// cloudflare-shared allocation.
 func (r *Record) Legacy() bool {
 	s := r.Sandbox
 	current := r.SchemaVersion == 2 &&
 		(s.Kind == allocation.KindIsolated || s.Kind == allocation.KindCodeReview) &&
-		s.ProviderStored && s.Provider != allocation.Cloudflare &&
+		s.ProviderStored &&
 		allocation.Classify(s.ID) == allocation.ClassSandbox &&
-		s.Route == nil
+		s.Route == nil &&
+		s.Allocation.Name() != allocation.CloudflareShared
 	return !current
 }
