@@ -33,6 +33,8 @@ staticcheck:
 	$(GO) tool staticcheck ./...
 
 unit:
+	@command -v moto_server >/dev/null || echo "moto_server is not on the PATH: the tests against moto are skipped"
+	@command -v cfn-lint >/dev/null || echo "cfn-lint is not on the PATH: template.yaml is not linted"
 	$(GO) test -count=1 ./...
 
 ## bench: every benchmark, with allocations

@@ -7,6 +7,7 @@ package motoserver
 import (
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"sync"
 	"time"
@@ -52,10 +53,15 @@ func URL() (string, error) {
 	return url, err
 }
 
-// Stop stops the server if it was started.
+// Stop stops the server if it was started, and when tests asked for it in
+// vain, says so on standard error, so that a run without moto shows what
+// it did not test.
 func Stop() {
 	if cmd != nil && cmd.Process != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "moto backend skipped: %v\n", err)
 	}
 }
