@@ -101,9 +101,6 @@ var catalog = []Spec{
 	{CloudflareShared, Cloudflare, "shared", Resources{}},
 }
 
-// Catalog returns the named allocations in the contract's order.
-func Catalog() []Spec { return append([]Spec(nil), catalog...) }
-
 func lookup(name string) (Spec, bool) {
 	for _, s := range catalog {
 		if s.Name == name {
@@ -153,10 +150,6 @@ func (a Allocation) Name() string {
 	}
 	return a.spec.Name
 }
-
-// Equivalent is the name of the catalog allocation whose resources and
-// selection rules a applies: its own name, or vercel-<instanceType> for byoc.
-func (a Allocation) Equivalent() string { return a.spec.Name }
 
 // BYOC reports whether a is a vercel bring-your-own-cloud request.
 func (a Allocation) BYOC() bool { return a.byoc }

@@ -48,8 +48,8 @@ func TestCatalogTable(t *testing.T) {
 		{"isolated-standard", "cloudflare", "isolated-standard", "provider retired", Resources{intp(4), intp(12288), intp(20000)}},
 		{"cloudflare-shared", "cloudflare", "shared", "allocation retired", Resources{}},
 	}
-	if len(Catalog()) != len(rows) {
-		t.Fatalf("catalog has %d allocations, the contract %d", len(Catalog()), len(rows))
+	if len(catalog) != len(rows) {
+		t.Fatalf("catalog has %d allocations, the contract %d", len(catalog), len(rows))
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
@@ -178,7 +178,7 @@ func TestParse(t *testing.T) {
 // vercel-<instanceType> would.
 func TestBYOC(t *testing.T) {
 	small, ok := FromRequest(Request{RequestProvider{Vercel, AccountBYOC}, "small"})
-	if !ok || small.Name() != "" || !small.BYOC() || small.Equivalent() != VercelSmall || small.Provider() != Vercel {
+	if !ok || small.Name() != "" || !small.BYOC() || small.spec.Name != VercelSmall || small.Provider() != Vercel {
 		t.Fatalf("byoc small: %+v", small)
 	}
 	if r := small.Request(); r.Provider.Account != AccountBYOC || r.InstanceType != "small" {

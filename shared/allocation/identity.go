@@ -94,9 +94,6 @@ func (c IDClass) Shared() bool {
 	return c == ClassLegacyRouteKey || c == ClassLegacyOwnerKey
 }
 
-// IsRouteKey reports whether s is a legacy shared route key.
-func IsRouteKey(s string) bool { return hexAfterAny(s, routeKeyPrefixes) }
-
 func hexAfterAny(id string, prefixes []string) bool {
 	for _, p := range prefixes {
 		if hexAfter(id, p) {

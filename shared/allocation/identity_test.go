@@ -141,7 +141,7 @@ func FuzzClassify(f *testing.F) {
 		if Classify(SandboxID(id)) != ClassSandbox {
 			t.Fatalf("SandboxID(%q) is not of the sandbox class", id)
 		}
-		if c.Shared() && !strings.Contains(id, "__") && !IsRouteKey(id) {
+		if c.Shared() && !strings.Contains(id, "__") && !hexAfterAny(id, routeKeyPrefixes) {
 			t.Fatalf("%q classed shared", id)
 		}
 		_ = ContainerScope("", id).Label()
