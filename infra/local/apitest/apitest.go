@@ -99,9 +99,6 @@ func (h *Harness) BreakSettings() {
 	}
 }
 
-// Logs is what the functions logged so far.
-func (h *Harness) Logs() string { return h.logs.String() }
-
 // Call is one request.
 type Call struct {
 	Method  string
