@@ -308,18 +308,18 @@ func (d *decoder) sandbox(r *Record) {
 	sb := &r.Sandbox
 	sb.Kind = allocation.Kind(d.kind)
 	if d.kind != "" && !sb.Kind.Known() {
-		d.fail("unknown sandbox kind %q", d.kind)
+		d.fail("the sandbox kind is not a known kind")
 	}
 	sb.Provider, sb.ProviderStored = allocation.Provider(d.provider), d.provider != ""
 	if !sb.ProviderStored {
 		sb.Provider = allocation.Cloudflare
 	} else if !sb.Provider.Known() {
-		d.fail("unknown sandbox provider %q", d.provider)
+		d.fail("the sandbox provider is not a known provider")
 	}
 	if d.allocName != "" {
 		a, ok := allocation.ByName(d.allocName)
 		if !ok {
-			d.fail("unknown sandbox allocation %q", d.allocName)
+			d.fail("the sandbox allocation is not a known allocation")
 		}
 		sb.Allocation = a
 	}

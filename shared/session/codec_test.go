@@ -259,13 +259,20 @@ func TestDecodeInvalid(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.fixture, func(t *testing.T) {
-			_, err := Decode(fixture(t, r.fixture))
+			item := fixture(t, r.fixture)
+			_, err := Decode(item)
 			var ie *InvalidRecordError
 			if !errors.As(err, &ie) {
 				t.Fatalf("err = %v, want an InvalidRecordError", err)
 			}
 			if ie.UserID != r.owner {
 				t.Errorf("owner %q, want %q (%s)", ie.UserID, r.owner, ie.Reason)
+			}
+			// The reason goes to the log, which never holds stored values.
+			for _, v := range stringValues(item) {
+				if len(v) > 3 && v != ie.SessionID && v != "SESSION#"+ie.SessionID && strings.Contains(ie.Reason, v) {
+					t.Errorf("the reason %q shows the stored value %q", ie.Reason, v)
+				}
 			}
 		})
 	}
@@ -336,4 +343,28 @@ func FuzzDecode(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// stringValues lists every string value of an item, at any depth.
+func stringValues(item Item) []string {
+	var out []string
+	var walk func(v types.AttributeValue)
+	walk = func(v types.AttributeValue) {
+		switch x := v.(type) {
+		case *types.AttributeValueMemberS:
+			out = append(out, x.Value)
+		case *types.AttributeValueMemberM:
+			for _, e := range x.Value {
+				walk(e)
+			}
+		case *types.AttributeValueMemberL:
+			for _, e := range x.Value {
+				walk(e)
+			}
+		}
+	}
+	for _, v := range item {
+		walk(v)
+	}
+	return out
 }
