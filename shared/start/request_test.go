@@ -92,6 +92,7 @@ func TestRequestValidation(t *testing.T) {
 		{"not JSON", `{"agent":`, "", bad},
 		{"trailing data", body(nil) + ` {}`, "", bad},
 		{"empty body", ``, "", bad},
+		{"nested too deep", `{"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "", bad},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {

@@ -14,12 +14,20 @@ import (
 // ErrDuplicateMember is a member name that repeats within one object.
 var ErrDuplicateMember = errors.New("a member name repeats")
 
+// MaxDepth is the deepest nesting of arrays and objects accepted, as in
+// encoding/json.
+const MaxDepth = 10000
+
+// ErrTooDeep is a value nested deeper than MaxDepth.
+var ErrTooDeep = errors.New("the JSON value is nested too deep")
+
 // CheckUnique walks one JSON value and fails on malformed JSON, trailing
-// data, or a member name that repeats within an object.
+// data, nesting deeper than MaxDepth, or a member name that repeats within
+// an object.
 func CheckUnique(data []byte) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
-	if err := walk(d); err != nil {
+	if err := walk(d, 0); err != nil {
 		return err
 	}
 	if _, err := d.Token(); err == nil {
@@ -28,10 +36,15 @@ func CheckUnique(data []byte) error {
 	return nil
 }
 
-func walk(d *json.Decoder) error {
+func walk(d *json.Decoder, depth int) error {
 	tok, err := d.Token()
 	if err != nil {
 		return err
+	}
+	if tok == json.Delim('{') || tok == json.Delim('[') {
+		if depth++; depth > MaxDepth {
+			return ErrTooDeep
+		}
 	}
 	switch tok {
 	case json.Delim('{'):
@@ -46,7 +59,7 @@ func walk(d *json.Decoder) error {
 				return fmt.Errorf("%w: %q", ErrDuplicateMember, key)
 			}
 			seen[key] = true
-			if err := walk(d); err != nil {
+			if err := walk(d, depth); err != nil {
 				return err
 			}
 		}
@@ -54,7 +67,7 @@ func walk(d *json.Decoder) error {
 		return err
 	case json.Delim('['):
 		for d.More() {
-			if err := walk(d); err != nil {
+			if err := walk(d, depth); err != nil {
 				return err
 			}
 		}

@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -34,4 +35,21 @@ func FuzzCheckUnique(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { _ = CheckUnique(data) })
+}
+
+// TestDepth: nesting up to MaxDepth passes, one more is refused (the walk
+// is recursive, and a 256 KiB body could otherwise nest that deep).
+func TestDepth(t *testing.T) {
+	nest := func(n int) []byte {
+		return []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+	}
+	if err := CheckUnique(nest(MaxDepth)); err != nil {
+		t.Errorf("depth %d: %v", MaxDepth, err)
+	}
+	if err := CheckUnique(nest(MaxDepth + 1)); !errors.Is(err, ErrTooDeep) {
+		t.Errorf("depth %d: %v", MaxDepth+1, err)
+	}
+	if err := CheckUnique([]byte(strings.Repeat(`{"a":`, MaxDepth+1) + "1" + strings.Repeat("}", MaxDepth+1))); !errors.Is(err, ErrTooDeep) {
+		t.Errorf("objects: %v", err)
+	}
 }
