@@ -21,7 +21,10 @@ func typedValues(next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r)
 		body := rec.Body.Bytes()
 		var doc map[string]any
-		if bytes.Contains(body, []byte("{}")) && json.Unmarshal(body, &doc) == nil && fixResponse(doc) {
+		d := json.NewDecoder(bytes.NewReader(body))
+		d.UseNumber() // numbers pass through digit for digit
+		if bytes.Contains(body, []byte("{}")) && d.Decode(&doc) == nil {
+			typeResponse(doc)
 			body, _ = json.Marshal(doc)
 		}
 		for k, vs := range rec.Header() {
@@ -33,78 +36,62 @@ func typedValues(next http.Handler) http.Handler {
 	})
 }
 
-// fixResponse types the untyped values of every item a response carries.
-func fixResponse(doc map[string]any) (changed bool) {
-	fixItem := func(v any) {
-		if item, ok := v.(map[string]any); ok {
-			changed = fixItemValues(item) || changed
+// typeResponse types the untyped values of every item a response carries.
+func typeResponse(doc map[string]any) {
+	items := func(v any) {
+		list, _ := v.([]any)
+		for _, it := range list {
+			typeItem(it)
 		}
 	}
-	fixItems := func(v any) {
-		if items, ok := v.([]any); ok {
-			for _, it := range items {
-				fixItem(it)
-			}
-		}
-	}
-	fixItem(doc["Item"])
-	fixItem(doc["Attributes"])
-	fixItems(doc["Items"])
+	typeItem(doc["Item"])
+	typeItem(doc["Attributes"])
+	items(doc["Items"])
 	switch rs := doc["Responses"].(type) {
-	case []any: // TransactGetItems
+	case []any: // TransactGetItems: [{"Item":…}]
 		for _, x := range rs {
 			if m, ok := x.(map[string]any); ok {
-				fixItem(m["Item"])
+				typeItem(m["Item"])
 			}
 		}
-	case map[string]any: // BatchGetItem
-		for _, items := range rs {
-			fixItems(items)
+	case map[string]any: // BatchGetItem: {"<table>":[…]}
+		for _, list := range rs {
+			items(list)
 		}
 	}
-	if reasons, ok := doc["CancellationReasons"].([]any); ok {
-		for _, x := range reasons {
-			if m, ok := x.(map[string]any); ok {
-				fixItem(m["Item"])
-			}
+	reasons, _ := doc["CancellationReasons"].([]any)
+	for _, x := range reasons {
+		if m, ok := x.(map[string]any); ok {
+			typeItem(m["Item"])
 		}
 	}
-	return changed
 }
 
-func fixItemValues(m map[string]any) (changed bool) {
-	for k, v := range m {
-		av, ok := v.(map[string]any)
-		if !ok {
-			continue
-		}
-		if len(av) == 0 {
-			m[k] = map[string]any{"NULL": true}
-			changed = true
-			continue
-		}
-		changed = fixNested(av) || changed
+// typeItem types each attribute value of an item.
+func typeItem(v any) {
+	item, _ := v.(map[string]any)
+	for k, av := range item {
+		item[k] = typed(av)
 	}
-	return changed
 }
 
-func fixNested(av map[string]any) (changed bool) {
-	if inner, ok := av["M"].(map[string]any); ok {
-		changed = fixItemValues(inner)
+// typed is an attribute value with every untyped {} in it, at any depth of
+// maps and lists, made {"NULL":true}.
+func typed(v any) any {
+	av, ok := v.(map[string]any)
+	switch {
+	case !ok:
+		return v
+	case len(av) == 0:
+		return map[string]any{"NULL": true}
+	}
+	if m, ok := av["M"].(map[string]any); ok {
+		typeItem(m)
 	}
 	if list, ok := av["L"].([]any); ok {
 		for i, e := range list {
-			em, ok := e.(map[string]any)
-			if !ok {
-				continue
-			}
-			if len(em) == 0 {
-				list[i] = map[string]any{"NULL": true}
-				changed = true
-				continue
-			}
-			changed = fixNested(em) || changed
+			list[i] = typed(e)
 		}
 	}
-	return changed
+	return av
 }
