@@ -127,7 +127,9 @@ func TestOneFaultIsRetried(t *testing.T) {
 }
 
 // TestFaultsBeyondRetryBudgetFail: a fault on every attempt makes the call
-// fail with the service's error once the SDK has used all its attempts.
+// fail with the service's error (or, for a connection closed before
+// forwarding, a failed send) once the SDK has used all its attempts, and
+// the endpoint never keeps the write.
 func TestFaultsBeyondRetryBudgetFail(t *testing.T) {
 	for name, tc := range map[string]struct {
 		fault faultproxy.Fault
@@ -139,6 +141,10 @@ func TestFaultsBeyondRetryBudgetFail(t *testing.T) {
 		}},
 		"500": {faultproxy.DynamoInternalError, func(err error) bool {
 			var e *types.InternalServerError
+			return errors.As(err, &e)
+		}},
+		"drop": {faultproxy.Drop, func(err error) bool {
+			var e *smithyhttp.RequestSendError
 			return errors.As(err, &e)
 		}},
 	} {
@@ -155,24 +161,6 @@ func TestFaultsBeyondRetryBudgetFail(t *testing.T) {
 				t.Error("item stored although every attempt was refused")
 			}
 		})
-	}
-}
-
-// TestDropFailsAfterRetries: a connection closed before forwarding, on
-// every attempt, fails the call after the SDK's attempts, and the endpoint
-// never sees the write.
-func TestDropFailsAfterRetries(t *testing.T) {
-	p, c, direct, table := dynamo(t)
-	p.Inject("", dynamoAttempts, faultproxy.Drop)
-	var sendErr *smithyhttp.RequestSendError
-	if err := put(c, table, "a"); !errors.As(err, &sendErr) {
-		t.Fatalf("PutItem: %v, want a failed send", err)
-	}
-	if got := p.Count("PutItem"); got != dynamoAttempts {
-		t.Errorf("%d attempts, want %d", got, dynamoAttempts)
-	}
-	if stored(t, direct, table, "a") {
-		t.Error("dropped write reached the table")
 	}
 }
 
