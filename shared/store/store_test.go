@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
@@ -214,5 +215,47 @@ func TestEndpointDown(t *testing.T) {
 	}
 	if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k", "workspace_a", now), now); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("create: %v", err)
+	}
+}
+
+// TestReadsAreStronglyConsistent: every read the store sends asks for a
+// strongly consistent answer (the emulators are always consistent, so only
+// the request itself can show it).
+func TestReadsAreStronglyConsistent(t *testing.T) {
+	b := dynamotest.Backends(t)[0]
+	_, name := dynamotest.Table(t, b)
+	var reads []*dynamodb.GetItemInput
+	var mu sync.Mutex
+	record := func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("RecordReads",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					if get, ok := in.Parameters.(*dynamodb.GetItemInput); ok {
+						mu.Lock()
+						reads = append(reads, get)
+						mu.Unlock()
+					}
+					return next.HandleInitialize(ctx, in)
+				}), middleware.After)
+		})
+	}
+	tbl := New(local.DynamoClient(b.URL, record), name)
+	ctx := context.Background()
+	if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k", "workspace_a", now.Add(time.Hour)), now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.GetSession(ctx, "workspace_a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tbl.GetLedger(ctx, "u1", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if len(reads) != 2 {
+		t.Fatalf("%d reads recorded", len(reads))
+	}
+	for _, r := range reads {
+		if !aws.ToBool(r.ConsistentRead) {
+			t.Errorf("an eventually consistent read of %v", r.Key)
+		}
 	}
 }
