@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,6 +111,31 @@ func TestParameters(t *testing.T) {
 	}
 	if got := defaultName(t, p); got != allocation.BuiltinDefault || !p.MaySelect("anyone") {
 		t.Errorf("built-ins: default %s", got)
+	}
+}
+
+// TestIgnoredValuesAreLogged: a value naming an unknown allocation or
+// provider, or one that can never be selected, is ignored and logged.
+func TestIgnoredValuesAreLogged(t *testing.T) {
+	url, _ := standIn(t, []local.Parameter{
+		{Name: ParamSelectable, Type: "StringList", Value: "vercel-small,vercel-huge,cloudflare-shared"},
+		{Name: ParamRetiredProviders, Type: "StringList", Value: "aws"},
+	})
+	var logs bytes.Buffer
+	p, err := New(client(url), path, time.Minute, slog.New(slog.NewJSONHandler(&logs, nil))).Policy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"vercel-huge", "cloudflare-shared", `\"aws\"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the log does not name %s: %s", want, logs.String())
+		}
+	}
+	if got := strings.Count(logs.String(), "\n"); got != 3 {
+		t.Errorf("%d log lines, want 3", got)
+	}
+	if o := p.OptionsFor("u1"); len(o.Options) != 2 { // the default and vercel-small
+		t.Errorf("options %+v", o.Options)
 	}
 }
 
