@@ -12,6 +12,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -82,12 +83,9 @@ Press Ctrl-C to stop.
 }
 
 func functionIDs(s *local.Stack) string {
-	out := ""
+	ids := make([]string, len(s.Functions))
 	for i, fn := range s.Functions {
-		if i > 0 {
-			out += ", "
-		}
-		out += fn.LogicalID
+		ids[i] = fn.LogicalID
 	}
-	return out
+	return strings.Join(ids, ", ")
 }
