@@ -8,25 +8,20 @@ import (
 	"net/http"
 	"regexp"
 
-	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
 // PathIDPattern is what a session or trigger id in a path looks like.
 var PathIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
-// Policies gives the current allocation policy (settings.Settings does).
-type Policies interface {
-	Policy(ctx context.Context) (*allocation.Policy, error)
-}
-
 // Service reads sessions and settings.
 type Service struct {
 	Table    *store.Table
-	Settings Policies
+	Settings *settings.Settings
 }
 
 // Routes are GET /v1/sessions/{sessionId}/allocation and GET

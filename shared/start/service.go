@@ -12,18 +12,14 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
-
-// Policies gives the current allocation policy (settings.Settings does).
-type Policies interface {
-	Policy(ctx context.Context) (*allocation.Policy, error)
-}
 
 // Service starts sessions.
 type Service struct {
 	Table    *store.Table
-	Settings Policies
+	Settings *settings.Settings
 	// Now and NewSessionID default to the clock and workspace_<uuid v4>.
 	Now          func() time.Time
 	NewSessionID func() string
