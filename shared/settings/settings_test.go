@@ -225,6 +225,30 @@ func TestSSMFaults(t *testing.T) {
 	}
 }
 
+// TestJitter: each execution environment refreshes at its TTL plus up to a
+// tenth of it, so that environments do not refresh together.
+func TestJitter(t *testing.T) {
+	url, _ := standIn(t, nil)
+	c := client(url)
+	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	seen := map[time.Duration]bool{}
+	for range 20 {
+		s := New(c, path, time.Minute, quiet)
+		s.now = func() time.Time { return clock }
+		if _, err := s.Policy(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		d := s.refresh.Sub(clock)
+		if d < time.Minute || d > time.Minute+6*time.Second {
+			t.Errorf("refresh after %v", d)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Error("every environment refreshes at the same moment")
+	}
+}
+
 // TestMoto reads the same parameters from moto's Parameter Store, when moto
 // is installed.
 func TestMoto(t *testing.T) {

@@ -1,6 +1,7 @@
 package start_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,17 @@ func faulty(t *testing.T) (*apitest.Harness, *faultproxy.Proxy) {
 		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(100 * time.Millisecond)
 	})
 	return apitest.NewOn(t, api, direct, name), p
+}
+
+// noInternals fails when an answer shows what lies behind the service: the
+// SDK's messages, the table's name.
+func noInternals(t *testing.T, h *apitest.Harness, res apitest.Result) {
+	t.Helper()
+	for _, internal := range []string{"operation error", "DynamoDB", "dynamodb", "exceeded maximum", h.Table, "127.0.0.1"} {
+		if strings.Contains(res.Raw, internal) {
+			t.Errorf("the answer shows %q: %s", internal, res.Raw)
+		}
+	}
 }
 
 // TestFaults: throttling, 500s, dropped connections and timeouts are
@@ -66,6 +78,7 @@ func TestFaults(t *testing.T) {
 			if r.status == 503 && (res.Code() != "service_unavailable" || res.Headers["Retry-After"] == "") {
 				t.Errorf("%v %s", res.Headers, res.Raw)
 			}
+			noInternals(t, h, res)
 			if n := len(h.Items()); n != r.items {
 				t.Errorf("%d items, want %d", n, r.items)
 			}

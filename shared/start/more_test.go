@@ -214,5 +214,6 @@ func TestStorageFaultsThatAreNotTransient(t *testing.T) {
 		if r.Status != 500 || r.Code() != "internal_error" || r.Headers["Retry-After"] != "" {
 			t.Errorf("key %q: %d %v %s", k, r.Status, r.Headers, r.Raw)
 		}
+		noInternals(t, h, r)
 	}
 }
