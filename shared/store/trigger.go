@@ -1,0 +1,408 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/session"
+)
+
+// Trigger errors the caller acts on.
+var (
+	// ErrTriggerLimit: the owner already has the most triggers allowed.
+	ErrTriggerLimit = errors.New("store: trigger limit reached")
+	// ErrTriggerMoved: the trigger is gone, or its next run has moved past
+	// the slot being recorded.
+	ErrTriggerMoved = errors.New("store: trigger moved on")
+)
+
+// The trigger indexes of the table (template.yaml).
+const (
+	triggersByUser = "TriggersByUser"
+	dueTriggers    = "DueTriggers"
+	// DueShards is how many partitions of the due index active triggers
+	// are spread over.
+	DueShards = 16
+)
+
+// Trigger is a stored scheduled trigger. The saved allocation is kept as
+// it was stored, a name or a byoc request (or neither): it is judged when
+// the trigger fires.
+type Trigger struct {
+	ID         string
+	UserID     string
+	OrgID      string // "" when none
+	Active     bool
+	Cron       string
+	Timezone   string
+	Repository session.Repository
+	Agent      session.Agent
+	Prompt     string
+	// SavedAllocation is the saved name; SavedRequest the saved byoc
+	// request; both empty when none was saved.
+	SavedAllocation string
+	SavedRequest    *allocation.Request
+	CreatedAt       time.Time
+	NextRunAt       time.Time
+	LastRun         Run // zero before the first slot
+}
+
+// Run is what the last slot of a trigger did.
+type Run struct {
+	At        time.Time // the slot; zero when none
+	SessionID string    // "" when no session was obtained
+	Status    string    // fired, fallback or failed
+	Error     string    // a problem code, or ""
+}
+
+// triggerItem is a trigger's item. dueShard is set only while the trigger
+// is active, which keeps inactive triggers out of the due index.
+type triggerItem struct {
+	PK                       string       `dynamodbav:"PK"`
+	SK                       string       `dynamodbav:"SK"`
+	TriggerID                string       `dynamodbav:"triggerId"`
+	OwnerUserID              string       `dynamodbav:"ownerUserId"`
+	OrgID                    string       `dynamodbav:"orgId,omitempty"`
+	Active                   bool         `dynamodbav:"active"`
+	DueShard                 string       `dynamodbav:"dueShard,omitempty"`
+	Cron                     string       `dynamodbav:"cron"`
+	Timezone                 string       `dynamodbav:"timezone"`
+	Repository               repoItem     `dynamodbav:"repository"`
+	Agent                    agentItem    `dynamodbav:"agent"`
+	Prompt                   string       `dynamodbav:"prompt"`
+	SandboxAllocation        string       `dynamodbav:"sandboxAllocation,omitempty"`
+	SandboxAllocationRequest *requestItem `dynamodbav:"sandboxAllocationRequest,omitempty"`
+	CreatedAt                string       `dynamodbav:"createdAt"`
+	NextRunAt                string       `dynamodbav:"nextRunAt"`
+	LastRunAt                string       `dynamodbav:"lastRunAt,omitempty"`
+	LastSessionID            string       `dynamodbav:"lastSessionId,omitempty"`
+	LastRunStatus            string       `dynamodbav:"lastRunStatus,omitempty"`
+	LastError                string       `dynamodbav:"lastError,omitempty"`
+}
+
+type repoItem struct {
+	Type   string `dynamodbav:"type"`
+	Repo   string `dynamodbav:"repo,omitempty"`
+	URL    string `dynamodbav:"url,omitempty"`
+	Branch string `dynamodbav:"branch,omitempty"`
+}
+
+type agentItem struct {
+	Mode    string `dynamodbav:"mode"`
+	Model   string `dynamodbav:"model"`
+	Variant string `dynamodbav:"variant,omitempty"`
+}
+
+type requestItem struct {
+	Provider struct {
+		ID      string `dynamodbav:"id"`
+		Account string `dynamodbav:"account"`
+	} `dynamodbav:"provider"`
+	InstanceType string `dynamodbav:"instanceType"`
+}
+
+const triggerSortKey = "TRIGGER"
+
+func triggerKey(id string) session.Item {
+	return session.Item{
+		"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id},
+		"SK": &types.AttributeValueMemberS{Value: triggerSortKey},
+	}
+}
+
+// dueShard spreads active triggers over the due index's partitions by a
+// hash of their id.
+func dueShard(id string) string {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return fmt.Sprintf("DUE#%d", h.Sum32()%DueShards)
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(session.TimeFormat)
+}
+
+func encodeTrigger(tr *Trigger) (session.Item, error) {
+	it := triggerItem{
+		PK: "TRIGGER#" + tr.ID, SK: triggerSortKey, TriggerID: tr.ID,
+		OwnerUserID: tr.UserID, OrgID: tr.OrgID, Active: tr.Active,
+		Cron: tr.Cron, Timezone: tr.Timezone,
+		Repository: repoItem(tr.Repository), Agent: agentItem(tr.Agent), Prompt: tr.Prompt,
+		SandboxAllocation: tr.SavedAllocation,
+		CreatedAt:         formatTime(tr.CreatedAt), NextRunAt: formatTime(tr.NextRunAt),
+		LastRunAt: formatTime(tr.LastRun.At), LastSessionID: tr.LastRun.SessionID,
+		LastRunStatus: tr.LastRun.Status, LastError: tr.LastRun.Error,
+	}
+	if tr.Active {
+		it.DueShard = dueShard(tr.ID)
+	}
+	if r := tr.SavedRequest; r != nil {
+		it.SandboxAllocationRequest = &requestItem{InstanceType: r.InstanceType}
+		it.SandboxAllocationRequest.Provider.ID = string(r.Provider.ID)
+		it.SandboxAllocationRequest.Provider.Account = r.Provider.Account
+	}
+	return attributevalue.MarshalMap(it)
+}
+
+func decodeTrigger(item session.Item) (*Trigger, error) {
+	var it triggerItem
+	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+		return nil, fmt.Errorf("decoding trigger: %w", err)
+	}
+	tr := &Trigger{
+		ID: it.TriggerID, UserID: it.OwnerUserID, OrgID: it.OrgID, Active: it.Active,
+		Cron: it.Cron, Timezone: it.Timezone,
+		Repository: session.Repository(it.Repository), Agent: session.Agent(it.Agent), Prompt: it.Prompt,
+		SavedAllocation: it.SandboxAllocation,
+		LastRun:         Run{SessionID: it.LastSessionID, Status: it.LastRunStatus, Error: it.LastError},
+	}
+	if r := it.SandboxAllocationRequest; r != nil {
+		tr.SavedRequest = &allocation.Request{
+			Provider:     allocation.RequestProvider{ID: allocation.Provider(r.Provider.ID), Account: r.Provider.Account},
+			InstanceType: r.InstanceType,
+		}
+	}
+	var err error
+	parse := func(s string) time.Time {
+		if s == "" || err != nil {
+			return time.Time{}
+		}
+		var t time.Time
+		t, err = time.Parse(session.TimeFormat, s)
+		return t
+	}
+	tr.CreatedAt, tr.NextRunAt, tr.LastRun.At = parse(it.CreatedAt), parse(it.NextRunAt), parse(it.LastRunAt)
+	if err != nil {
+		return nil, fmt.Errorf("decoding trigger %s: %w", it.TriggerID, err)
+	}
+	return tr, nil
+}
+
+// ownerCountKey is the item that counts an owner's triggers: the org's
+// when the trigger has one, else the user's.
+func ownerCountKey(tr *Trigger) session.Item {
+	owner := "USER#" + tr.UserID
+	if tr.OrgID != "" {
+		owner = "ORG#" + tr.OrgID
+	}
+	return session.Item{
+		"PK": &types.AttributeValueMemberS{Value: "TRIGGERS#" + owner},
+		"SK": &types.AttributeValueMemberS{Value: "COUNT"},
+	}
+}
+
+// CreateTrigger writes a new trigger and counts it against its owner, in
+// one transaction: when the owner already has limit triggers, nothing is
+// written and the error is ErrTriggerLimit.
+func (t *Table) CreateTrigger(ctx context.Context, tr *Trigger, limit int) error {
+	item, err := encodeTrigger(tr)
+	if err != nil {
+		return err
+	}
+	count := expression.Name("triggers")
+	upd, err := expression.NewBuilder().
+		WithUpdate(expression.Set(count, expression.Plus(expression.IfNotExists(count, expression.Value(0)), expression.Value(1)))).
+		WithCondition(expression.AttributeNotExists(count).Or(count.LessThan(expression.Value(limit)))).
+		Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{
+			{Put: &types.Put{TableName: aws.String(t.name), Item: item, ConditionExpression: aws.String(sessionIsNew)}},
+			{Update: &types.Update{
+				TableName: aws.String(t.name), Key: ownerCountKey(tr),
+				UpdateExpression: upd.Update(), ConditionExpression: upd.Condition(),
+				ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+			}},
+		},
+	})
+	var tce *types.TransactionCanceledException
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &tce) && reason(tce, 0) == "ConditionalCheckFailed":
+		// The id is new and random: only an earlier attempt of this write,
+		// whose answer was lost, can have taken it.
+		if stored, gerr := t.GetTrigger(ctx, tr.ID); gerr == nil && stored.UserID == tr.UserID && stored.CreatedAt.Equal(tr.CreatedAt) {
+			return nil
+		}
+	case errors.As(err, &tce) && reason(tce, 1) == "ConditionalCheckFailed":
+		return ErrTriggerLimit
+	}
+	return failed("create trigger", err)
+}
+
+// reason is the code of a transaction's cancellation reason i, or "".
+func reason(tce *types.TransactionCanceledException, i int) string {
+	if i < len(tce.CancellationReasons) && tce.CancellationReasons[i].Code != nil {
+		return *tce.CancellationReasons[i].Code
+	}
+	return ""
+}
+
+// GetTrigger reads a trigger, strongly consistent.
+func (t *Table) GetTrigger(ctx context.Context, id string) (*Trigger, error) {
+	item, err := t.get(ctx, triggerKey(id))
+	if err != nil {
+		return nil, err
+	}
+	return decodeTrigger(item)
+}
+
+// DeleteTrigger deletes a trigger and uncounts it from its owner, in one
+// transaction; ErrNotFound when it is already gone.
+func (t *Table) DeleteTrigger(ctx context.Context, tr *Trigger) error {
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{
+			{Delete: &types.Delete{TableName: aws.String(t.name), Key: triggerKey(tr.ID), ConditionExpression: aws.String("attribute_exists(PK)")}},
+			{Update: &types.Update{
+				TableName: aws.String(t.name), Key: ownerCountKey(tr),
+				UpdateExpression:          aws.String("ADD #n :minus"),
+				ExpressionAttributeNames:  map[string]string{"#n": "triggers"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":minus": &types.AttributeValueMemberN{Value: "-1"}},
+			}},
+		},
+	})
+	var tce *types.TransactionCanceledException
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &tce) && reason(tce, 0) == "ConditionalCheckFailed":
+		return ErrNotFound
+	}
+	return failed("delete trigger", err)
+}
+
+// Position is where a page of a user's triggers ends: the last trigger
+// returned.
+type Position struct {
+	ID        string
+	CreatedAt time.Time
+}
+
+// ListTriggers returns up to limit of a user's triggers that keep accepts,
+// newest first, after the position (nil: from the start). more says
+// whether further accepted triggers follow. The index is eventually
+// consistent: a trigger created a moment ago may show only a moment later.
+func (t *Table) ListTriggers(ctx context.Context, userID string, after *Position, limit int, keep func(*Trigger) bool) (page []*Trigger, more bool, err error) {
+	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key("ownerUserId").Equal(expression.Value(userID))).Build()
+	if err != nil {
+		return nil, false, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(t.name), IndexName: aws.String(triggersByUser),
+		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values(),
+		ScanIndexForward: aws.Bool(false), Limit: aws.Int32(int32(limit + 1)),
+	}
+	if after != nil {
+		in.ExclusiveStartKey = triggerKey(after.ID)
+		in.ExclusiveStartKey["ownerUserId"] = &types.AttributeValueMemberS{Value: userID}
+		in.ExclusiveStartKey["createdAt"] = &types.AttributeValueMemberS{Value: formatTime(after.CreatedAt)}
+	}
+	for {
+		out, err := t.client.Query(ctx, in)
+		if err != nil {
+			return nil, false, failed("list triggers", err)
+		}
+		for _, item := range out.Items {
+			tr, err := decodeTrigger(item)
+			if err != nil {
+				return nil, false, err
+			}
+			if !keep(tr) {
+				continue
+			}
+			if len(page) == limit {
+				return page, true, nil
+			}
+			page = append(page, tr)
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return page, false, nil
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
+}
+
+// DueTriggers returns the ids of the active triggers whose next run is at
+// or before at, as the due index has them (eventually consistent: read
+// each again before acting on it).
+func (t *Table) DueTriggers(ctx context.Context, at time.Time) ([]string, error) {
+	var ids []string
+	for shard := range DueShards {
+		kc, err := expression.NewBuilder().WithKeyCondition(
+			expression.Key("dueShard").Equal(expression.Value(fmt.Sprintf("DUE#%d", shard))).
+				And(expression.Key("nextRunAt").LessThanEqual(expression.Value(formatTime(at))))).Build()
+		if err != nil {
+			return nil, err
+		}
+		p := dynamodb.NewQueryPaginator(t.client, &dynamodb.QueryInput{
+			TableName: aws.String(t.name), IndexName: aws.String(dueTriggers),
+			KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values(),
+		})
+		for p.HasMorePages() {
+			out, err := p.NextPage(ctx)
+			if err != nil {
+				return nil, failed("find due triggers", err)
+			}
+			for _, item := range out.Items {
+				if pk, ok := item["PK"].(*types.AttributeValueMemberS); ok {
+					ids = append(ids, pk.Value[len("TRIGGER#"):])
+				}
+			}
+		}
+	}
+	return ids, nil
+}
+
+// RecordRun records what a trigger's slot did and moves its next run on,
+// on the condition that the trigger still exists and its next run has not
+// moved past the slot: never backward, never onto a deleted trigger. When
+// the condition fails the error is ErrTriggerMoved.
+func (t *Table) RecordRun(ctx context.Context, id string, run Run, next time.Time) error {
+	// An unset value is written NULL, which reads back as unset.
+	set := func(u expression.UpdateBuilder, name, v string) expression.UpdateBuilder {
+		if v == "" {
+			return u.Set(expression.Name(name), expression.Value(nil))
+		}
+		return u.Set(expression.Name(name), expression.Value(v))
+	}
+	u := expression.Set(expression.Name("nextRunAt"), expression.Value(formatTime(next)))
+	u = set(u, "lastRunAt", formatTime(run.At))
+	u = set(u, "lastSessionId", run.SessionID)
+	u = set(u, "lastRunStatus", run.Status)
+	u = set(u, "lastError", run.Error)
+	cond := expression.AttributeExists(expression.Name("PK")).
+		And(expression.Name("nextRunAt").LessThanEqual(expression.Value(formatTime(run.At))))
+	e, err := expression.NewBuilder().WithUpdate(u).WithCondition(cond).Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(t.name), Key: triggerKey(id),
+		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return ErrTriggerMoved
+	case err != nil:
+		return failed("record trigger run", err)
+	}
+	return nil
+}

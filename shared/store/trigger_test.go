@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/session"
+)
+
+func newTrigger(id, user, org string, created time.Time) *Trigger {
+	return &Trigger{
+		ID: id, UserID: user, OrgID: org, Active: true, Cron: "0 9 * * 1-5", Timezone: "Europe/Berlin",
+		Repository: session.Repository{Type: "github", Repo: "acme/app", Branch: "main"},
+		Agent:      session.Agent{Mode: "code", Model: "anthropic/claude"},
+		Prompt:     "Update the dependencies.", SavedAllocation: allocation.VercelSmall,
+		CreatedAt: created, NextRunAt: created.Add(time.Hour),
+	}
+}
+
+// TestTriggerRoundTrip: a trigger reads back as written, a byoc request
+// and a last run included.
+func TestTriggerRoundTrip(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		tr := newTrigger("trg_a", "u1", "o1", now)
+		tr.SavedAllocation = ""
+		tr.SavedRequest = &allocation.Request{Provider: allocation.RequestProvider{ID: allocation.Vercel, Account: allocation.AccountBYOC}, InstanceType: "small"}
+		tr.LastRun = Run{At: now.Add(-time.Hour), SessionID: "workspace_x", Status: "fallback"}
+		tr.Repository.Branch = ""
+		tr.Agent.Variant = "fast"
+		if err := tbl.CreateTrigger(ctx, tr, 100); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tbl.GetTrigger(ctx, "trg_a")
+		if err != nil || !reflect.DeepEqual(got, tr) {
+			t.Fatalf("got %+v %v\nwant %+v", got, err, tr)
+		}
+		if _, err := tbl.GetTrigger(ctx, "trg_none"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("unknown trigger: %v", err)
+		}
+	})
+}
+
+// TestTriggerLimit: at most limit triggers per owner (the org when there
+// is one, else the user), also when they are created at once; a refused
+// trigger writes nothing, and deleting one makes room again.
+func TestTriggerLimit(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		const limit = 3
+		var created, refused atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 6 {
+			wg.Go(func() {
+				switch err := tbl.CreateTrigger(ctx, newTrigger(fmt.Sprintf("trg_%d", i), "u1", "", now), limit); {
+				case err == nil:
+					created.Add(1)
+				case errors.Is(err, ErrTriggerLimit):
+					refused.Add(1)
+				default:
+					// A transaction conflict on the counter is a fault to
+					// retry; the limit must hold whatever happens.
+					t.Logf("create: %v", err)
+				}
+			})
+		}
+		wg.Wait()
+		if created.Load() > limit || refused.Load() == 0 {
+			t.Fatalf("created %d, refused %d", created.Load(), refused.Load())
+		}
+		for i := created.Load(); i < limit; i++ {
+			if err := tbl.CreateTrigger(ctx, newTrigger(fmt.Sprintf("trg_more%d", i), "u1", "", now), limit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tbl.CreateTrigger(ctx, newTrigger("trg_over", "u1", "", now), limit); !errors.Is(err, ErrTriggerLimit) {
+			t.Fatalf("over the limit: %v", err)
+		}
+		if _, err := tbl.GetTrigger(ctx, "trg_over"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("a refused trigger was written: %v", err)
+		}
+		// The org's triggers count apart from the user's.
+		if err := tbl.CreateTrigger(ctx, newTrigger("trg_org", "u1", "o1", now), limit); err != nil {
+			t.Errorf("org trigger: %v", err)
+		}
+		page, _, err := tbl.ListTriggers(ctx, "u1", nil, 100, func(*Trigger) bool { return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var victim *Trigger
+		for _, tr := range page {
+			if tr.OrgID == "" {
+				victim = tr
+			}
+		}
+		if err := tbl.DeleteTrigger(ctx, victim); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.DeleteTrigger(ctx, victim); !errors.Is(err, ErrNotFound) {
+			t.Errorf("second delete: %v", err)
+		}
+		if err := tbl.CreateTrigger(ctx, newTrigger("trg_again", "u1", "", now), limit); err != nil {
+			t.Errorf("after a delete: %v", err)
+		}
+	})
+}
+
+// TestListTriggers: a user's triggers, newest first, a page at a time,
+// with only those keep accepts; another user's never.
+func TestListTriggers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		for i := range 7 {
+			org := ""
+			if i%3 == 0 {
+				org = "o2"
+			}
+			if err := tbl.CreateTrigger(ctx, newTrigger(fmt.Sprintf("trg_%d", i), "u1", org, now.Add(time.Duration(i)*time.Minute)), 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tbl.CreateTrigger(ctx, newTrigger("trg_other", "u2", "", now), 100); err != nil {
+			t.Fatal(err)
+		}
+		noO2 := func(tr *Trigger) bool { return tr.OrgID != "o2" }
+		var ids []string
+		var after *Position
+		for pages := 0; ; pages++ {
+			page, more, err := tbl.ListTriggers(ctx, "u1", after, 2, noO2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tr := range page {
+				ids = append(ids, tr.ID)
+			}
+			if !more {
+				break
+			}
+			last := page[len(page)-1]
+			after = &Position{last.ID, last.CreatedAt}
+		}
+		want := []string{"trg_5", "trg_4", "trg_2", "trg_1"}
+		if !reflect.DeepEqual(ids, want) {
+			t.Errorf("pages %v, want %v", ids, want)
+		}
+	})
+}
+
+// TestDueTriggers: the active triggers due at a time, from every shard;
+// inactive ones and later ones never.
+func TestDueTriggers(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		want := map[string]bool{}
+		for i := range 40 {
+			tr := newTrigger(fmt.Sprintf("trg_%d", i), "u1", "", now)
+			tr.NextRunAt = now.Add(time.Duration(i%4-2) * time.Minute) // -2, -1, 0, +1 minutes
+			tr.Active = i%5 != 0
+			if tr.Active && i%4 != 3 {
+				want[tr.ID] = true
+			}
+			if err := tbl.CreateTrigger(ctx, tr, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ids, err := tbl.DueTriggers(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, id := range ids {
+			got[id] = true
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("due %v, want %v", got, want)
+		}
+	})
+}
+
+// TestRecordRun: a run moves the next slot on; it never moves it back and
+// never writes onto a deleted trigger.
+func TestRecordRun(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		tr := newTrigger("trg_a", "u1", "", now)
+		tr.NextRunAt = now
+		if err := tbl.CreateTrigger(ctx, tr, 100); err != nil {
+			t.Fatal(err)
+		}
+		slot := now.Add(2 * time.Minute) // a later slot: missed ones are skipped
+		if err := tbl.RecordRun(ctx, "trg_a", Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := tbl.GetTrigger(ctx, "trg_a")
+		if !got.NextRunAt.Equal(slot.Add(time.Hour)) || got.LastRun != (Run{At: slot, SessionID: "workspace_1", Status: "fired"}) {
+			t.Fatalf("%+v", got)
+		}
+		// A late retry of the same slot, or an earlier one, changes nothing.
+		for _, at := range []time.Time{slot, now} {
+			if err := tbl.RecordRun(ctx, "trg_a", Run{At: at, Status: "failed", Error: "internal_error"}, at.Add(time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+				t.Errorf("slot %v: %v", at, err)
+			}
+		}
+		if again, _ := tbl.GetTrigger(ctx, "trg_a"); !reflect.DeepEqual(again, got) {
+			t.Errorf("moved back: %+v", again)
+		}
+		// A failed run clears the session.
+		next := slot.Add(time.Hour)
+		if err := tbl.RecordRun(ctx, "trg_a", Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := tbl.GetTrigger(ctx, "trg_a"); got.LastRun != (Run{At: next, Status: "failed", Error: "invalid_request"}) {
+			t.Errorf("%+v", got.LastRun)
+		}
+		if err := tbl.DeleteTrigger(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.RecordRun(ctx, "trg_a", Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+			t.Errorf("deleted trigger: %v", err)
+		}
+		if _, err := tbl.GetTrigger(ctx, "trg_a"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("the run wrote a deleted trigger back: %v", err)
+		}
+	})
+}
