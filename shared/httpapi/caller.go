@@ -21,6 +21,9 @@ const AdminScope = "cloud-agent:admin"
 // IDPattern is what user, org and bot ids look like, in claims and bodies.
 var IDPattern = regexp.MustCompile(`^[A-Za-z0-9._:@|-]{1,128}$`)
 
+// PathIDPattern is what a session or trigger id in a path looks like.
+var PathIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
 // Caller is who makes a request, as the JWT authorizer vouches for it.
 type Caller struct {
 	UserID string

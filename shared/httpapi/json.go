@@ -73,6 +73,16 @@ func (o *Object) String(name string, required bool) (string, bool) {
 	return s, true
 }
 
+// Optional returns an optional string member that, when sent, may not be
+// empty; "" when absent or null.
+func (o *Object) Optional(name string) string {
+	v, ok := o.String(name, false)
+	if ok && v == "" {
+		o.Fail(name, "may not be empty")
+	}
+	return v
+}
+
 // Bool returns a boolean member.
 func (o *Object) Bool(name string) (v, ok bool) {
 	raw, ok := o.Raw(name)

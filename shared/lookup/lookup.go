@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"regexp"
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
@@ -14,9 +13,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
-
-// PathIDPattern is what a session or trigger id in a path looks like.
-var PathIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
 
 // Service reads sessions and settings.
 type Service struct {
@@ -41,7 +37,7 @@ var errNotFound = problem.New(problem.NotFound, "There is no such session.")
 // still be read.
 func (s *Service) session(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	id := r.Params["sessionId"]
-	if !PathIDPattern.MatchString(id) {
+	if !httpapi.PathIDPattern.MatchString(id) {
 		return httpapi.Response{}, problem.New(problem.InvalidRequest, "The session id is not valid.")
 	}
 	policy, err := s.Settings.Policy(ctx)

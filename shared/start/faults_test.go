@@ -5,32 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
-	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
-	"github.com/cloud-agent/control-plane/shared/store"
 )
-
-// faulty is the API over a table reached through a fault-injecting proxy,
-// with the SDK's own retries (their waits cut short) and a short timeout
-// per attempt.
-func faulty(t *testing.T) (*apitest.Harness, *faultproxy.Proxy) {
-	t.Helper()
-	b := dynamotest.Backends(t)[0]
-	direct, name := dynamotest.Table(t, b)
-	p := faultproxy.New(b.URL)
-	t.Cleanup(p.Close)
-	api := local.DynamoClient(p.URL(), store.Counting, func(o *dynamodb.Options) {
-		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond)
-		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(100 * time.Millisecond)
-	})
-	return apitest.NewOn(t, api, direct, name), p
-}
 
 // noInternals fails when an answer shows what lies behind the service: the
 // SDK's messages, the table's name.
@@ -69,7 +46,7 @@ func TestFaults(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
-			h, p := faulty(t)
+			h, p := apitest.Faulty(t)
 			p.Inject(r.op, r.n, r.fault)
 			res := post(h, user, r.body)
 			if res.Status != r.status {
@@ -94,7 +71,7 @@ func TestFaults(t *testing.T) {
 		})
 	}
 	t.Run("a replay after the fault clears", func(t *testing.T) {
-		h, p := faulty(t)
+		h, p := apitest.Faulty(t)
 		const attempts = 4 // the DynamoDB client's retry budget
 		p.Inject("TransactWriteItems", attempts, faultproxy.DynamoThrottle)
 		if res := post(h, user, withKey); res.Status != 503 || p.Count("TransactWriteItems") != attempts {
@@ -107,7 +84,7 @@ func TestFaults(t *testing.T) {
 		}
 	})
 	t.Run("the lookup when reads fail", func(t *testing.T) {
-		h, p := faulty(t)
+		h, p := apitest.Faulty(t)
 		p.Inject("GetItem", 10, faultproxy.Drop)
 		res := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/workspace_x/allocation", Claims: user})
 		if res.Status != 503 || res.Headers["Retry-After"] == "" {
@@ -115,7 +92,7 @@ func TestFaults(t *testing.T) {
 		}
 	})
 	t.Run("settings unreadable on a cold start", func(t *testing.T) {
-		h, _ := faulty(t)
+		h, _ := apitest.Faulty(t)
 		h.BreakSettings()
 		if res := post(h, user, withKey); res.Status != 503 || len(h.Items()) != 0 {
 			t.Errorf("%d %s", res.Status, res.Raw)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -65,10 +66,10 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 		return nil, err
 	}
 	var r Request
-	key := nonEmpty(o, "operationKey")
-	r.OrgID = nonEmpty(o, "orgId")
+	key := o.Optional("operationKey")
+	r.OrgID = o.Optional("orgId")
 	if repo, ok := o.Object("repository", true); ok {
-		r.Repository = parseRepository(repo)
+		r.Repository = ParseRepository(repo)
 	}
 	if ag, ok := o.Object("agent", true); ok {
 		r.Agent = ParseAgent(ag)
@@ -89,7 +90,7 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 		}
 		kind, hasKind = rt.String("sandboxKind", false)
 	}
-	r.CreatedOnPlatform = nonEmpty(o, "createdOnPlatform")
+	r.CreatedOnPlatform = o.Optional("createdOnPlatform")
 	if err := o.Err(); err != nil {
 		return nil, err
 	}
@@ -110,7 +111,11 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	if err := checkSecrets(body, key); err != nil {
+	if err := CheckSecrets(body, func(doc map[string]any) {
+		if it, ok := doc["initialTurn"].(map[string]any); ok {
+			delete(it, "prompt")
+		}
+	}, key); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -137,9 +142,9 @@ func (r *Request) validate() error {
 	return ValidateAgent(r.Agent)
 }
 
-// parseRepository reads a repository object: github takes repo, gitlab and
+// ParseRepository reads a repository object: github takes repo, gitlab and
 // git take url.
-func parseRepository(o *httpapi.Object) session.Repository {
+func ParseRepository(o *httpapi.Object) session.Repository {
 	var rep session.Repository
 	rep.Type, _ = o.String("type", true)
 	switch rep.Type {
@@ -151,7 +156,7 @@ func parseRepository(o *httpapi.Object) session.Repository {
 	default:
 		o.Fail("type", "must be github, gitlab or git")
 	}
-	rep.Branch = nonEmpty(o, "branch")
+	rep.Branch = o.Optional("branch")
 	return rep
 }
 
@@ -160,18 +165,8 @@ func ParseAgent(o *httpapi.Object) session.Agent {
 	var ag session.Agent
 	ag.Mode, _ = o.String("mode", true)
 	ag.Model, _ = o.String("model", true)
-	ag.Variant = nonEmpty(o, "variant")
+	ag.Variant = o.Optional("variant")
 	return ag
-}
-
-// nonEmpty reads an optional string member that, when sent, may not be
-// empty.
-func nonEmpty(o *httpapi.Object, name string) string {
-	v, ok := o.String(name, false)
-	if ok && v == "" {
-		o.Fail(name, "may not be empty")
-	}
-	return v
 }
 
 // ValidateRepository checks a repository's limits.
@@ -238,17 +233,16 @@ func ValidateAgent(ag session.Agent) error {
 	return check("variant", ag.Variant, maxVariant, false)
 }
 
-// checkSecrets refuses a body in which any string member but
-// initialTurn.prompt (or the Idempotency-Key header) holds a token marker.
-func checkSecrets(body []byte, key string) error {
+// CheckSecrets refuses a body in which any string member holds a token
+// marker, but the members drop deletes from it (the prompt), or in which
+// one of also (the Idempotency-Key header) does.
+func CheckSecrets(body []byte, drop func(doc map[string]any), also ...string) error {
 	var doc map[string]any
 	if err := json.Unmarshal(body, &doc); err != nil {
 		return bad("The body must be one JSON object.")
 	}
-	if it, ok := doc["initialTurn"].(map[string]any); ok {
-		delete(it, "prompt")
-	}
-	if hasSecret(doc) || hasSecret(key) {
+	drop(doc)
+	if hasSecret(doc) || slices.ContainsFunc(also, func(v string) bool { return hasSecret(v) }) {
 		return bad("The request contains what looks like a secret token; send credentials through the provider's integration instead.")
 	}
 	return nil

@@ -19,18 +19,23 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/shared/ddbjson"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lookup"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
 // ConfigPath is the settings path the harness serves.
@@ -43,6 +48,8 @@ type Harness struct {
 	Client   *dynamodb.Client
 	Table    string
 	Start    *start.Service
+	Triggers *triggerapi.Service
+	Firing   *trigger.Firing
 	settings string
 	logs     *syncBuffer
 }
@@ -74,8 +81,27 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string) *Harness {
 	tbl := store.New(api, name)
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
 	lk := &lookup.Service{Table: tbl, Settings: cfg}
-	h.API = httpapi.New(log, append(lk.Routes(), start.Route(h.Start))...)
+	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg}
+	h.Firing = &trigger.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log}
+	routes := append(lk.Routes(), start.Route(h.Start))
+	h.API = httpapi.New(log, append(routes, h.Triggers.Routes()...)...)
 	return h
+}
+
+// Faulty is the API over a fresh table of the embedded endpoint reached
+// through a fault-injecting proxy, with the SDK's own retries (their waits
+// cut short) and a short timeout per attempt.
+func Faulty(t testing.TB) (*Harness, *faultproxy.Proxy) {
+	t.Helper()
+	b := dynamotest.Backends(t)[0]
+	direct, name := dynamotest.Table(t, b)
+	p := faultproxy.New(b.URL)
+	t.Cleanup(p.Close)
+	api := local.DynamoClient(p.URL(), store.Counting, func(o *dynamodb.Options) {
+		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond)
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(100 * time.Millisecond)
+	})
+	return NewOn(t, api, direct, name), p
 }
 
 // SetSettings replaces the settings the functions read.

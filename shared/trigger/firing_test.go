@@ -1,0 +1,371 @@
+package trigger_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
+
+var (
+	owner = map[string]string{"sub": "u1", "org_ids": "[o1]", "bot_id": "b1"}
+	// Monday 2026-11-30 10:00:30 UTC: triggers are created then.
+	created = time.Date(2026, 11, 30, 10, 0, 30, 0, time.UTC)
+)
+
+// setup is the API and the firing over a fresh table, with the clock at
+// created.
+func setup(t *testing.T, h *apitest.Harness) *apitest.Harness {
+	h.Triggers.Now = func() time.Time { return created }
+	return h
+}
+
+// newTrigger creates a trigger through the API and returns its id.
+func newTrigger(t *testing.T, h *apitest.Harness, cron string, set map[string]any) string {
+	t.Helper()
+	m := map[string]any{
+		"orgId":      "o1",
+		"schedule":   map[string]any{"cron": cron},
+		"repository": map[string]any{"type": "github", "repo": "acme/app"},
+		"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
+		"prompt":     "Triage new issues.",
+	}
+	for k, v := range set {
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: owner, Body: string(b)})
+	if r.Status != 201 {
+		t.Fatalf("create: %d %s", r.Status, r.Raw)
+	}
+	return r.Body["triggerId"].(string)
+}
+
+func read(t *testing.T, h *apitest.Harness, id string) map[string]any {
+	t.Helper()
+	r := h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers/" + id, Claims: owner})
+	if r.Status != 200 {
+		t.Fatalf("read: %d %s", r.Status, r.Raw)
+	}
+	return r.Body
+}
+
+// fire invokes the firing with a Scheduled Event of time at, the clock at
+// clock.
+func fire(t *testing.T, h *apitest.Harness, at, clock time.Time) (trigger.Summary, error) {
+	t.Helper()
+	h.Firing.Now = func() time.Time { return clock }
+	sum, err := h.Firing.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: at})
+	if sum.Due != sum.Fired+sum.Duplicates+sum.Failed {
+		t.Errorf("due %d is not fired + duplicates + failed: %+v", sum.Due, sum)
+	}
+	return sum, err
+}
+
+// sessions are the sessions in the table.
+func sessions(t *testing.T, h *apitest.Harness) []string {
+	var out []string
+	for _, it := range h.Items() {
+		if strings.Contains(it, `"PK":{"S":"SESSION#`) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func lookup(t *testing.T, h *apitest.Harness, id string) map[string]any {
+	t.Helper()
+	r := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/" + id + "/allocation", Claims: owner})
+	if r.Status != 200 {
+		t.Fatalf("lookup %s: %d %s", id, r.Status, r.Raw)
+	}
+	return r.Body
+}
+
+// TestFireOnce: a due trigger starts one session, for its user and org
+// (not its bot), created on the scheduled platform, under the operation
+// key of its slot; the trigger records the run and moves to its next slot;
+// the same event again starts nothing.
+func TestFireOnce(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	id := newTrigger(t, h, "*/5 * * * *", nil)
+	idle := newTrigger(t, h, "*/5 * * * *", map[string]any{"active": false})
+	later := newTrigger(t, h, "0 12 * * *", nil)
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+
+	if sum, err := fire(t, h, slot.Add(-time.Minute), slot.Add(-time.Minute)); err != nil || sum != (trigger.Summary{}) {
+		t.Fatalf("before the slot: %+v %v", sum, err)
+	}
+	sum, err := fire(t, h, slot.Add(20*time.Second), slot)
+	if err != nil || sum != (trigger.Summary{Due: 1, Fired: 1}) {
+		t.Fatalf("at the slot: %+v %v", sum, err)
+	}
+	tr := read(t, h, id)
+	if tr["lastRunAt"] != "2026-11-30T10:05:00Z" || tr["lastRunStatus"] != "fired" || tr["lastError"] != nil || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
+		t.Errorf("trigger after the run: %v", tr)
+	}
+	sid, _ := tr["lastSessionId"].(string)
+	view := lookup(t, h, sid)
+	if owner := view["owner"].(map[string]any); owner["userId"] != "u1" || owner["orgId"] != "o1" || owner["botId"] != nil {
+		t.Errorf("owner %v", owner)
+	}
+	if got := sessions(t, h); len(got) != 1 || !strings.Contains(got[0], `"createdOnPlatform":{"S":"scheduled"}`) {
+		t.Errorf("sessions %v", got)
+	}
+	key := fmt.Sprintf(`"PK":{"S":"OPERATION#u1#trigger:%s:2026-11-30T10:05:00Z"}`, id)
+	if !strings.Contains(strings.Join(h.Items(), "\n"), key) {
+		t.Errorf("no ledger row %s", key)
+	}
+	for _, other := range []string{idle, later} {
+		if tr := read(t, h, other); tr["lastRunAt"] != nil {
+			t.Errorf("a trigger that was not due ran: %v", tr)
+		}
+	}
+	if sum, err := fire(t, h, slot.Add(20*time.Second), slot.Add(time.Minute)); err != nil || sum != (trigger.Summary{}) {
+		t.Errorf("the same event again: %+v %v", sum, err)
+	}
+	if n := len(sessions(t, h)); n != 1 {
+		t.Errorf("%d sessions", n)
+	}
+}
+
+// rewind moves a trigger's next run back, as if its run had not been
+// recorded (the answer of the write was lost).
+func rewind(t *testing.T, h *apitest.Harness, id string, to time.Time) {
+	t.Helper()
+	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(h.Table),
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
+		},
+		UpdateExpression:          aws.String("SET nextRunAt = :t"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: to.Format(time.RFC3339)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDuplicates: a slot whose ledger row exists is a duplicate, which
+// consumes the slot with the row's session, whatever the row's
+// fingerprint; concurrent invocations of one event start one session.
+func TestDuplicates(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	id := newTrigger(t, h, "*/5 * * * *", nil)
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	if sum, _ := fire(t, h, slot, slot); sum.Fired != 1 {
+		t.Fatalf("%+v", sum)
+	}
+	first := read(t, h, id)["lastSessionId"]
+
+	rewind(t, h, id, slot)
+	sum, err := fire(t, h, slot, slot)
+	if err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
+		t.Errorf("a replayed slot: %+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["lastSessionId"] != first || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
+		t.Errorf("after the duplicate: %v", tr)
+	}
+
+	// The saved allocation fell back since the first run: the request
+	// differs, and the row still consumes the slot.
+	rewind(t, h, id, slot)
+	h.SetSettings([]local.Parameter{{Name: "allocation/default", Type: "String", Value: "vercel-small"}})
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
+		t.Errorf("another fingerprint: %+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["lastSessionId"] != first {
+		t.Errorf("after the duplicate: %v", tr)
+	}
+	if n := len(sessions(t, h)); n != 1 {
+		t.Fatalf("%d sessions", n)
+	}
+
+	next := slot.Add(5 * time.Minute)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var total trigger.Summary
+	for range 4 {
+		wg.Go(func() {
+			sum, err := h.Firing.Handle(context.Background(), events.EventBridgeEvent{Time: next})
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			total.Fired += sum.Fired
+			total.Duplicates += sum.Duplicates
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if total.Fired != 1 || len(sessions(t, h)) != 2 {
+		t.Errorf("concurrent invocations: %+v, %d sessions", total, len(sessions(t, h)))
+	}
+}
+
+// TestMissedSlots: a trigger that missed slots fires once, for the latest,
+// and counts the others as skipped.
+func TestMissedSlots(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	id := newTrigger(t, h, "* * * * *", nil) // next run 10:01
+	at := time.Date(2026, 11, 30, 10, 11, 40, 0, time.UTC)
+	sum, err := fire(t, h, at, at)
+	if err != nil || sum != (trigger.Summary{Due: 1, Fired: 1, Skipped: 10}) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:11:00Z" || tr["nextRunAt"] != "2026-11-30T10:12:00Z" {
+		t.Errorf("%v", tr)
+	}
+}
+
+// TestFallback: a saved allocation that now fails its checks runs with the
+// effective default, counted as a fallback; one that passes runs as saved.
+func TestFallback(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	kept := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-large"})
+	retired := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-small"})
+	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	sum, err := fire(t, h, slot, slot)
+	if err != nil || sum != (trigger.Summary{Due: 2, Fired: 2, Fallbacks: 1}) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	for id, want := range map[string][2]string{kept: {"fired", "vercel-large"}, retired: {"fallback", "cloudflare-containers-standard-4"}} {
+		tr := read(t, h, id)
+		sb := lookup(t, h, tr["lastSessionId"].(string))["sandbox"].(map[string]any)
+		if tr["lastRunStatus"] != want[0] || sb["allocation"] != want[1] {
+			t.Errorf("%s: %v, sandbox %v", want[0], tr, sb)
+		}
+	}
+}
+
+// TestRefusedSlot: a start refused with a 4xx counts as failed, records
+// its code and no session, and consumes the slot.
+func TestRefusedSlot(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	id := newTrigger(t, h, "*/5 * * * *", nil)
+	// An older writer stored a repository the start refuses.
+	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(h.Table),
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
+		},
+		UpdateExpression:          aws.String("SET repository.repo = :r"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{Value: "not a repo"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	sum, err := fire(t, h, slot, slot)
+	if err != nil || sum != (trigger.Summary{Due: 1, Failed: 1}) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	tr := read(t, h, id)
+	if tr["lastRunStatus"] != "failed" || tr["lastError"] != "invalid_request" || tr["lastSessionId"] != nil || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
+		t.Errorf("%v", tr)
+	}
+	if n := len(sessions(t, h)); n != 0 {
+		t.Errorf("%d sessions", n)
+	}
+}
+
+// TestEventAhead: an event more than 5 minutes ahead of the clock changes
+// nothing; 5 minutes ahead still fires.
+func TestEventAhead(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	id := newTrigger(t, h, "*/5 * * * *", nil)
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	if sum, err := fire(t, h, slot, slot.Add(-5*time.Minute-time.Second)); err != nil || sum != (trigger.Summary{}) {
+		t.Errorf("ahead: %+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["lastRunAt"] != nil {
+		t.Errorf("ahead: %v", tr)
+	}
+	if sum, err := fire(t, h, slot, slot.Add(-5*time.Minute)); err != nil || sum.Fired != 1 {
+		t.Errorf("5 minutes ahead: %+v %v", sum, err)
+	}
+}
+
+// TestOutOfTime: 10 seconds before its timeout the firing takes no new
+// trigger; they stay due for the next minute.
+func TestOutOfTime(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	id := newTrigger(t, h, "*/5 * * * *", nil)
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	h.Firing.Now = func() time.Time { return slot }
+	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
+	defer cancel()
+	sum, err := h.Firing.Handle(ctx, events.EventBridgeEvent{Time: slot})
+	if err != nil || sum != (trigger.Summary{}) {
+		t.Errorf("%+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:05:00Z" {
+		t.Errorf("%v", tr)
+	}
+	if sum, _ := fire(t, h, slot.Add(time.Minute), slot.Add(time.Minute)); sum.Fired != 1 {
+		t.Errorf("next minute: %+v", sum)
+	}
+}
+
+// TestFaults: a storage or settings fault fails the invocation, so that
+// Lambda retries it, and leaves the slot due: the retry fires it once.
+func TestFaults(t *testing.T) {
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	for _, row := range []struct {
+		rule  string
+		op    string
+		fault faultproxy.Fault
+	}{
+		{"the due index is unreachable", "Query", faultproxy.DynamoThrottle},
+		{"the trigger cannot be read", "GetItem", faultproxy.DynamoInternalError},
+		{"the session cannot be written", "TransactWriteItems", faultproxy.Drop},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			f, p := apitest.Faulty(t)
+			h := setup(t, f)
+			id := newTrigger(t, h, "*/5 * * * *", nil)
+			p.Inject(row.op, 4, row.fault) // the SDK's attempts: 1 and 3 retries
+			sum, err := fire(t, h, slot, slot)
+			if err == nil || sum.Fired != 0 {
+				t.Fatalf("%+v %v", sum, err)
+			}
+			if strings.Contains(row.op, "Item") && sum.Failed != 1 {
+				t.Errorf("a fault on the trigger counts as failed: %+v", sum)
+			}
+			if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:05:00Z" || tr["lastRunAt"] != nil {
+				t.Errorf("the slot moved: %v", tr)
+			}
+			if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 1, Fired: 1}) {
+				t.Errorf("the retry: %+v %v", sum, err)
+			}
+			if n := len(sessions(t, h)); n != 1 {
+				t.Errorf("%d sessions", n)
+			}
+		})
+	}
+	t.Run("settings unreadable", func(t *testing.T) {
+		h := setup(t, apitest.New(t, nil))
+		newTrigger(t, h, "*/5 * * * *", nil)
+		h.BreakSettings()
+		if sum, err := fire(t, h, slot, slot); err == nil || sum != (trigger.Summary{}) {
+			t.Errorf("%+v %v", sum, err)
+		}
+	})
+}

@@ -1,0 +1,309 @@
+// Package triggerapi answers the trigger routes: it creates, lists, shows
+// and deletes a caller's scheduled triggers. Firing them is package
+// trigger's.
+package triggerapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/settings"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// Limits of the contract.
+const (
+	// MaxPerOwner is how many triggers an owner (the org, else the user)
+	// may have.
+	MaxPerOwner  = 100
+	maxPrompt    = 100000
+	defaultLimit = 50
+	maxLimit     = 100
+)
+
+// Service stores triggers.
+type Service struct {
+	Table    *store.Table
+	Settings *settings.Settings
+	// Now and NewTriggerID default to the clock and trg_<uuid v4>.
+	Now          func() time.Time
+	NewTriggerID func() string
+}
+
+// Routes are POST and GET /v1/triggers, and GET and DELETE
+// /v1/triggers/{triggerId}.
+func (s *Service) Routes() []httpapi.Route {
+	return []httpapi.Route{
+		{Method: http.MethodPost, Pattern: "/v1/triggers", Handle: s.create},
+		{Method: http.MethodGet, Pattern: "/v1/triggers", Handle: s.list},
+		{Method: http.MethodGet, Pattern: "/v1/triggers/{triggerId}", Handle: s.get},
+		{Method: http.MethodDelete, Pattern: "/v1/triggers/{triggerId}", Handle: s.delete},
+	}
+}
+
+func bad(detail string) error { return problem.New(problem.InvalidRequest, detail) }
+
+var errNotFound = problem.New(problem.NotFound, "There is no such trigger.")
+
+// createRequest is a validated POST /v1/triggers body; its allocation is
+// kept as sent, to be judged after the org check.
+type createRequest struct {
+	orgID      string
+	schedule   *trigger.Schedule
+	repository session.Repository
+	agent      session.Agent
+	prompt     string
+	allocation json.RawMessage
+	active     bool
+}
+
+// parseCreate validates the body, the cron expression and the zone (400).
+func parseCreate(body []byte, now time.Time) (*createRequest, error) {
+	o, err := httpapi.ParseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	r := createRequest{active: true}
+	var cron, zone string
+	r.orgID = o.Optional("orgId")
+	if sch, ok := o.Object("schedule", true); ok {
+		cron, _ = sch.String("cron", true)
+		zone = sch.Optional("timezone")
+	}
+	if repo, ok := o.Object("repository", true); ok {
+		r.repository = start.ParseRepository(repo)
+	}
+	if ag, ok := o.Object("agent", true); ok {
+		r.agent = start.ParseAgent(ag)
+	}
+	r.prompt, _ = o.String("prompt", true)
+	if raw, ok := o.Raw("sandboxAllocation"); ok {
+		if raw[0] != '"' && raw[0] != '{' {
+			o.Fail("sandboxAllocation", "must be a name or an object")
+		}
+		r.allocation = raw
+	}
+	if active, ok := o.Bool("active"); ok {
+		r.active = active
+	}
+	if err := o.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case r.orgID != "" && !httpapi.IDPattern.MatchString(r.orgID):
+		return nil, bad("orgId is not a valid org id.")
+	case r.prompt == "":
+		return nil, bad("prompt may not be empty.")
+	case utf8.RuneCountInString(r.prompt) > maxPrompt:
+		return nil, bad("prompt is longer than 100000 characters.")
+	}
+	if err := start.ValidateRepository(r.repository); err != nil {
+		return nil, err
+	}
+	if err := start.ValidateAgent(r.agent); err != nil {
+		return nil, err
+	}
+	if err := start.CheckSecrets(body, func(doc map[string]any) { delete(doc, "prompt") }); err != nil {
+		return nil, err
+	}
+	if zone == "" {
+		zone = "UTC" // left out
+	}
+	if r.schedule, err = trigger.ParseSchedule(cron, zone, now); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// create runs the checks in the contract's order: the body, the cron
+// expression and the zone (400), the org (403), allocation checks 1 and 3
+// to 6, then the owner's trigger limit.
+func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	now := s.now()
+	req, err := parseCreate(r.Body, now)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	if req.orgID != "" && !r.Caller.InOrg(req.orgID) {
+		return httpapi.Response{}, problem.New(problem.Forbidden, "The caller is not a member of the org.")
+	}
+	tr := &store.Trigger{
+		ID: s.newTriggerID(), UserID: r.Caller.UserID, OrgID: req.orgID, Active: req.active,
+		Cron: req.schedule.Cron(), Timezone: req.schedule.Timezone(),
+		Repository: req.repository, Agent: req.agent, Prompt: req.prompt,
+		CreatedAt: now.UTC().Truncate(time.Second),
+	}
+	tr.NextRunAt = req.schedule.Next(tr.CreatedAt)
+	if req.allocation != nil {
+		a, err := allocation.Parse(req.allocation)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		policy, err := s.Settings.Policy(ctx)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		owner := tr.UserID
+		if tr.OrgID != "" {
+			owner = tr.OrgID
+		}
+		if err := policy.Check(a, owner); err != nil {
+			return httpapi.Response{}, err
+		}
+		if a.BYOC() {
+			ar := a.Request()
+			tr.SavedRequest = &ar
+		} else {
+			tr.SavedAllocation = a.Name()
+		}
+	}
+	switch err := s.Table.CreateTrigger(ctx, tr, MaxPerOwner); {
+	case errors.Is(err, store.ErrTriggerLimit):
+		return httpapi.Response{}, problem.New(problem.TriggerLimitReached, "The owner already has 100 triggers. Delete one to make room.")
+	case err != nil:
+		return httpapi.Response{}, err
+	}
+	return httpapi.Response{
+		Status: http.StatusCreated, Body: viewOf(tr),
+		Headers: map[string]string{"Location": "/v1/triggers/" + tr.ID},
+	}, nil
+}
+
+// Page is a page of triggers.
+type Page struct {
+	Items      []View  `json:"items"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// list shows the caller's own triggers, newest first, a page at a time.
+func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	limit := defaultLimit
+	if v, ok := r.Query("limit"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxLimit || strconv.Itoa(n) != v {
+			return httpapi.Response{}, bad("limit must be a whole number from 1 to 100.")
+		}
+		limit = n
+	}
+	var after *store.Position
+	if v, ok := r.Query("cursor"); ok {
+		p, err := decodeCursor(v)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		after = p
+	}
+	owned := func(tr *store.Trigger) bool { return r.Caller.Owns(tr.UserID, tr.OrgID) }
+	triggers, more, err := s.Table.ListTriggers(ctx, r.Caller.UserID, after, limit, owned)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	page := Page{Items: make([]View, len(triggers))}
+	for i, tr := range triggers {
+		page.Items[i] = viewOf(tr)
+	}
+	if more {
+		last := triggers[len(triggers)-1]
+		c := encodeCursor(store.Position{ID: last.ID, CreatedAt: last.CreatedAt})
+		page.NextCursor = &c
+	}
+	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
+}
+
+// cursor is the position a page ended at, as the next request sends it
+// back: base64url of this JSON.
+type cursor struct {
+	ID        string `json:"id"`
+	CreatedAt string `json:"createdAt"`
+}
+
+func encodeCursor(p store.Position) string {
+	b, _ := json.Marshal(cursor{p.ID, p.CreatedAt.UTC().Format(session.TimeFormat)})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (*store.Position, error) {
+	errCursor := bad("cursor is not a cursor this API returned.")
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, errCursor
+	}
+	var c cursor
+	if json.Unmarshal(raw, &c) != nil || !httpapi.PathIDPattern.MatchString(c.ID) {
+		return nil, errCursor
+	}
+	created, err := time.Parse(session.TimeFormat, c.CreatedAt)
+	if err != nil {
+		return nil, errCursor
+	}
+	return &store.Position{ID: c.ID, CreatedAt: created}, nil
+}
+
+// owned reads the path's trigger; one the caller does not own is, to the
+// caller, one that does not exist.
+func (s *Service) owned(ctx context.Context, r *httpapi.Request) (*store.Trigger, error) {
+	id := r.Params["triggerId"]
+	if !httpapi.PathIDPattern.MatchString(id) {
+		return nil, bad("The trigger id is not valid.")
+	}
+	tr, err := s.Table.GetTrigger(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, errNotFound
+	case err != nil:
+		return nil, err
+	case !r.Caller.Owns(tr.UserID, tr.OrgID):
+		return nil, errNotFound
+	}
+	return tr, nil
+}
+
+func (s *Service) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	tr, err := s.owned(ctx, r)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.Response{Status: http.StatusOK, Body: viewOf(tr)}, nil
+}
+
+func (s *Service) delete(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	tr, err := s.owned(ctx, r)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	switch err := s.Table.DeleteTrigger(ctx, tr); {
+	case errors.Is(err, store.ErrNotFound):
+		return httpapi.Response{}, errNotFound
+	case err != nil:
+		return httpapi.Response{}, err
+	}
+	return httpapi.Response{Status: http.StatusNoContent}, nil
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (s *Service) newTriggerID() string {
+	if s.NewTriggerID != nil {
+		return s.NewTriggerID()
+	}
+	return "trg_" + uuid.NewString()
+}
