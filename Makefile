@@ -8,6 +8,8 @@ FUZZTIME ?= 30s
 # (BuildMethod: makefile). Each function's folder under functions/:
 folder_SessionStartFunction     := sessionstart
 folder_AllocationLookupFunction := allocationlookup
+folder_TriggersFunction         := triggers
+folder_TriggerFireFunction      := triggerfire
 # The template's functions run on arm64; tests build for the machine's own.
 LAMBDA_GOARCH ?= arm64
 ARTIFACTS_DIR ?= build/$*

@@ -11,7 +11,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/awslabs/goformation/v7/cloudformation"
 
 	"github.com/cloud-agent/control-plane/shared/ddbjson"
 )
@@ -73,7 +72,7 @@ func SaveItems(ctx context.Context, c *dynamodb.Client, table, path string) (int
 // SettingsFromTemplate is the template's SSM parameters under configPath,
 // named relative to it: the settings a new local settings file starts
 // with.
-func SettingsFromTemplate(t *cloudformation.Template, configPath string) []Parameter {
+func SettingsFromTemplate(t *Template, configPath string) []Parameter {
 	var out []Parameter
 	for _, p := range t.GetAllSSMParameterResources() {
 		if p.Name == nil {

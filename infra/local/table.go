@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/awslabs/goformation/v7/cloudformation"
 	cfddb "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
 )
 
@@ -19,7 +18,7 @@ const TableLogicalID = "SessionsTable"
 // CreateTableInput builds the CreateTable request for the template's table
 // resource, named name: its keys, attribute definitions and global
 // secondary indexes. Billing is on demand, as in the template.
-func CreateTableInput(t *cloudformation.Template, logicalID, name string) (*dynamodb.CreateTableInput, error) {
+func CreateTableInput(t *Template, logicalID, name string) (*dynamodb.CreateTableInput, error) {
 	tbl, err := t.GetDynamoDBTableWithName(logicalID)
 	if err != nil {
 		return nil, err

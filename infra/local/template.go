@@ -3,6 +3,7 @@ package local
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -14,13 +15,30 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 )
 
+// Template is a parsed SAM template. Its functions' events are kept as
+// written too: goformation's typed events drop the properties they do not
+// know (a Schedule's RetryPolicy, say), and the event with them.
+type Template struct {
+	*cloudformation.Template
+	events map[string]map[string]rawEvent // by function, by event name
+}
+
+type rawEvent struct {
+	Type       string
+	Properties json.RawMessage
+}
+
 // LoadTemplate reads and parses a SAM template. Intrinsics resolve as they
 // do locally: parameters take their defaults, and a Ref to a resource is
 // the resource's logical id (locally, the table is named after its
 // resource).
-func LoadTemplate(path string) (*cloudformation.Template, error) {
+func LoadTemplate(path string) (*Template, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
 	var resources map[string]bool
-	t, err := goformation.OpenWithOptions(path, &intrinsics.ProcessorOptions{
+	resolved, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref": func(name string, input, template any) any {
 				if id, ok := input.(string); ok {
@@ -38,7 +56,23 @@ func LoadTemplate(path string) (*cloudformation.Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	return t, nil
+	t, err := goformation.ParseJSON(resolved)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	var raw struct {
+		Resources map[string]struct {
+			Properties struct{ Events map[string]rawEvent }
+		}
+	}
+	if err := json.Unmarshal(resolved, &raw); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	tpl := &Template{Template: t, events: map[string]map[string]rawEvent{}}
+	for id, r := range raw.Resources {
+		tpl.events[id] = r.Properties.Events
+	}
+	return tpl, nil
 }
 
 func resourceIDs(template any) map[string]bool {
@@ -92,7 +126,7 @@ type eventProperties struct {
 
 // Functions lists the template's AWS::Serverless::Function resources,
 // sorted by logical id.
-func Functions(t *cloudformation.Template) ([]Function, error) {
+func Functions(t *Template) ([]Function, error) {
 	var g global.Function
 	if gf, ok := t.Globals["Function"].(*global.Function); ok {
 		g = *gf
@@ -121,13 +155,9 @@ func Functions(t *cloudformation.Template) ([]Function, error) {
 				fn.Environment[k] = v
 			}
 		}
-		for name, ev := range f.Events {
-			raw, err := json.Marshal(ev.Properties)
-			if err != nil {
-				return nil, err
-			}
+		for name, ev := range t.events[id] {
 			var p eventProperties
-			if err := json.Unmarshal(raw, &p); err != nil {
+			if err := json.Unmarshal(ev.Properties, &p); err != nil {
 				return nil, fmt.Errorf("%s event %s: %w", id, name, err)
 			}
 			switch ev.Type {

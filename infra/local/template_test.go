@@ -1,11 +1,14 @@
 package local
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 )
@@ -23,15 +26,19 @@ func loadFunctions(t *testing.T) []Function {
 	return fns
 }
 
-// TestTemplateRoutes: every route of the contract that exists so far is
-// routed to its function, behind the JWT authorizer, and the same path on
-// ANY without it (so that another method is a 405 from the function, before
+// TestTemplateRoutes: every route of the contract is routed to its
+// function, behind the JWT authorizer, and each of its paths on ANY
+// without it (so that another method is a 405 from the function, before
 // any token is checked); no other route exists.
 func TestTemplateRoutes(t *testing.T) {
 	want := map[string]string{
 		"POST /v1/sessions":                       "SessionStartFunction",
 		"GET /v1/sessions/{sessionId}/allocation": "AllocationLookupFunction",
 		"GET /v1/allocations":                     "AllocationLookupFunction",
+		"POST /v1/triggers":                       "TriggersFunction",
+		"GET /v1/triggers":                        "TriggersFunction",
+		"GET /v1/triggers/{triggerId}":            "TriggersFunction",
+		"DELETE /v1/triggers/{triggerId}":         "TriggersFunction",
 	}
 	got := map[string]Route{}
 	for _, fn := range loadFunctions(t) {
@@ -42,19 +49,76 @@ func TestTemplateRoutes(t *testing.T) {
 			got[r.Key()] = r
 		}
 	}
+	paths := map[string]bool{}
 	for key, fn := range want {
 		r, ok := got[key]
 		if !ok || r.Function != fn || !r.JWT {
 			t.Errorf("%s: %+v, want %s behind the authorizer", key, r, fn)
 		}
 		path := strings.SplitN(key, " ", 2)[1]
+		paths[path] = true
 		any, ok := got["ANY "+path]
 		if !ok || any.Function != fn || any.JWT {
 			t.Errorf("ANY %s: %+v, want %s without the authorizer", path, any, fn)
 		}
 	}
-	if len(got) != 2*len(want) {
-		t.Errorf("%d routes, want %d: %v", len(got), 2*len(want), got)
+	if len(got) != len(want)+len(paths) {
+		t.Errorf("%d routes, want %d: %v", len(got), len(want)+len(paths), got)
+	}
+}
+
+// TestTemplateSchedule: the firing runs every minute, with retries and a
+// dead-letter queue for the events that still fail; no other function
+// has a schedule.
+func TestTemplateSchedule(t *testing.T) {
+	for _, fn := range loadFunctions(t) {
+		want := []string(nil)
+		if fn.LogicalID == "TriggerFireFunction" {
+			want = []string{"rate(1 minute)"}
+		}
+		if !slices.Equal(fn.Schedules, want) {
+			t.Errorf("%s: schedules %v, want %v", fn.LogicalID, fn.Schedules, want)
+		}
+	}
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := intrinsics.ProcessYAML(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Resources map[string]struct {
+			Type       string
+			Properties struct {
+				EventInvokeConfig struct {
+					MaximumRetryAttempts *int
+					DestinationConfig    struct{ OnFailure struct{ Type string } }
+				}
+				Events map[string]struct {
+					Type       string
+					Properties struct {
+						RetryPolicy      struct{ MaximumRetryAttempts *int }
+						DeadLetterConfig map[string]any
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	fire := tpl.Resources["TriggerFireFunction"].Properties
+	ev := fire.Events["EveryMinute"]
+	if ev.Type != "Schedule" || ev.Properties.RetryPolicy.MaximumRetryAttempts == nil || !hasArn(ev.Properties.DeadLetterConfig) {
+		t.Errorf("the schedule has no retry policy or dead-letter queue: %+v", ev)
+	}
+	if fire.EventInvokeConfig.MaximumRetryAttempts == nil || fire.EventInvokeConfig.DestinationConfig.OnFailure.Type != "SQS" {
+		t.Errorf("failed invocations are not retried into the queue: %+v", fire.EventInvokeConfig)
+	}
+	if tpl.Resources["TriggerFireDeadLetterQueue"].Type != "AWS::SQS::Queue" {
+		t.Error("no dead-letter queue")
 	}
 }
 
@@ -122,3 +186,7 @@ func TestCfnLint(t *testing.T) {
 		t.Errorf("cfn-lint: %v\n%s", err, out)
 	}
 }
+
+// hasArn: the dead-letter queue is named by its ARN (which resolves only
+// in AWS).
+func hasArn(m map[string]any) bool { _, ok := m["Arn"]; return ok }
