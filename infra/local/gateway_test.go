@@ -289,7 +289,7 @@ func TestGatewaySchedule(t *testing.T) {
 // TestScheduledEventShape: the gateway's Scheduled Event has the members
 // and types of the sample in events/.
 func TestScheduledEventShape(t *testing.T) {
-	sample, err := os.ReadFile("../../events/scheduled-event.json")
+	sample, err := os.ReadFile("../../events/TriggerFireFunction/scheduled-event.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,14 +266,21 @@ func (t *Table) GetTrigger(ctx context.Context, id string) (*Trigger, error) {
 // DeleteTrigger deletes a trigger and uncounts it from its owner, in one
 // transaction; ErrNotFound when it is already gone.
 func (t *Table) DeleteTrigger(ctx context.Context, tr *Trigger) error {
-	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+	// A count that was never written (a trigger put in by other means)
+	// goes to 0, never below.
+	count := expression.Name("triggers")
+	upd, err := expression.NewBuilder().
+		WithUpdate(expression.Set(count, expression.Minus(expression.IfNotExists(count, expression.Value(1)), expression.Value(1)))).
+		Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
 		TransactItems: []types.TransactWriteItem{
 			{Delete: &types.Delete{TableName: aws.String(t.name), Key: triggerKey(tr.ID), ConditionExpression: aws.String("attribute_exists(PK)")}},
 			{Update: &types.Update{
 				TableName: aws.String(t.name), Key: ownerCountKey(tr),
-				UpdateExpression:          aws.String("ADD #n :minus"),
-				ExpressionAttributeNames:  map[string]string{"#n": "triggers"},
-				ExpressionAttributeValues: map[string]types.AttributeValue{":minus": &types.AttributeValueMemberN{Value: "-1"}},
+				UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
 			}},
 		},
 	})

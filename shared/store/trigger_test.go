@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ddbjson"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -231,4 +233,53 @@ func TestRecordRun(t *testing.T) {
 			t.Errorf("the run wrote a deleted trigger back: %v", err)
 		}
 	})
+}
+
+// TestTriggerItemShape: the stored trigger items of the fixtures decode
+// to what they hold, and a trigger encodes back to the same item, its due
+// shard included.
+func TestTriggerItemShape(t *testing.T) {
+	for name, want := range map[string]*Trigger{
+		"trigger-weekdays": {
+			ID: "trg_9b2e4f61-0c3a-4d8e-b5f7-1a6c3e9d2b40", UserID: "u1", OrgID: "o1", Active: true,
+			Cron: "0 9 * * 1-5", Timezone: "Europe/Berlin",
+			Repository: session.Repository{Type: "github", Repo: "acme/app", Branch: "main"},
+			Agent:      session.Agent{Mode: "code", Model: "anthropic/claude"},
+			Prompt:     "Update the dependencies and open a pull request.", SavedAllocation: "vercel-large",
+			CreatedAt: time.Date(2026, 11, 20, 15, 12, 0, 0, time.UTC), NextRunAt: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
+			LastRun: Run{At: time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC), SessionID: "workspace_3f0c8a52-7d4e-4b1a-9c6f-2e8d5a1b7c90", Status: "fired"},
+		},
+		"trigger-byoc": {
+			ID: "trg_4d7a1e39-8b2c-4f05-9e6d-3c1b0a8f7e52", UserID: "u1", Active: true, Cron: "30 6 * * *", Timezone: "UTC",
+			Repository:   session.Repository{Type: "gitlab", URL: "https://gitlab.com/group/project.git"},
+			Agent:        session.Agent{Mode: "code", Model: "anthropic/claude", Variant: "fast"},
+			Prompt:       "Summarise yesterday's merge requests.",
+			SavedRequest: &allocation.Request{Provider: allocation.RequestProvider{ID: allocation.Vercel, Account: allocation.AccountBYOC}, InstanceType: "small"},
+			CreatedAt:    time.Date(2026, 11, 20, 15, 12, 0, 0, time.UTC), NextRunAt: time.Date(2026, 11, 30, 6, 30, 0, 0, time.UTC),
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile("testdata/" + name + ".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			item, err := ddbjson.Unmarshal(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := decodeTrigger(item)
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("decoded %+v %v\nwant %+v", got, err, want)
+			}
+			encoded, err := encodeTrigger(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(item, "lastError") // stored NULL: unset
+			if !reflect.DeepEqual(encoded, item) {
+				a, _ := ddbjson.Marshal(encoded)
+				t.Errorf("encoded %s", a)
+			}
+		})
+	}
 }
