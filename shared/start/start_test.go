@@ -28,21 +28,7 @@ var (
 )
 
 // body is the base body with members set (nil deletes one).
-func body(set map[string]any) string {
-	m := map[string]any{}
-	for k, v := range baseBody {
-		m[k] = v
-	}
-	for k, v := range set {
-		if v == nil {
-			delete(m, k)
-			continue
-		}
-		m[k] = v
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
-}
+func body(set map[string]any) string { return apitest.Body(baseBody, set) }
 
 func post(h *apitest.Harness, claims map[string]string, b string, headers ...string) apitest.Result {
 	c := apitest.Call{Method: "POST", Path: "/v1/sessions", Claims: claims, Body: b, Headers: map[string]string{}}

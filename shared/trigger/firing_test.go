@@ -2,7 +2,6 @@ package trigger_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -39,18 +38,14 @@ func setup(t *testing.T, h *apitest.Harness) *apitest.Harness {
 // newTrigger creates a trigger through the API and returns its id.
 func newTrigger(t *testing.T, h *apitest.Harness, cron string, set map[string]any) string {
 	t.Helper()
-	m := map[string]any{
+	b := apitest.Body(map[string]any{
 		"orgId":      "o1",
 		"schedule":   map[string]any{"cron": cron},
 		"repository": map[string]any{"type": "github", "repo": "acme/app"},
 		"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
 		"prompt":     "Triage new issues.",
-	}
-	for k, v := range set {
-		m[k] = v
-	}
-	b, _ := json.Marshal(m)
-	r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: owner, Body: string(b)})
+	}, set)
+	r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: owner, Body: b})
 	if r.Status != 201 {
 		t.Fatalf("create: %d %s", r.Status, r.Raw)
 	}

@@ -1,7 +1,6 @@
 package triggerapi_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -29,24 +28,16 @@ func newHarness(t *testing.T) *apitest.Harness {
 	return h
 }
 
-// body is a valid trigger body with members set (nil deletes one).
-func body(set map[string]any) string {
-	m := map[string]any{
-		"schedule":   map[string]any{"cron": "0 9 * * 1-5", "timezone": "Europe/Berlin"},
-		"repository": map[string]any{"type": "github", "repo": "acme/app"},
-		"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
-		"prompt":     "Update the dependencies.",
-	}
-	for k, v := range set {
-		if v == nil {
-			delete(m, k)
-			continue
-		}
-		m[k] = v
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
+// baseBody is a valid trigger body.
+var baseBody = map[string]any{
+	"schedule":   map[string]any{"cron": "0 9 * * 1-5", "timezone": "Europe/Berlin"},
+	"repository": map[string]any{"type": "github", "repo": "acme/app"},
+	"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
+	"prompt":     "Update the dependencies.",
 }
+
+// body is the base body with members set (nil deletes one).
+func body(set map[string]any) string { return apitest.Body(baseBody, set) }
 
 func create(h *apitest.Harness, claims map[string]string, b string) apitest.Result {
 	return h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: claims, Body: b})

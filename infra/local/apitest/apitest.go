@@ -195,6 +195,23 @@ func Event(c Call) events.APIGatewayV2HTTPRequest {
 	return ev
 }
 
+// Body is the JSON of base with members set; a nil value deletes one.
+func Body(base, set map[string]any) string {
+	m := map[string]any{}
+	for k, v := range base {
+		m[k] = v
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		m[k] = v
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
 // Put writes an item given in DynamoDB JSON straight into the table.
 func (h *Harness) Put(dynamoJSON []byte) {
 	h.t.Helper()
