@@ -73,10 +73,12 @@ A development token (sub dev-user, org dev-org):
   curl -s -X POST %s/v1/sessions -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '{"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"}}'
   curl -s %s/v1/allocations -H "Authorization: Bearer $TOKEN"
+  curl -s -X POST %s/v1/triggers -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d '{"schedule":{"cron":"*/5 * * * *"},"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"},"prompt":"Triage new issues."}'
 
 Run a function's schedule now: curl -s -X POST %s/_local/schedule/<LogicalId> [-d '{"time":"2026-11-30T10:00:00Z"}']
 Press Ctrl-C to stop.
-`, s.APIURL, s.DynamoURL, where, local.TableLogicalID, cfg.SettingsFile, functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL)
+`, s.APIURL, s.DynamoURL, where, local.TableLogicalID, cfg.SettingsFile, functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
 	<-ctx.Done()
 	fmt.Println("Stopping.")
 	return nil
