@@ -65,7 +65,7 @@ func New(client *dynamodb.Client, name string) *Table {
 func failed(op string, err error) error {
 	err = fmt.Errorf("%s: %w", op, err)
 	if errors.Is(err, context.DeadlineExceeded) || retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary {
-		return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
+		return errBusy(err)
 	}
 	return problem.Wrap(problem.InternalError, "An unexpected error occurred.", err)
 }
@@ -73,6 +73,31 @@ func failed(op string, err error) error {
 // transientReasons are the cancellation reasons of a transaction that a
 // later try may not meet.
 var transientReasons = []string{"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+
+// reason is the code of a canceled transaction's reason for item i, or "".
+func reason(tce *types.TransactionCanceledException, i int) string {
+	if i < len(tce.CancellationReasons) && tce.CancellationReasons[i].Code != nil {
+		return *tce.CancellationReasons[i].Code
+	}
+	return ""
+}
+
+// transient reports whether a canceled transaction was refused for a
+// reason that a later try may not meet (throttling).
+func transient(tce *types.TransactionCanceledException) bool {
+	for i := range tce.CancellationReasons {
+		if slices.Contains(transientReasons, reason(tce, i)) {
+			return true
+		}
+	}
+	return false
+}
+
+// errBusy is the service_unavailable answer to a write that the table
+// refused for now.
+func errBusy(cause error) error {
+	return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", cause)
+}
 
 // CreateSession writes a new session; with a ledger row, the session and the
 // row are written in one transaction, all or nothing: the session only where
@@ -173,17 +198,11 @@ func transactionError(err error) (*session.LedgerRow, error) {
 		}
 		return nil, failed("create session", err)
 	}
-	reasons := tce.CancellationReasons
-	code := func(i int) string {
-		if i < len(reasons) && reasons[i].Code != nil {
-			return *reasons[i].Code
-		}
-		return ""
-	}
+	code := func(i int) string { return reason(tce, i) }
 	switch {
 	case code(1) == "ConditionalCheckFailed":
-		if len(reasons[1].Item) > 0 {
-			if row, err := session.DecodeLedger(reasons[1].Item); err == nil {
+		if item := tce.CancellationReasons[1].Item; len(item) > 0 {
+			if row, err := session.DecodeLedger(item); err == nil {
 				return row, ErrLedgerExists
 			}
 		}
@@ -192,8 +211,8 @@ func transactionError(err error) (*session.LedgerRow, error) {
 		return nil, ErrLedgerExists
 	case code(0) == "ConditionalCheckFailed":
 		return nil, ErrSessionExists
-	case slices.Contains(transientReasons, code(0)) || slices.Contains(transientReasons, code(1)):
-		return nil, problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
+	case transient(tce):
+		return nil, errBusy(err)
 	}
 	return nil, failed("create session", err)
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,9 +33,9 @@ var (
 const (
 	triggersByUser = "TriggersByUser"
 	dueTriggers    = "DueTriggers"
-	// DueShards is how many partitions of the due index active triggers
+	// dueShards is how many partitions of the due index active triggers
 	// are spread over.
-	DueShards = 16
+	dueShards = 16
 )
 
 // Trigger is a stored scheduled trigger. The saved allocation is kept as
@@ -111,11 +114,14 @@ type requestItem struct {
 	InstanceType string `dynamodbav:"instanceType"`
 }
 
-const triggerSortKey = "TRIGGER"
+const (
+	triggerPrefix  = "TRIGGER#"
+	triggerSortKey = "TRIGGER"
+)
 
 func triggerKey(id string) session.Item {
 	return session.Item{
-		"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id},
+		"PK": &types.AttributeValueMemberS{Value: triggerPrefix + id},
 		"SK": &types.AttributeValueMemberS{Value: triggerSortKey},
 	}
 }
@@ -125,8 +131,10 @@ func triggerKey(id string) session.Item {
 func dueShard(id string) string {
 	h := fnv.New32a()
 	h.Write([]byte(id))
-	return fmt.Sprintf("DUE#%d", h.Sum32()%DueShards)
+	return shardKey(int(h.Sum32() % dueShards))
 }
+
+func shardKey(n int) string { return "DUE#" + strconv.Itoa(n) }
 
 func formatTime(t time.Time) string {
 	if t.IsZero() {
@@ -137,7 +145,7 @@ func formatTime(t time.Time) string {
 
 func encodeTrigger(tr *Trigger) (session.Item, error) {
 	it := triggerItem{
-		PK: "TRIGGER#" + tr.ID, SK: triggerSortKey, TriggerID: tr.ID,
+		PK: triggerPrefix + tr.ID, SK: triggerSortKey, TriggerID: tr.ID,
 		OwnerUserID: tr.UserID, OrgID: tr.OrgID, Active: tr.Active,
 		Cron: tr.Cron, Timezone: tr.Timezone,
 		Repository: repoItem(tr.Repository), Agent: agentItem(tr.Agent), Prompt: tr.Prompt,
@@ -243,15 +251,19 @@ func (t *Table) CreateTrigger(ctx context.Context, tr *Trigger, limit int) error
 	case errors.As(err, &tce) && reason(tce, 1) == "ConditionalCheckFailed":
 		return ErrTriggerLimit
 	}
-	return failed("create trigger", err)
+	return countError("create trigger", err)
 }
 
-// reason is the code of a transaction's cancellation reason i, or "".
-func reason(tce *types.TransactionCanceledException, i int) string {
-	if i < len(tce.CancellationReasons) && tce.CancellationReasons[i].Code != nil {
-		return *tce.CancellationReasons[i].Code
+// countError maps a refused transaction on an owner's trigger count: two
+// writes for one owner at once conflict on real DynamoDB, and a throttled
+// one may pass later; both are service_unavailable.
+func countError(op string, err error) error {
+	var tce *types.TransactionCanceledException
+	var conflict *types.TransactionConflictException
+	if errors.As(err, &conflict) || errors.As(err, &tce) && (transient(tce) || reason(tce, 0) == "TransactionConflict" || reason(tce, 1) == "TransactionConflict") {
+		return errBusy(fmt.Errorf("%s: %w", op, err))
 	}
-	return ""
+	return failed(op, err)
 }
 
 // GetTrigger reads a trigger, strongly consistent.
@@ -291,7 +303,7 @@ func (t *Table) DeleteTrigger(ctx context.Context, tr *Trigger) error {
 	case errors.As(err, &tce) && reason(tce, 0) == "ConditionalCheckFailed":
 		return ErrNotFound
 	}
-	return failed("delete trigger", err)
+	return countError("delete trigger", err)
 }
 
 // Position is where a page of a user's triggers ends: the last trigger
@@ -346,13 +358,14 @@ func (t *Table) ListTriggers(ctx context.Context, userID string, after *Position
 }
 
 // DueTriggers returns the ids of the active triggers whose next run is at
-// or before at, as the due index has them (eventually consistent: read
-// each again before acting on it).
+// or before at, longest due first, as the due index has them (eventually
+// consistent: read each again before acting on it).
 func (t *Table) DueTriggers(ctx context.Context, at time.Time) ([]string, error) {
-	var ids []string
-	for shard := range DueShards {
+	type due struct{ id, next string }
+	var found []due
+	for shard := range dueShards {
 		kc, err := expression.NewBuilder().WithKeyCondition(
-			expression.Key("dueShard").Equal(expression.Value(fmt.Sprintf("DUE#%d", shard))).
+			expression.Key("dueShard").Equal(expression.Value(shardKey(shard))).
 				And(expression.Key("nextRunAt").LessThanEqual(expression.Value(formatTime(at))))).Build()
 		if err != nil {
 			return nil, err
@@ -367,11 +380,20 @@ func (t *Table) DueTriggers(ctx context.Context, at time.Time) ([]string, error)
 				return nil, failed("find due triggers", err)
 			}
 			for _, item := range out.Items {
-				if pk, ok := item["PK"].(*types.AttributeValueMemberS); ok {
-					ids = append(ids, pk.Value[len("TRIGGER#"):])
+				var d struct {
+					PK        string `dynamodbav:"PK"`
+					NextRunAt string `dynamodbav:"nextRunAt"`
+				}
+				if err := attributevalue.UnmarshalMap(item, &d); err == nil {
+					found = append(found, due{strings.TrimPrefix(d.PK, triggerPrefix), d.NextRunAt})
 				}
 			}
 		}
+	}
+	slices.SortStableFunc(found, func(a, b due) int { return strings.Compare(a.next, b.next) })
+	ids := make([]string, len(found))
+	for i, d := range found {
+		ids[i] = d.id
 	}
 	return ids, nil
 }

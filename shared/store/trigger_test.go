@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/ddbjson"
+	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -157,8 +160,8 @@ func TestListTriggers(t *testing.T) {
 	})
 }
 
-// TestDueTriggers: the active triggers due at a time, from every shard;
-// inactive ones and later ones never.
+// TestDueTriggers: the active triggers due at a time, from every shard,
+// longest due first; inactive ones and later ones never.
 func TestDueTriggers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
@@ -179,8 +182,15 @@ func TestDueTriggers(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := map[string]bool{}
+		last := -3
 		for _, id := range ids {
 			got[id] = true
+			var i int
+			fmt.Sscanf(id, "trg_%d", &i)
+			if i%4-2 < last {
+				t.Errorf("%s comes after a trigger due later: %v", id, ids)
+			}
+			last = i%4 - 2
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("due %v, want %v", got, want)
@@ -279,6 +289,30 @@ func TestTriggerItemShape(t *testing.T) {
 			if !reflect.DeepEqual(encoded, item) {
 				a, _ := ddbjson.Marshal(encoded)
 				t.Errorf("encoded %s", a)
+			}
+		})
+	}
+}
+
+// TestTriggerCountConflict: two writes on one owner's count at once
+// conflict on real DynamoDB (the emulators never do), and a throttled one
+// may pass later: both are service_unavailable, never internal_error.
+func TestTriggerCountConflict(t *testing.T) {
+	r := func(code string) types.CancellationReason { return types.CancellationReason{Code: aws.String(code)} }
+	for _, row := range []struct {
+		rule string
+		err  error
+		want problem.Code
+	}{
+		{"conflict on the count", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{r("None"), r("TransactionConflict")}}, problem.ServiceUnavailable},
+		{"conflict on the trigger", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{r("TransactionConflict"), r("None")}}, problem.ServiceUnavailable},
+		{"throttled", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{r("None"), r("ThrottlingError")}}, problem.ServiceUnavailable},
+		{"conflict exception", &types.TransactionConflictException{}, problem.ServiceUnavailable},
+		{"a validation error", &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{r("ValidationError"), r("None")}}, problem.InternalError},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			if got := problem.CodeOf(countError("create trigger", row.err)); got != row.want {
+				t.Errorf("%s, want %s", got, row.want)
 			}
 		})
 	}
