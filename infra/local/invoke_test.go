@@ -82,10 +82,13 @@ var expected = map[string]struct {
 	"AllocationLookupFunction/allocations-invalid-org-id.json":      {400, "invalid_request", ""},
 	"AllocationLookupFunction/allocations-invalid-method.json":      {405, "method_not_allowed", ""},
 	// The firing answers a summary, not an HTTP response; it fires the
-	// two planted triggers.
+	// two planted triggers. Functions run in the order of their logical
+	// ids and events in the order of their names, so the firing runs
+	// before get-valid reads its run, and delete-valid deletes the other
+	// planted trigger.
 	"TriggerFireFunction/scheduled-event-ahead.json":          {0, "", `{"due":0,"fired":0,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
 	"TriggerFireFunction/scheduled-event.json":                {0, "", `{"due":2,"fired":2,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
-	"TriggersFunction/create-valid.json":                      {201, "", `"nextRunAt":"2026-`},
+	"TriggersFunction/create-valid.json":                      {201, "", `"nextRunAt":"20`},
 	"TriggersFunction/create-invalid-cron.json":               {400, "invalid_request", "schedule.cron"},
 	"TriggersFunction/create-invalid-foreign-org.json":        {403, "forbidden", ""},
 	"TriggersFunction/create-invalid-retired-allocation.json": {422, "sandbox_allocation_retired", "one sandbox now serves one workspace"},

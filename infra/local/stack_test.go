@@ -32,16 +32,18 @@ func startStack(t *testing.T, cfg Config) *Stack {
 	return s
 }
 
-// stackProcesses lists the running processes of local stacks' functions:
-// emulators and bootstraps started from a build folder of Start.
-func stackProcesses(t *testing.T) []string {
+// stackProcesses lists the running processes of local stacks' functions
+// (emulators and bootstraps started from a build folder of Start) whose
+// command line holds match, except those in skip (by pid): other stacks
+// may run on the same machine.
+func stackProcesses(t *testing.T, match string, skip map[string]bool) map[string]string {
 	t.Helper()
-	var found []string
+	found := map[string]string{}
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(cmdline), "control-plane-functions-") {
-			found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		if err == nil && strings.Contains(string(cmdline), match) && !skip[e.Name()] {
+			found[e.Name()] = strings.ReplaceAll(string(cmdline), "\x00", " ")
 		}
 	}
 	return found
@@ -52,13 +54,13 @@ func stackProcesses(t *testing.T) []string {
 // API port is taken) reports the error and leaves nothing running either.
 func TestStackLeavesNothing(t *testing.T) {
 	s := startStack(t, Config{})
-	if len(stackProcesses(t)) == 0 {
+	if len(stackProcesses(t, s.buildDir, nil)) == 0 {
 		t.Fatal("no function processes seen while the stack runs")
 	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if left := stackProcesses(t); len(left) > 0 {
+	if left := stackProcesses(t, s.buildDir, nil); len(left) > 0 {
 		t.Errorf("still running after Close: %v", left)
 	}
 	if _, err := os.Stat(s.buildDir); !os.IsNotExist(err) {
@@ -70,12 +72,16 @@ func TestStackLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer taken.Close()
+	others := map[string]bool{}
+	for pid := range stackProcesses(t, "control-plane-functions-", nil) {
+		others[pid] = true
+	}
 	_, err = Start(context.Background(), Config{Repo: "../..", DynamoAddr: "127.0.0.1:0", APIAddr: taken.Addr().String(),
 		SettingsFile: filepath.Join(t.TempDir(), "s.json"), Logs: io.Discard})
 	if err == nil {
 		t.Fatal("Start on a taken port succeeded")
 	}
-	if left := stackProcesses(t); len(left) > 0 {
+	if left := stackProcesses(t, "control-plane-functions-", others); len(left) > 0 {
 		t.Errorf("still running after a failed Start: %v", left)
 	}
 }

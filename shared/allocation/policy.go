@@ -147,6 +147,15 @@ func (p *Policy) isDefault(a Allocation) bool {
 	return err == nil && d.spec.Name == a.spec.Name
 }
 
+// Owner is who a start or a trigger selects for (checks 5 and 6): the org
+// when there is one, else the user.
+func Owner(userID, orgID string) string {
+	if orgID != "" {
+		return orgID
+	}
+	return userID
+}
+
 // MaySelect reports whether the owner (the org when there is one, else the
 // user) may select allocations (check 5).
 func (p *Policy) MaySelect(owner string) bool {

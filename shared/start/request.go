@@ -56,6 +56,8 @@ type Request struct {
 
 func bad(detail string) error { return problem.New(problem.InvalidRequest, detail) }
 
+var errSecret = bad("The request contains what looks like a secret token; send credentials through the provider's integration instead.")
+
 // ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
 // header (hasHeader says whether it was sent; both given, they must be
 // equal). Reserved values (trigger: keys, the scheduled platform) are
@@ -123,23 +125,39 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 
 func (r *Request) validate() error {
 	switch {
-	case r.OperationKey != "" && !operationKeyPattern.MatchString(r.OperationKey):
-		return bad("operationKey must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
 	case strings.HasPrefix(r.OperationKey, ReservedKeyPrefix):
 		return bad("operationKey may not start with \"trigger:\".")
+	case r.CreatedOnPlatform == PlatformScheduled:
+		return bad("createdOnPlatform \"scheduled\" is reserved for scheduled triggers.")
+	}
+	return r.Validate()
+}
+
+// Validate checks what every start must pass, whoever built it: the
+// limits, and no secret marker in a member but the prompt. The reserved
+// values are not checked here: the firing uses them.
+func (r *Request) Validate() error {
+	switch {
+	case r.OperationKey != "" && !operationKeyPattern.MatchString(r.OperationKey):
+		return bad("operationKey must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
 	case r.OrgID != "" && !httpapi.IDPattern.MatchString(r.OrgID):
 		return bad("orgId is not a valid org id.")
 	case r.Prompt != nil && utf8.RuneCountInString(*r.Prompt) > maxPrompt:
 		return bad("initialTurn.prompt is longer than 100000 characters.")
 	case utf8.RuneCountInString(r.CreatedOnPlatform) > maxPlatform:
 		return bad("createdOnPlatform is longer than 100 characters.")
-	case r.CreatedOnPlatform == PlatformScheduled:
-		return bad("createdOnPlatform \"scheduled\" is reserved for scheduled triggers.")
 	}
 	if err := ValidateRepository(r.Repository); err != nil {
 		return err
 	}
-	return ValidateAgent(r.Agent)
+	if err := ValidateAgent(r.Agent); err != nil {
+		return err
+	}
+	rep, ag := r.Repository, r.Agent
+	if hasSecret([]any{r.OperationKey, r.OrgID, r.CreatedOnPlatform, rep.Type, rep.Repo, rep.URL, rep.Branch, ag.Mode, ag.Model, ag.Variant}) {
+		return errSecret
+	}
+	return nil
 }
 
 // ParseRepository reads a repository object: github takes repo, gitlab and
@@ -243,7 +261,7 @@ func CheckSecrets(body []byte, drop func(doc map[string]any), also ...string) er
 	}
 	drop(doc)
 	if hasSecret(doc) || slices.ContainsFunc(also, func(v string) bool { return hasSecret(v) }) {
-		return bad("The request contains what looks like a secret token; send credentials through the provider's integration instead.")
+		return errSecret
 	}
 	return nil
 }

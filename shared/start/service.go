@@ -33,6 +33,10 @@ type Command struct {
 	BotID      string
 	Request    *Request
 	Allocation allocation.Allocation
+	// Policy, when set, is the policy the start judges by (the firing
+	// judges every trigger of an invocation by one); nil reads the
+	// settings.
+	Policy *allocation.Policy
 }
 
 // Result is the session a start obtained, new or replayed.
@@ -49,15 +53,15 @@ const maxRounds = 4
 // key whose ledger row exists, what the ledger rules say. The session and
 // its row are written together or not at all.
 func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
-	policy, err := s.Settings.Policy(ctx)
-	if err != nil {
-		return nil, err
+	policy := cmd.Policy
+	if policy == nil {
+		var err error
+		if policy, err = s.Settings.Policy(ctx); err != nil {
+			return nil, err
+		}
 	}
 	req := cmd.Request
-	owner := cmd.UserID
-	if req.OrgID != "" {
-		owner = req.OrgID
-	}
+	owner := allocation.Owner(cmd.UserID, req.OrgID)
 	kind := req.Kind
 	if kind == "" {
 		kind = allocation.KindIsolated

@@ -38,6 +38,18 @@ const (
 	dueShards = 16
 )
 
+// InvalidTriggerError is a stored trigger item that does not decode.
+type InvalidTriggerError struct {
+	ID    string
+	Cause error
+}
+
+func (e *InvalidTriggerError) Error() string {
+	return "trigger " + e.ID + " does not decode: " + e.Cause.Error()
+}
+
+func (e *InvalidTriggerError) Unwrap() error { return e.Cause }
+
 // Trigger is a stored scheduled trigger. The saved allocation is kept as
 // it was stored, a name or a byoc request (or neither): it is judged when
 // the trigger fires.
@@ -55,9 +67,11 @@ type Trigger struct {
 	// request; both empty when none was saved.
 	SavedAllocation string
 	SavedRequest    *allocation.Request
-	CreatedAt       time.Time
-	NextRunAt       time.Time
-	LastRun         Run // zero before the first slot
+	// CreatedAt is the creation instant, to the nanosecond: the item shows
+	// it in whole seconds, and orders a user's triggers by it in full.
+	CreatedAt time.Time
+	NextRunAt time.Time
+	LastRun   Run // zero before the first slot
 }
 
 // Run is what the last slot of a trigger did.
@@ -86,6 +100,7 @@ type triggerItem struct {
 	SandboxAllocation        string       `dynamodbav:"sandboxAllocation,omitempty"`
 	SandboxAllocationRequest *requestItem `dynamodbav:"sandboxAllocationRequest,omitempty"`
 	CreatedAt                string       `dynamodbav:"createdAt"`
+	ListedAt                 string       `dynamodbav:"listedAt"` // the creation instant, to the nanosecond, fixed width
 	NextRunAt                string       `dynamodbav:"nextRunAt"`
 	LastRunAt                string       `dynamodbav:"lastRunAt,omitempty"`
 	LastSessionID            string       `dynamodbav:"lastSessionId,omitempty"`
@@ -136,6 +151,12 @@ func dueShard(id string) string {
 
 func shardKey(n int) string { return "DUE#" + strconv.Itoa(n) }
 
+// listedAtFormat writes an instant to the nanosecond in fixed width, so
+// that the order of the strings is the order of the instants.
+const listedAtFormat = "2006-01-02T15:04:05.000000000Z"
+
+func listedAt(t time.Time) string { return t.UTC().Format(listedAtFormat) }
+
 func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -150,7 +171,7 @@ func encodeTrigger(tr *Trigger) (session.Item, error) {
 		Cron: tr.Cron, Timezone: tr.Timezone,
 		Repository: repoItem(tr.Repository), Agent: agentItem(tr.Agent), Prompt: tr.Prompt,
 		SandboxAllocation: tr.SavedAllocation,
-		CreatedAt:         formatTime(tr.CreatedAt), NextRunAt: formatTime(tr.NextRunAt),
+		CreatedAt:         formatTime(tr.CreatedAt), ListedAt: listedAt(tr.CreatedAt), NextRunAt: formatTime(tr.NextRunAt),
 		LastRunAt: formatTime(tr.LastRun.At), LastSessionID: tr.LastRun.SessionID,
 		LastRunStatus: tr.LastRun.Status, LastError: tr.LastRun.Error,
 	}
@@ -168,7 +189,12 @@ func encodeTrigger(tr *Trigger) (session.Item, error) {
 func decodeTrigger(item session.Item) (*Trigger, error) {
 	var it triggerItem
 	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		return nil, fmt.Errorf("decoding trigger: %w", err)
+		pk, _ := item["PK"].(*types.AttributeValueMemberS)
+		id := ""
+		if pk != nil {
+			id = strings.TrimPrefix(pk.Value, triggerPrefix)
+		}
+		return nil, &InvalidTriggerError{ID: id, Cause: err}
 	}
 	tr := &Trigger{
 		ID: it.TriggerID, UserID: it.OwnerUserID, OrgID: it.OrgID, Active: it.Active,
@@ -193,8 +219,11 @@ func decodeTrigger(item session.Item) (*Trigger, error) {
 		return t
 	}
 	tr.CreatedAt, tr.NextRunAt, tr.LastRun.At = parse(it.CreatedAt), parse(it.NextRunAt), parse(it.LastRunAt)
+	if it.ListedAt != "" && err == nil {
+		tr.CreatedAt, err = time.Parse(listedAtFormat, it.ListedAt)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("decoding trigger %s: %w", it.TriggerID, err)
+		return nil, &InvalidTriggerError{ID: it.TriggerID, Cause: err}
 	}
 	return tr, nil
 }
@@ -330,7 +359,7 @@ func (t *Table) ListTriggers(ctx context.Context, userID string, after *Position
 	if after != nil {
 		in.ExclusiveStartKey = triggerKey(after.ID)
 		in.ExclusiveStartKey["ownerUserId"] = &types.AttributeValueMemberS{Value: userID}
-		in.ExclusiveStartKey["createdAt"] = &types.AttributeValueMemberS{Value: formatTime(after.CreatedAt)}
+		in.ExclusiveStartKey["listedAt"] = &types.AttributeValueMemberS{Value: listedAt(after.CreatedAt)}
 	}
 	for {
 		out, err := t.client.Query(ctx, in)

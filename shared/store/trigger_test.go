@@ -256,7 +256,7 @@ func TestTriggerItemShape(t *testing.T) {
 			Repository: session.Repository{Type: "github", Repo: "acme/app", Branch: "main"},
 			Agent:      session.Agent{Mode: "code", Model: "anthropic/claude"},
 			Prompt:     "Update the dependencies and open a pull request.", SavedAllocation: "vercel-large",
-			CreatedAt: time.Date(2026, 11, 20, 15, 12, 0, 0, time.UTC), NextRunAt: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
+			CreatedAt: time.Date(2026, 11, 20, 15, 12, 0, 123456789, time.UTC), NextRunAt: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
 			LastRun: Run{At: time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC), SessionID: "workspace_3f0c8a52-7d4e-4b1a-9c6f-2e8d5a1b7c90", Status: "fired"},
 		},
 		"trigger-byoc": {
@@ -265,7 +265,7 @@ func TestTriggerItemShape(t *testing.T) {
 			Agent:        session.Agent{Mode: "code", Model: "anthropic/claude", Variant: "fast"},
 			Prompt:       "Summarise yesterday's merge requests.",
 			SavedRequest: &allocation.Request{Provider: allocation.RequestProvider{ID: allocation.Vercel, Account: allocation.AccountBYOC}, InstanceType: "small"},
-			CreatedAt:    time.Date(2026, 11, 20, 15, 12, 0, 0, time.UTC), NextRunAt: time.Date(2026, 11, 30, 6, 30, 0, 0, time.UTC),
+			CreatedAt:    time.Date(2026, 11, 20, 15, 12, 0, 500000000, time.UTC), NextRunAt: time.Date(2026, 11, 30, 6, 30, 0, 0, time.UTC),
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -3,7 +3,6 @@ package trigger
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -33,6 +32,8 @@ const (
 	// reserve is the time before the function's timeout in which it takes
 	// no new trigger.
 	reserve = 10 * time.Second
+	// maxNotes bounds the triggers named in an invocation's log line.
+	maxNotes = 100
 )
 
 // Summary is what one invocation did; Due = Fired + Duplicates + Failed.
@@ -56,176 +57,195 @@ type Firing struct {
 	Now func() time.Time
 }
 
+// note is what happened to one trigger, for the invocation's log line.
+type note struct {
+	Trigger string `json:"trigger"`
+	Slot    string `json:"slot,omitempty"`
+	Outcome string `json:"outcome"` // fired, fallback, duplicate, failed
+	Code    string `json:"code,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// invocation is what one invocation did: its summary and the notes and
+// attributes of its one log line.
+type invocation struct {
+	Summary
+	notes []note
+	attrs []slog.Attr
+}
+
+func (inv *invocation) note(n note) {
+	if len(inv.notes) < maxNotes {
+		inv.notes = append(inv.notes, n)
+	}
+}
+
 // Handle answers one scheduled event. It returns an error, so that Lambda
 // retries the event, only when a retry could help: a storage or settings
-// fault left a slot due.
+// fault left a slot due. It logs one JSON line.
 func (f *Firing) Handle(ctx context.Context, ev events.EventBridgeEvent) (Summary, error) {
-	begun := f.now()
+	begun := time.Now()
 	ctx, requests := reqcount.With(ctx)
-	sum, err := f.fire(ctx, ev, begun)
-	attrs := []slog.Attr{
+	var inv invocation
+	err := f.fire(ctx, ev, &inv)
+	attrs := append(inv.attrs,
 		slog.String("requestId", requestID(ctx)), slog.String("event", ev.ID), slog.Time("eventTime", ev.Time),
-		slog.Any("summary", sum), slog.Int64("latencyMs", time.Since(begun).Milliseconds()),
-		slog.Int("dynamodbRequests", requests.Count()),
-	}
+		slog.Any("summary", inv.Summary), slog.Any("triggers", inv.notes),
+		slog.Int64("latencyMs", time.Since(begun).Milliseconds()), slog.Int("dynamodbRequests", requests.Count()))
 	level := slog.LevelInfo
 	if err != nil {
 		level = slog.LevelError
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
 	f.Log.LogAttrs(ctx, level, "fire", attrs...)
-	return sum, err
+	return inv.Summary, err
 }
 
-func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, now time.Time) (Summary, error) {
-	var sum Summary
+func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *invocation) error {
+	now := f.now()
 	at := ev.Time
 	if at.IsZero() {
 		at = now // an event without a time fires as of the clock
 	}
 	if at.Sub(now) > maxAhead {
-		f.Log.WarnContext(ctx, "event ahead of the clock: nothing fired", "eventTime", at, "clock", now)
-		return sum, nil
+		inv.attrs = append(inv.attrs, slog.String("ignored", "the event is more than 5 minutes ahead of the clock"), slog.Time("clock", now))
+		return nil
 	}
 	at = at.UTC().Truncate(time.Minute)
-	stop := time.Time{}
+	var stop time.Time
 	if d, ok := ctx.Deadline(); ok {
 		stop = d.Add(-reserve)
 	}
-	policy, err := f.Settings.Policy(ctx)
+	policy, err := f.Settings.Policy(ctx) // one policy for every trigger
 	if err != nil {
-		return sum, err
+		return err
 	}
 	ids, err := f.Table.DueTriggers(ctx, at)
 	if err != nil {
-		return sum, err
+		return err
 	}
 	var faults []error
-	for _, id := range ids {
+	for i, id := range ids {
 		if !stop.IsZero() && !time.Now().Before(stop) {
-			f.Log.WarnContext(ctx, "out of time: the remaining triggers stay due", "left", len(ids))
+			inv.attrs = append(inv.attrs, slog.Int("leftDue", len(ids)-i))
 			break
 		}
-		if err := f.fireOne(ctx, policy, id, at, &sum); err != nil {
+		if err := f.fireOne(ctx, policy, id, at, inv); err != nil {
 			faults = append(faults, err)
 		}
 	}
-	return sum, errors.Join(faults...)
+	return errors.Join(faults...)
 }
 
 // fireOne fires one trigger found due at the minute at, if it still is.
 // The error is a fault that leaves its slot due.
-func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id string, at time.Time, sum *Summary) error {
+func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id string, at time.Time, inv *invocation) error {
 	tr, err := f.Table.GetTrigger(ctx, id) // the index may be stale
+	var invalid *store.InvalidTriggerError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil
+	case errors.As(err, &invalid):
+		// A retry cannot mend a stored item; it stays due, and logged.
+		inv.Due++
+		inv.Failed++
+		inv.note(note{Trigger: id, Outcome: StatusFailed, Reason: "the stored trigger does not decode"})
+		return nil
 	case err != nil:
-		sum.Due++
-		sum.Failed++
+		inv.Due++
+		inv.Failed++
 		return err
 	case !tr.Active || tr.NextRunAt.After(at):
 		return nil
 	}
-	log := f.Log.With("trigger", tr.ID)
 	sched, err := ParseSchedule(tr.Cron, tr.Timezone, at)
 	if err != nil {
-		// Stored schedules were valid when stored; a retry cannot mend one.
-		log.ErrorContext(ctx, "stored schedule does not parse", "error", err.Error())
-		sum.Due++
-		sum.Failed++
+		inv.Due++
+		inv.Failed++
+		inv.note(note{Trigger: id, Outcome: StatusFailed, Reason: "the stored schedule does not parse"})
 		return nil
 	}
 	slot, count := sched.Latest(tr.NextRunAt, at)
 	if slot.IsZero() {
 		slot, count = tr.NextRunAt, 1
 	}
-	sum.Due++
-	sum.Skipped += count - 1
-	// A stored trigger holds what its route validated; one that no longer
-	// passes (an older writer's) is refused like a bad request.
-	if err := validStored(tr); err != nil {
-		sum.Failed++
-		log.WarnContext(ctx, "slot refused", "code", string(problem.CodeOf(err)))
-		return f.record(ctx, tr.ID, store.Run{At: slot, Status: StatusFailed, Error: string(problem.CodeOf(err))}, sched.Next(slot))
-	}
-
-	owner := tr.UserID
-	if tr.OrgID != "" {
-		owner = tr.OrgID
-	}
-	saved, reason, err := policy.Saved(tr.SavedAllocation, tr.SavedRequest, owner)
-	if err != nil {
-		sum.Failed++
+	inv.Due++
+	inv.Skipped += count - 1
+	run, duplicate, reason, err := f.run(ctx, policy, tr, slot)
+	n := note{Trigger: id, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
+	switch {
+	case err != nil:
+		inv.Failed++
 		return err
-	}
-	fallback := reason != ""
-	if fallback || (tr.SavedAllocation == "" && tr.SavedRequest == nil) {
-		saved = allocation.Allocation{} // the effective default
-	}
-	if fallback {
-		log.WarnContext(ctx, "saved allocation falls back to the default", "reason", reason)
-	}
-	key := fmt.Sprintf("%s%s:%s", start.ReservedKeyPrefix, tr.ID, slot.Format(session.TimeFormat))
-	prompt := tr.Prompt
-	res, err := f.Start.Start(ctx, start.Command{
-		UserID: tr.UserID, // the trigger's user and org, never a bot
-		Request: &start.Request{
-			OperationKey: key, OrgID: tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
-			Prompt: &prompt, InitialTurn: true, CreatedOnPlatform: start.PlatformScheduled,
-		},
-		Allocation: saved,
-	})
-	run := store.Run{At: slot, Status: StatusFired}
-	if fallback {
-		run.Status = StatusFallback
-	}
-	switch code := problem.CodeOf(err); {
-	case err == nil && res.Replayed:
-		sum.Duplicates++
-		run.SessionID = res.Record.SessionID
-	case err == nil:
-		sum.Fired++
-		if fallback {
-			sum.Fallbacks++
-		}
-		run.SessionID = res.Record.SessionID
-	case code.Status() >= 500:
-		sum.Failed++
-		return err
+	case duplicate:
+		inv.Duplicates++
+		n.Outcome = "duplicate"
+	case run.Status == StatusFailed:
+		inv.Failed++
 	default:
-		// Any ledger row for the slot consumes it, whatever it records.
-		row, rerr := f.Table.GetLedger(ctx, tr.UserID, key)
-		switch {
-		case rerr == nil && !row.Expired(f.now()):
-			sum.Duplicates++
-			run.SessionID = row.SessionID
-		case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
-			sum.Failed++
-			return rerr
-		default:
-			sum.Failed++
-			run = store.Run{At: slot, Status: StatusFailed, Error: string(code)}
-			log.WarnContext(ctx, "slot refused", "code", string(code))
+		inv.Fired++
+		if run.Status == StatusFallback {
+			inv.Fallbacks++
 		}
 	}
-	return f.record(ctx, tr.ID, run, sched.Next(slot))
-}
-
-// record writes a slot's run; a trigger that has moved on (another
-// invocation recorded the slot, or it was deleted) is left as it is.
-func (f *Firing) record(ctx context.Context, id string, run store.Run, next time.Time) error {
-	if err := f.Table.RecordRun(ctx, id, run, next); err != nil && !errors.Is(err, store.ErrTriggerMoved) {
+	inv.note(n)
+	// The run is recorded unless the trigger moved on meanwhile (another
+	// invocation recorded the slot, or it was deleted).
+	if err := f.Table.RecordRun(ctx, tr.ID, run, sched.Next(slot)); err != nil && !errors.Is(err, store.ErrTriggerMoved) {
 		return err
 	}
 	return nil
 }
 
-func validStored(tr *store.Trigger) error {
-	if err := start.ValidateRepository(tr.Repository); err != nil {
-		return err
+// run obtains the session of a trigger's slot and says what to record:
+// the run, whether the slot's ledger row existed already, and why a saved
+// allocation fell back. The error is a fault that leaves the slot due.
+func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.Trigger, slot time.Time) (run store.Run, duplicate bool, reason string, err error) {
+	saved, reason, err := policy.Saved(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
+	if err != nil {
+		return store.Run{}, false, "", err // no usable default
 	}
-	return start.ValidateAgent(tr.Agent)
+	run = store.Run{At: slot, Status: StatusFired}
+	if reason != "" {
+		run.Status = StatusFallback
+	}
+	if reason != "" || tr.SavedAllocation == "" && tr.SavedRequest == nil {
+		saved = allocation.Allocation{} // the effective default
+	}
+	prompt := tr.Prompt
+	req := &start.Request{
+		OperationKey: start.ReservedKeyPrefix + tr.ID + ":" + slot.Format(session.TimeFormat),
+		OrgID:        tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
+		Prompt: &prompt, InitialTurn: true, CreatedOnPlatform: start.PlatformScheduled,
+	}
+	var res *start.Result
+	// A stored trigger holds what its route validated; one that no longer
+	// passes (an older writer's) is refused like a bad request.
+	if err = req.Validate(); err == nil {
+		res, err = f.Start.Start(ctx, start.Command{
+			UserID: tr.UserID, Request: req, Allocation: saved, Policy: policy, // the trigger's user and org, never a bot
+		})
+	}
+	code := problem.CodeOf(err)
+	switch {
+	case err == nil:
+		run.SessionID = res.Record.SessionID
+		return run, res.Replayed, reason, nil
+	case code == problem.ServiceUnavailable:
+		return store.Run{}, false, reason, err
+	}
+	// Any ledger row for the slot consumes it, whatever it records.
+	row, rerr := f.Table.GetLedger(ctx, tr.UserID, req.OperationKey)
+	switch {
+	case rerr == nil && !row.Expired(f.now()):
+		run.SessionID = row.SessionID
+		return run, true, reason, nil
+	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
+		return store.Run{}, false, reason, rerr
+	case code.Status() >= 500:
+		return store.Run{}, false, reason, err // unexpected: leave the slot due
+	}
+	return store.Run{At: slot, Status: StatusFailed, Error: string(code)}, false, reason, nil
 }
 
 func (f *Firing) now() time.Time {

@@ -2,6 +2,7 @@ package trigger_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -248,36 +249,61 @@ func TestFallback(t *testing.T) {
 			t.Errorf("%s: %v, sandbox %v", want[0], tr, sb)
 		}
 	}
+	// Fallbacks count fired slots only: a replay of the slot is a
+	// duplicate, still recorded as a fallback.
+	rewind(t, h, retired, slot)
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
+		t.Errorf("the replay: %+v %v", sum, err)
+	}
+	if tr := read(t, h, retired); tr["lastRunStatus"] != "fallback" {
+		t.Errorf("after the replay: %v", tr)
+	}
 }
 
 // TestRefusedSlot: a start refused with a 4xx counts as failed, records
 // its code and no session, and consumes the slot.
 func TestRefusedSlot(t *testing.T) {
-	h := setup(t, apitest.New(t, nil))
-	id := newTrigger(t, h, "*/5 * * * *", nil)
-	// An older writer stored a repository the start refuses.
-	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-		TableName: aws.String(h.Table),
-		Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
-		},
-		UpdateExpression:          aws.String("SET repository.repo = :r"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":r": &types.AttributeValueMemberS{Value: "not a repo"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
-	sum, err := fire(t, h, slot, slot)
-	if err != nil || sum != (trigger.Summary{Due: 1, Failed: 1}) {
-		t.Fatalf("%+v %v", sum, err)
-	}
-	tr := read(t, h, id)
-	if tr["lastRunStatus"] != "failed" || tr["lastError"] != "invalid_request" || tr["lastSessionId"] != nil || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
-		t.Errorf("%v", tr)
-	}
-	if n := len(sessions(t, h)); n != 0 {
-		t.Errorf("%d sessions", n)
+	// What an older writer may have stored that the start refuses.
+	for _, row := range []struct {
+		rule, path, value string
+	}{
+		{"a bad repository", "repository.repo", "not a repo"},
+		{"a token in the agent", "agent.model", "ghp_secret"},
+		{"a prompt over its limit", "prompt", strings.Repeat("é", 100001)},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			h := setup(t, apitest.New(t, nil))
+			id := newTrigger(t, h, "*/5 * * * *", nil)
+			names, path := map[string]string{}, []string{}
+			for i, part := range strings.Split(row.path, ".") {
+				names[fmt.Sprintf("#p%d", i)] = part
+				path = append(path, fmt.Sprintf("#p%d", i))
+			}
+			_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+				TableName: aws.String(h.Table),
+				Key: map[string]types.AttributeValue{
+					"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
+				},
+				UpdateExpression:          aws.String("SET " + strings.Join(path, ".") + " = :v"),
+				ExpressionAttributeNames:  names,
+				ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: row.value}},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+			sum, err := fire(t, h, slot, slot)
+			if err != nil || sum != (trigger.Summary{Due: 1, Failed: 1}) {
+				t.Fatalf("%+v %v", sum, err)
+			}
+			tr := read(t, h, id)
+			if tr["lastRunStatus"] != "failed" || tr["lastError"] != "invalid_request" || tr["lastSessionId"] != nil || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
+				t.Errorf("%v", tr)
+			}
+			if n := len(sessions(t, h)); n != 0 {
+				t.Errorf("%d sessions", n)
+			}
+		})
 	}
 }
 
@@ -314,8 +340,67 @@ func TestOutOfTime(t *testing.T) {
 	if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:05:00Z" {
 		t.Errorf("%v", tr)
 	}
-	if sum, _ := fire(t, h, slot.Add(time.Minute), slot.Add(time.Minute)); sum.Fired != 1 {
-		t.Errorf("next minute: %+v", sum)
+	// With more than 10 seconds left it fires.
+	ctx, cancel = context.WithTimeout(context.Background(), 11*time.Second)
+	defer cancel()
+	if sum, err := h.Firing.Handle(ctx, events.EventBridgeEvent{Time: slot}); err != nil || sum.Fired != 1 {
+		t.Errorf("11 seconds left: %+v %v", sum, err)
+	}
+}
+
+// TestUndecodableTrigger: a stored trigger that does not decode is
+// counted as failed and logged, and the invocation does not fail: a retry
+// cannot mend it. The other triggers fire.
+func TestUndecodableTrigger(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	bad := newTrigger(t, h, "*/5 * * * *", nil)
+	newTrigger(t, h, "*/5 * * * *", nil)
+	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(h.Table),
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + bad}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
+		},
+		UpdateExpression:          aws.String("SET active = :a"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: "yes"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 2, Fired: 1, Failed: 1}) {
+		t.Errorf("%+v %v", sum, err)
+	}
+}
+
+// TestOneLogLine: an invocation logs one JSON line, with its summary and
+// what happened to each trigger; never a prompt.
+func TestOneLogLine(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	id := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-small"})
+	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	before := len(h.Logs())
+	if _, err := fire(t, h, slot, slot); err != nil {
+		t.Fatal(err)
+	}
+	lines := h.Logs()[before:]
+	if len(lines) != 1 {
+		t.Fatalf("%d lines: %v", len(lines), lines)
+	}
+	var line struct {
+		Msg      string
+		Summary  trigger.Summary
+		Triggers []struct{ Trigger, Slot, Outcome, Reason string }
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
+		t.Fatal(err)
+	}
+	if line.Msg != "fire" || line.Summary != (trigger.Summary{Due: 1, Fired: 1, Fallbacks: 1}) || len(line.Triggers) != 1 ||
+		line.Triggers[0].Trigger != id || line.Triggers[0].Outcome != "fallback" || line.Triggers[0].Reason == "" {
+		t.Errorf("%s", lines[0])
+	}
+	if strings.Contains(lines[0], "Triage") {
+		t.Errorf("the prompt is logged: %s", lines[0])
 	}
 }
 
@@ -327,31 +412,34 @@ func TestFaults(t *testing.T) {
 		rule  string
 		op    string
 		fault faultproxy.Fault
+		first trigger.Summary // the failed invocation
+		retry trigger.Summary // its retry
 	}{
-		{"the due index is unreachable", "Query", faultproxy.DynamoThrottle},
-		{"the trigger cannot be read", "GetItem", faultproxy.DynamoInternalError},
-		{"the session cannot be written", "TransactWriteItems", faultproxy.Drop},
+		{"the due index is unreachable", "Query", faultproxy.DynamoThrottle, trigger.Summary{}, trigger.Summary{Due: 1, Fired: 1}},
+		{"the trigger cannot be read", "GetItem", faultproxy.DynamoInternalError, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
+		{"the session cannot be written", "TransactWriteItems", faultproxy.Drop, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
+		// The session exists: the retry finds it through the slot's key.
+		{"the run cannot be recorded", "UpdateItem", faultproxy.DynamoThrottle, trigger.Summary{Due: 1, Fired: 1}, trigger.Summary{Due: 1, Duplicates: 1}},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
 			f, p := apitest.Faulty(t)
 			h := setup(t, f)
 			id := newTrigger(t, h, "*/5 * * * *", nil)
 			p.Inject(row.op, 4, row.fault) // the SDK's attempts: 1 and 3 retries
-			sum, err := fire(t, h, slot, slot)
-			if err == nil || sum.Fired != 0 {
+			if sum, err := fire(t, h, slot, slot); err == nil || sum != row.first {
 				t.Fatalf("%+v %v", sum, err)
-			}
-			if strings.Contains(row.op, "Item") && sum.Failed != 1 {
-				t.Errorf("a fault on the trigger counts as failed: %+v", sum)
 			}
 			if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:05:00Z" || tr["lastRunAt"] != nil {
 				t.Errorf("the slot moved: %v", tr)
 			}
-			if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 1, Fired: 1}) {
+			if sum, err := fire(t, h, slot, slot); err != nil || sum != row.retry {
 				t.Errorf("the retry: %+v %v", sum, err)
 			}
 			if n := len(sessions(t, h)); n != 1 {
 				t.Errorf("%d sessions", n)
+			}
+			if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:10:00Z" || tr["lastRunStatus"] != "fired" || tr["lastSessionId"] == nil {
+				t.Errorf("after the retry: %v", tr)
 			}
 		})
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	_ "time/tzdata" // zone data built into the binaries: the Lambda image may have none
 
@@ -61,7 +62,7 @@ func ParseSchedule(expr, zone string, now time.Time) (*Schedule, error) {
 	if zone == "" || zone == "Local" {
 		return nil, problem.New(problem.InvalidRequest, detailZone)
 	}
-	loc, err := time.LoadLocation(zone)
+	loc, err := loadZone(zone)
 	if err != nil {
 		return nil, problem.New(problem.InvalidRequest, detailZone)
 	}
@@ -70,6 +71,22 @@ func ParseSchedule(expr, zone string, now time.Time) (*Schedule, error) {
 		return nil, problem.New(problem.InvalidRequest, detailNever)
 	}
 	return s, nil
+}
+
+// zones caches the zones loaded so far by name: loading one parses its
+// data, and the firing needs one per due trigger.
+var zones sync.Map
+
+func loadZone(name string) (*time.Location, error) {
+	if loc, ok := zones.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	zones.Store(name, loc)
+	return loc, nil
 }
 
 // parseCron parses the five fields with robfig's standard parser, after

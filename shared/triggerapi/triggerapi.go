@@ -145,7 +145,7 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 		ID: s.newTriggerID(), UserID: r.Caller.UserID, OrgID: req.orgID, Active: req.active,
 		Cron: req.schedule.Cron(), Timezone: req.schedule.Timezone(),
 		Repository: req.repository, Agent: req.agent, Prompt: req.prompt,
-		CreatedAt: now.UTC().Truncate(time.Second),
+		CreatedAt: now.UTC(),
 	}
 	tr.NextRunAt = req.schedule.Next(tr.CreatedAt)
 	if req.allocation != nil {
@@ -157,11 +157,7 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		owner := tr.UserID
-		if tr.OrgID != "" {
-			owner = tr.OrgID
-		}
-		if err := policy.Check(a, owner); err != nil {
+		if err := policy.Check(a, allocation.Owner(tr.UserID, tr.OrgID)); err != nil {
 			return httpapi.Response{}, err
 		}
 		if a.BYOC() {
@@ -232,7 +228,7 @@ type cursor struct {
 }
 
 func encodeCursor(p store.Position) string {
-	b, _ := json.Marshal(cursor{p.ID, p.CreatedAt.UTC().Format(session.TimeFormat)})
+	b, _ := json.Marshal(cursor{p.ID, p.CreatedAt.UTC().Format(time.RFC3339Nano)})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -246,7 +242,7 @@ func decodeCursor(s string) (*store.Position, error) {
 	if json.Unmarshal(raw, &c) != nil || !httpapi.PathIDPattern.MatchString(c.ID) {
 		return nil, errCursor
 	}
-	created, err := time.Parse(session.TimeFormat, c.CreatedAt)
+	created, err := time.Parse(time.RFC3339Nano, c.CreatedAt)
 	if err != nil {
 		return nil, errCursor
 	}

@@ -1,6 +1,7 @@
 package triggerapi_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -83,6 +85,7 @@ func TestCreate(t *testing.T) {
 		{"a kilo object is stored as its name", map[string]any{"sandboxAllocation": map[string]any{"provider": map[string]any{"id": "vercel", "account": "kilo"}, "instanceType": "small"}}, "sandboxAllocation", "vercel-small"},
 		{"a byoc object stays an object", map[string]any{"sandboxAllocation": map[string]any{"provider": map[string]any{"id": "vercel", "account": "byoc"}, "instanceType": "large"}}, "sandboxAllocation", "map[instanceType:large provider:map[account:byoc id:vercel]]"},
 		{"a name", map[string]any{"sandboxAllocation": "vercel-large"}, "sandboxAllocation", "vercel-large"},
+		{"a null allocation is none", map[string]any{"sandboxAllocation": json.RawMessage("null"), "orgId": json.RawMessage("null")}, "sandboxAllocation", "<nil>"},
 		{"a gitlab url and a branch", map[string]any{"repository": map[string]any{"type": "gitlab", "url": "https://gitlab.com/g/p.git", "branch": "dev"}}, "repository", "map[branch:dev type:gitlab url:https://gitlab.com/g/p.git]"},
 		{"a token marker in the prompt is allowed", map[string]any{"prompt": "rotate ghp_ tokens"}, "prompt", "rotate ghp_ tokens"},
 	} {
@@ -152,7 +155,7 @@ func TestCreateRefused(t *testing.T) {
 		{"check 1: an object with extra keys", user, body(map[string]any{"sandboxAllocation": map[string]any{"provider": map[string]any{"id": "vercel", "account": "kilo"}, "instanceType": "small", "x": 1}}), 400, "invalid_sandbox_allocation"},
 		{"check 3: the retired shared allocation", user, body(map[string]any{"sandboxAllocation": "cloudflare-shared"}), 422, "sandbox_allocation_retired"},
 		{"check 4: the retired runtime", user, body(map[string]any{"sandboxAllocation": "cloudflare-single"}), 422, "sandbox_runtime_retired"},
-		{"the caller may not use another user's token claims", map[string]string{"sub": "bad id"}, body(nil), 401, "unauthorized"},
+		{"a malformed sub claim", map[string]string{"sub": "bad id"}, body(nil), 401, "unauthorized"},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
 			before := len(h.Items())
@@ -215,8 +218,25 @@ func TestTriggerLimit(t *testing.T) {
 	if r := create(h, user, body(map[string]any{"sandboxAllocation": "cloudflare-shared"})); r.Code() != "sandbox_allocation_retired" {
 		t.Errorf("allocation checks come before the limit: %s", r.Raw)
 	}
-	if r := create(h, user, body(map[string]any{"orgId": "o1"})); r.Status != 201 {
-		t.Errorf("the org is another owner: %d %s", r.Status, r.Raw)
+	// A page is 50 by default, at most 100.
+	if r := h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers", Claims: user}); len(r.Body["items"].([]any)) != 50 || r.Body["nextCursor"] == nil {
+		t.Errorf("the default page: %d items, cursor %v", len(r.Body["items"].([]any)), r.Body["nextCursor"])
+	}
+	if r := h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers?limit=100", Claims: user}); len(r.Body["items"].([]any)) != 100 || r.Body["nextCursor"] != nil {
+		t.Errorf("a page of 100: %d items, cursor %v", len(r.Body["items"].([]any)), r.Body["nextCursor"])
+	}
+	// The org is another owner, whose 100 its users share.
+	for i := range 100 {
+		claims := user
+		if i%2 == 1 {
+			claims = other
+		}
+		if r := create(h, claims, body(map[string]any{"orgId": "o1"})); r.Status != 201 {
+			t.Fatalf("org trigger %d: %d %s", i, r.Status, r.Raw)
+		}
+	}
+	if r := create(h, other, body(map[string]any{"orgId": "o1"})); r.Code() != "trigger_limit_reached" {
+		t.Errorf("the org's 101st: %d %s", r.Status, r.Raw)
 	}
 	if r := create(h, other, body(nil)); r.Status != 201 {
 		t.Errorf("another user is another owner: %d %s", r.Status, r.Raw)
@@ -270,14 +290,17 @@ func TestReadAndDelete(t *testing.T) {
 	}
 }
 
-// TestList: the caller's own triggers, newest first, a page at a time with
+// TestList: the caller's own triggers, newest first (also within one
+// second), a page at a time with
 // an opaque cursor; limit 1 to 100, 50 by default; a bad limit or cursor
 // is 400.
 func TestList(t *testing.T) {
 	h := newHarness(t)
 	var want []string
 	for i := range 7 {
-		h.Triggers.Now = func() time.Time { return clock.Add(time.Duration(i) * time.Second) }
+		// All in one second: newest first is by the instant, not the
+		// createdAt shown.
+		h.Triggers.Now = func() time.Time { return clock.Add(time.Duration(i) * time.Millisecond) }
 		org := map[string]any{}
 		if i%3 == 0 {
 			org["orgId"] = "o2" // u1 leaves o2 below
@@ -323,5 +346,34 @@ func TestList(t *testing.T) {
 		if r := h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers?" + q, Claims: user}); r.Status != 400 || r.Code() != "invalid_request" {
 			t.Errorf("%s: %d %s", q, r.Status, r.Raw)
 		}
+	}
+}
+
+// TestFaults: a storage fault that outlasts the SDK's retries is 503 with
+// Retry-After, and a refused create writes nothing.
+func TestFaults(t *testing.T) {
+	for _, row := range []struct {
+		rule, op, method, path string
+	}{
+		{"create", "TransactWriteItems", "POST", "/v1/triggers"},
+		{"list", "Query", "GET", "/v1/triggers"},
+		{"get", "GetItem", "GET", "/v1/triggers/trg_x"},
+		{"delete", "GetItem", "DELETE", "/v1/triggers/trg_x"},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			h, p := apitest.Faulty(t)
+			p.Inject(row.op, 4, faultproxy.DynamoThrottle)
+			b := ""
+			if row.method == "POST" {
+				b = body(nil)
+			}
+			r := h.Do(apitest.Call{Method: row.method, Path: row.path, Claims: user, Body: b})
+			if r.Status != 503 || r.Code() != "service_unavailable" || r.Headers["Retry-After"] == "" {
+				t.Errorf("%d %v %s", r.Status, r.Headers, r.Raw)
+			}
+			if n := len(h.Items()); n != 0 {
+				t.Errorf("%d items written", n)
+			}
+		})
 	}
 }

@@ -159,7 +159,7 @@ func (h *Harness) Do(c Call) Result {
 			h.t.Fatalf("body %q: %v", resp.Body, err)
 		}
 	}
-	lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
+	lines := h.Logs()
 	var line struct{ DynamodbRequests int }
 	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &line)
 	res.Requests = line.DynamodbRequests
@@ -237,6 +237,11 @@ func (h *Harness) Items() []string {
 		items = append(items, string(b))
 	}
 	return items
+}
+
+// Logs are the log lines the functions wrote so far.
+func (h *Harness) Logs() []string {
+	return strings.Split(strings.TrimSpace(h.logs.String()), "\n")
 }
 
 type syncBuffer struct {
