@@ -38,10 +38,14 @@ const (
 	dueShards = 16
 )
 
-// InvalidTriggerError is a stored trigger item that does not decode.
+// InvalidTriggerError is a stored trigger item that does not decode. Its
+// owner is there when it can still be read ("" otherwise), so that only
+// its owner learns of it.
 type InvalidTriggerError struct {
-	ID    string
-	Cause error
+	ID     string
+	UserID string
+	OrgID  string
+	Cause  error
 }
 
 func (e *InvalidTriggerError) Error() string {
@@ -49,6 +53,12 @@ func (e *InvalidTriggerError) Error() string {
 }
 
 func (e *InvalidTriggerError) Unwrap() error { return e.Cause }
+
+// Trigger is the part of the invalid item that is still readable: its
+// id and owner, enough to judge ownership and to delete it.
+func (e *InvalidTriggerError) Trigger() *Trigger {
+	return &Trigger{ID: e.ID, UserID: e.UserID, OrgID: e.OrgID}
+}
 
 // Trigger is a stored scheduled trigger. The saved allocation is kept as
 // it was stored, a name or a byoc request (or neither): it is judged when
@@ -186,18 +196,28 @@ func encodeTrigger(tr *Trigger) (session.Item, error) {
 	return attributevalue.MarshalMap(it)
 }
 
+// decodeTrigger reads a trigger item; its id is the key's.
 func decodeTrigger(item session.Item) (*Trigger, error) {
+	str := func(name string) string {
+		v, _ := item[name].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	id := strings.TrimPrefix(str("PK"), triggerPrefix)
+	invalid := func(cause error) error {
+		return &InvalidTriggerError{ID: id, UserID: str("ownerUserId"), OrgID: str("orgId"), Cause: cause}
+	}
 	var it triggerItem
 	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
-		pk, _ := item["PK"].(*types.AttributeValueMemberS)
-		id := ""
-		if pk != nil {
-			id = strings.TrimPrefix(pk.Value, triggerPrefix)
-		}
-		return nil, &InvalidTriggerError{ID: id, Cause: err}
+		return nil, invalid(err)
+	}
+	if it.TriggerID != id || it.OwnerUserID == "" {
+		return nil, invalid(errors.New("triggerId differs from the key, or ownerUserId is missing"))
 	}
 	tr := &Trigger{
-		ID: it.TriggerID, UserID: it.OwnerUserID, OrgID: it.OrgID, Active: it.Active,
+		ID: id, UserID: it.OwnerUserID, OrgID: it.OrgID, Active: it.Active,
 		Cron: it.Cron, Timezone: it.Timezone,
 		Repository: session.Repository(it.Repository), Agent: session.Agent(it.Agent), Prompt: it.Prompt,
 		SavedAllocation: it.SandboxAllocation,
@@ -210,20 +230,20 @@ func decodeTrigger(item session.Item) (*Trigger, error) {
 		}
 	}
 	var err error
-	parse := func(s string) time.Time {
+	parse := func(s, layout string) time.Time {
 		if s == "" || err != nil {
 			return time.Time{}
 		}
 		var t time.Time
-		t, err = time.Parse(session.TimeFormat, s)
+		t, err = time.Parse(layout, s)
 		return t
 	}
-	tr.CreatedAt, tr.NextRunAt, tr.LastRun.At = parse(it.CreatedAt), parse(it.NextRunAt), parse(it.LastRunAt)
-	if it.ListedAt != "" && err == nil {
-		tr.CreatedAt, err = time.Parse(listedAtFormat, it.ListedAt)
+	tr.CreatedAt, tr.NextRunAt, tr.LastRun.At = parse(it.CreatedAt, session.TimeFormat), parse(it.NextRunAt, session.TimeFormat), parse(it.LastRunAt, session.TimeFormat)
+	if it.ListedAt != "" {
+		tr.CreatedAt = parse(it.ListedAt, listedAtFormat)
 	}
 	if err != nil {
-		return nil, &InvalidTriggerError{ID: it.TriggerID, Cause: err}
+		return nil, invalid(err)
 	}
 	return tr, nil
 }
@@ -368,10 +388,13 @@ func (t *Table) ListTriggers(ctx context.Context, userID string, after *Position
 		}
 		for _, item := range out.Items {
 			tr, err := decodeTrigger(item)
-			if err != nil {
+			var invalid *InvalidTriggerError
+			switch {
+			case errors.As(err, &invalid) && !keep(invalid.Trigger()):
+				continue // not the caller's: it does not exist for them
+			case err != nil:
 				return nil, false, err
-			}
-			if !keep(tr) {
+			case !keep(tr):
 				continue
 			}
 			if len(page) == limit {
@@ -461,6 +484,27 @@ func (t *Table) RecordRun(ctx context.Context, id string, run Run, next time.Tim
 		return ErrTriggerMoved
 	case err != nil:
 		return failed("record trigger run", err)
+	}
+	return nil
+}
+
+// Park stops a trigger that cannot fire (its item does not decode, or its
+// schedule no longer parses: a retry cannot mend either): it becomes
+// inactive, leaves the due index, and records its slot as failed with
+// code. It stays listed, and can be deleted.
+func (t *Table) Park(ctx context.Context, id, code string) error {
+	_, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(t.name), Key: triggerKey(id),
+		UpdateExpression:    aws.String("SET active = :false, lastRunStatus = :status, lastError = :code REMOVE dueShard"),
+		ConditionExpression: aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":false":  &types.AttributeValueMemberBOOL{Value: false},
+			":status": &types.AttributeValueMemberS{Value: "failed"}, ":code": &types.AttributeValueMemberS{Value: code},
+		},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return failed("park trigger", err)
 	}
 	return nil
 }

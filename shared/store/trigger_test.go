@@ -204,16 +204,22 @@ func TestDueTriggers(t *testing.T) {
 	})
 }
 
+// createDue creates trg_a of u1, due now.
+func createDue(t *testing.T, tbl *Table) {
+	t.Helper()
+	tr := newTrigger("trg_a", "u1", "", now)
+	tr.NextRunAt = now
+	if err := tbl.CreateTrigger(context.Background(), tr, 100); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRecordRun: a run moves the next slot on; it never moves it back and
 // never writes onto a deleted trigger.
 func TestRecordRun(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		tr := newTrigger("trg_a", "u1", "", now)
-		tr.NextRunAt = now
-		if err := tbl.CreateTrigger(ctx, tr, 100); err != nil {
-			t.Fatal(err)
-		}
+		createDue(t, tbl)
 		slot := now.Add(2 * time.Minute) // a later slot: missed ones are skipped
 		if err := tbl.RecordRun(ctx, "trg_a", Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
 			t.Fatal(err)
@@ -322,4 +328,26 @@ func TestTriggerCountConflict(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPark: a parked trigger is inactive with its failure recorded, and
+// stays readable; a deleted one is not written back.
+func TestPark(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		createDue(t, tbl)
+		if err := tbl.Park(ctx, "trg_a", "invalid_request"); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tbl.GetTrigger(ctx, "trg_a")
+		if err != nil || got.LastRun.Status != "failed" || got.LastRun.Error != "invalid_request" || got.Active {
+			t.Errorf("%+v %v", got, err)
+		}
+		if err := tbl.Park(ctx, "trg_gone", "invalid_request"); err != nil {
+			t.Errorf("a deleted trigger: %v", err)
+		}
+		if _, err := tbl.GetTrigger(ctx, "trg_gone"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("parking wrote a deleted trigger back: %v", err)
+		}
+	})
 }

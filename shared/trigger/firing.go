@@ -116,12 +116,14 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *invo
 	if d, ok := ctx.Deadline(); ok {
 		stop = d.Add(-reserve)
 	}
-	policy, err := f.Settings.Policy(ctx) // one policy for every trigger
-	if err != nil {
+	ids, err := f.Table.DueTriggers(ctx, at)
+	if err != nil || len(ids) == 0 {
 		return err
 	}
-	ids, err := f.Table.DueTriggers(ctx, at)
+	policy, err := f.Settings.Policy(ctx) // one policy for every trigger
 	if err != nil {
+		inv.Due += len(ids) // as the index has them: all left due
+		inv.Failed += len(ids)
 		return err
 	}
 	var faults []error
@@ -141,16 +143,12 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *invo
 // The error is a fault that leaves its slot due.
 func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id string, at time.Time, inv *invocation) error {
 	tr, err := f.Table.GetTrigger(ctx, id) // the index may be stale
-	var invalid *store.InvalidTriggerError
+	var broken *store.InvalidTriggerError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil
-	case errors.As(err, &invalid):
-		// A retry cannot mend a stored item; it stays due, and logged.
-		inv.Due++
-		inv.Failed++
-		inv.note(note{Trigger: id, Outcome: StatusFailed, Reason: "the stored trigger does not decode"})
-		return nil
+	case errors.As(err, &broken):
+		return f.park(ctx, inv, id, problem.InternalError, "the stored trigger does not decode")
 	case err != nil:
 		inv.Due++
 		inv.Failed++
@@ -160,23 +158,27 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id stri
 	}
 	sched, err := ParseSchedule(tr.Cron, tr.Timezone, at)
 	if err != nil {
-		inv.Due++
-		inv.Failed++
-		inv.note(note{Trigger: id, Outcome: StatusFailed, Reason: "the stored schedule does not parse"})
-		return nil
+		return f.park(ctx, inv, id, problem.InvalidRequest, "the stored schedule does not parse")
 	}
 	slot, count := sched.Latest(tr.NextRunAt, at)
 	if slot.IsZero() {
 		slot, count = tr.NextRunAt, 1
 	}
-	inv.Due++
-	inv.Skipped += count - 1
 	run, duplicate, reason, err := f.run(ctx, policy, tr, slot)
+	if err == nil {
+		// Unless the trigger moved on meanwhile (another invocation
+		// recorded the slot, or it was deleted).
+		if err = f.Table.RecordRun(ctx, tr.ID, run, sched.Next(slot)); errors.Is(err, store.ErrTriggerMoved) {
+			err = nil
+		}
+	}
+	inv.Due++
 	n := note{Trigger: id, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
 	switch {
 	case err != nil:
+		// The slot stays due, for the retry.
 		inv.Failed++
-		return err
+		n.Outcome, n.Code = StatusFailed, string(problem.CodeOf(err))
 	case duplicate:
 		inv.Duplicates++
 		n.Outcome = "duplicate"
@@ -188,13 +190,19 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id stri
 			inv.Fallbacks++
 		}
 	}
-	inv.note(n)
-	// The run is recorded unless the trigger moved on meanwhile (another
-	// invocation recorded the slot, or it was deleted).
-	if err := f.Table.RecordRun(ctx, tr.ID, run, sched.Next(slot)); err != nil && !errors.Is(err, store.ErrTriggerMoved) {
-		return err
+	if err == nil {
+		inv.Skipped += count - 1
 	}
-	return nil
+	inv.note(n)
+	return err
+}
+
+// park stops a trigger that a retry cannot mend, counted as failed.
+func (f *Firing) park(ctx context.Context, inv *invocation, id string, code problem.Code, reason string) error {
+	inv.Due++
+	inv.Failed++
+	inv.note(note{Trigger: id, Outcome: StatusFailed, Code: string(code), Reason: reason})
+	return f.Table.Park(ctx, id, string(code))
 }
 
 // run obtains the session of a trigger's slot and says what to record:
@@ -204,10 +212,6 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 	saved, reason, err := policy.Saved(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
 	if err != nil {
 		return store.Run{}, false, "", err // no usable default
-	}
-	run = store.Run{At: slot, Status: StatusFired}
-	if reason != "" {
-		run.Status = StatusFallback
 	}
 	if reason != "" || tr.SavedAllocation == "" && tr.SavedRequest == nil {
 		saved = allocation.Allocation{} // the effective default
@@ -229,8 +233,7 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 	code := problem.CodeOf(err)
 	switch {
 	case err == nil:
-		run.SessionID = res.Record.SessionID
-		return run, res.Replayed, reason, nil
+		return store.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation())}, res.Replayed, reason, nil
 	case code == problem.ServiceUnavailable:
 		return store.Run{}, false, reason, err
 	}
@@ -238,7 +241,12 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 	row, rerr := f.Table.GetLedger(ctx, tr.UserID, req.OperationKey)
 	switch {
 	case rerr == nil && !row.Expired(f.now()):
-		run.SessionID = row.SessionID
+		run = store.Run{At: slot, SessionID: row.SessionID, Status: StatusFired}
+		if rec, err := f.Table.GetSession(ctx, row.SessionID); err == nil {
+			run.Status = statusOf(tr, rec.Allocation())
+		} else if reason != "" {
+			run.Status = StatusFallback
+		}
 		return run, true, reason, nil
 	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
 		return store.Run{}, false, reason, rerr
@@ -246,6 +254,24 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 		return store.Run{}, false, reason, err // unexpected: leave the slot due
 	}
 	return store.Run{At: slot, Status: StatusFailed, Error: string(code)}, false, reason, nil
+}
+
+// statusOf is the status of a slot whose session runs on a: a fallback
+// when the trigger saved an allocation and the session does not run on it.
+func statusOf(tr *store.Trigger, a allocation.Allocation) string {
+	var saved allocation.Allocation
+	switch {
+	case tr.SavedRequest != nil:
+		saved, _ = allocation.FromRequest(*tr.SavedRequest)
+	case tr.SavedAllocation != "":
+		saved, _ = allocation.ByName(tr.SavedAllocation)
+	default:
+		return StatusFired
+	}
+	if saved.IsZero() || saved.String() != a.String() {
+		return StatusFallback
+	}
+	return StatusFired
 }
 
 func (f *Firing) now() time.Time {

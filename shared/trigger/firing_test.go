@@ -145,17 +145,7 @@ func TestFireOnce(t *testing.T) {
 // recorded (the answer of the write was lost).
 func rewind(t *testing.T, h *apitest.Harness, id string, to time.Time) {
 	t.Helper()
-	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-		TableName: aws.String(h.Table),
-		Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
-		},
-		UpdateExpression:          aws.String("SET nextRunAt = :t"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: to.Format(time.RFC3339)}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	setAttr(t, h, id, "nextRunAt", &types.AttributeValueMemberS{Value: to.Format(time.RFC3339)})
 }
 
 // TestDuplicates: a slot whose ledger row exists is a duplicate, which
@@ -179,17 +169,29 @@ func TestDuplicates(t *testing.T) {
 		t.Errorf("after the duplicate: %v", tr)
 	}
 
-	// The saved allocation fell back since the first run: the request
-	// differs, and the row still consumes the slot.
-	rewind(t, h, id, slot)
-	h.SetSettings([]local.Parameter{{Name: "allocation/default", Type: "String", Value: "vercel-small"}})
+	if n := len(sessions(t, h)); n != 1 {
+		t.Fatalf("%d sessions", n)
+	}
+
+	// The saved allocation is retired since the first run: the retry
+	// falls back, its request differs from the row's (which records a
+	// retired allocation), and the row still consumes the slot, recorded
+	// as the session ran.
+	saved := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-large"})
+	if sum, _ := fire(t, h, slot, slot); sum.Fired != 1 {
+		t.Fatalf("%+v", sum)
+	}
+	firstOfSaved := read(t, h, saved)["lastSessionId"]
+	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
+	rewind(t, h, saved, slot)
 	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
 		t.Errorf("another fingerprint: %+v %v", sum, err)
 	}
-	if tr := read(t, h, id); tr["lastSessionId"] != first {
+	if tr := read(t, h, saved); tr["lastSessionId"] != firstOfSaved || tr["lastRunStatus"] != "fired" {
 		t.Errorf("after the duplicate: %v", tr)
 	}
-	if n := len(sessions(t, h)); n != 1 {
+	h.SetSettings(nil)
+	if n := len(sessions(t, h)); n != 2 {
 		t.Fatalf("%d sessions", n)
 	}
 
@@ -210,7 +212,7 @@ func TestDuplicates(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if total.Fired != 1 || len(sessions(t, h)) != 2 {
+	if total.Fired != 2 || len(sessions(t, h)) != 4 {
 		t.Errorf("concurrent invocations: %+v, %d sessions", total, len(sessions(t, h)))
 	}
 }
@@ -348,27 +350,48 @@ func TestOutOfTime(t *testing.T) {
 	}
 }
 
-// TestUndecodableTrigger: a stored trigger that does not decode is
-// counted as failed and logged, and the invocation does not fail: a retry
-// cannot mend it. The other triggers fire.
-func TestUndecodableTrigger(t *testing.T) {
-	h := setup(t, apitest.New(t, nil))
-	bad := newTrigger(t, h, "*/5 * * * *", nil)
-	newTrigger(t, h, "*/5 * * * *", nil)
+// setAttr sets a stored trigger's top-level attribute, as an older writer
+// (or a hand) might have.
+func setAttr(t *testing.T, h *apitest.Harness, id, name string, v types.AttributeValue) {
+	t.Helper()
 	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
 		TableName: aws.String(h.Table),
 		Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + bad}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
 		},
-		UpdateExpression:          aws.String("SET active = :a"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: "yes"}},
+		UpdateExpression:          aws.String("SET #n = :v"),
+		ExpressionAttributeNames:  map[string]string{"#n": name},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": v},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestParked: a stored trigger that does not decode, or whose schedule no
+// longer parses, cannot fire and a retry cannot mend it: it is counted as
+// failed once, recorded, and stopped, and the invocation does not fail.
+// The other triggers fire.
+func TestParked(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	undecodable := newTrigger(t, h, "*/5 * * * *", nil)
+	unparsable := newTrigger(t, h, "*/5 * * * *", nil)
+	newTrigger(t, h, "*/5 * * * *", nil)
+	setAttr(t, h, undecodable, "active", &types.AttributeValueMemberS{Value: "yes"})
+	setAttr(t, h, unparsable, "cron", &types.AttributeValueMemberS{Value: "0 9 L * *"})
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
-	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 2, Fired: 1, Failed: 1}) {
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 3, Fired: 1, Failed: 2}) {
 		t.Errorf("%+v %v", sum, err)
+	}
+	if tr := read(t, h, unparsable); tr["active"] != false || tr["lastRunStatus"] != "failed" || tr["lastError"] != "invalid_request" {
+		t.Errorf("%v", tr)
+	}
+	if tr := read(t, h, undecodable); tr["active"] != false || tr["lastError"] != "internal_error" {
+		t.Errorf("%v", tr)
+	}
+	next := slot.Add(5 * time.Minute)
+	if sum, err := fire(t, h, next, next); err != nil || sum != (trigger.Summary{Due: 1, Fired: 1}) {
+		t.Errorf("the next slot: %+v %v", sum, err)
 	}
 }
 
@@ -419,7 +442,7 @@ func TestFaults(t *testing.T) {
 		{"the trigger cannot be read", "GetItem", faultproxy.DynamoInternalError, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
 		{"the session cannot be written", "TransactWriteItems", faultproxy.Drop, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
 		// The session exists: the retry finds it through the slot's key.
-		{"the run cannot be recorded", "UpdateItem", faultproxy.DynamoThrottle, trigger.Summary{Due: 1, Fired: 1}, trigger.Summary{Due: 1, Duplicates: 1}},
+		{"the run cannot be recorded", "UpdateItem", faultproxy.DynamoThrottle, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Duplicates: 1}},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
 			f, p := apitest.Faulty(t)
@@ -445,9 +468,13 @@ func TestFaults(t *testing.T) {
 	}
 	t.Run("settings unreadable", func(t *testing.T) {
 		h := setup(t, apitest.New(t, nil))
-		newTrigger(t, h, "*/5 * * * *", nil)
 		h.BreakSettings()
-		if sum, err := fire(t, h, slot, slot); err == nil || sum != (trigger.Summary{}) {
+		// Nothing due: the settings are not needed.
+		if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{}) {
+			t.Errorf("nothing due: %+v %v", sum, err)
+		}
+		newTrigger(t, h, "*/5 * * * *", nil)
+		if sum, err := fire(t, h, slot, slot); err == nil || sum != (trigger.Summary{Due: 1, Failed: 1}) {
 			t.Errorf("%+v %v", sum, err)
 		}
 	})

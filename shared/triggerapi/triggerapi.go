@@ -250,26 +250,31 @@ func decodeCursor(s string) (*store.Position, error) {
 }
 
 // owned reads the path's trigger; one the caller does not own is, to the
-// caller, one that does not exist.
-func (s *Service) owned(ctx context.Context, r *httpapi.Request) (*store.Trigger, error) {
+// caller, one that does not exist. A stored trigger that does not decode is
+// its owner's to delete, and an internal error to read.
+func (s *Service) owned(ctx context.Context, r *httpapi.Request) (tr *store.Trigger, invalid bool, err error) {
 	id := r.Params["triggerId"]
 	if !httpapi.PathIDPattern.MatchString(id) {
-		return nil, bad("The trigger id is not valid.")
+		return nil, false, bad("The trigger id is not valid.")
 	}
-	tr, err := s.Table.GetTrigger(ctx, id)
+	tr, err = s.Table.GetTrigger(ctx, id)
+	var broken *store.InvalidTriggerError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return nil, errNotFound
+		return nil, false, errNotFound
+	case errors.As(err, &broken):
+		tr, invalid, err = broken.Trigger(), true, problem.Wrap(problem.InternalError, "The stored trigger is invalid.", err)
 	case err != nil:
-		return nil, err
-	case !r.Caller.Owns(tr.UserID, tr.OrgID):
-		return nil, errNotFound
+		return nil, false, err
 	}
-	return tr, nil
+	if !r.Caller.Owns(tr.UserID, tr.OrgID) {
+		return nil, false, errNotFound
+	}
+	return tr, invalid, err
 }
 
 func (s *Service) get(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	tr, err := s.owned(ctx, r)
+	tr, _, err := s.owned(ctx, r)
 	if err != nil {
 		return httpapi.Response{}, err
 	}
@@ -277,8 +282,8 @@ func (s *Service) get(ctx context.Context, r *httpapi.Request) (httpapi.Response
 }
 
 func (s *Service) delete(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	tr, err := s.owned(ctx, r)
-	if err != nil {
+	tr, invalid, err := s.owned(ctx, r)
+	if err != nil && !invalid {
 		return httpapi.Response{}, err
 	}
 	switch err := s.Table.DeleteTrigger(ctx, tr); {

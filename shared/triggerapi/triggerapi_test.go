@@ -1,12 +1,17 @@
 package triggerapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
@@ -249,6 +254,24 @@ func TestTriggerLimit(t *testing.T) {
 	}
 }
 
+// routeCase is a call and the status and code it must get.
+type routeCase struct {
+	rule, method, path string
+	claims             map[string]string
+	status             int
+	code               string
+}
+
+// do makes the call and checks its status and code.
+func (c routeCase) do(t *testing.T, h *apitest.Harness) apitest.Result {
+	t.Helper()
+	r := h.Do(apitest.Call{Method: c.method, Path: c.path, Claims: c.claims})
+	if r.Status != c.status || r.Code() != c.code {
+		t.Errorf("%d %s", r.Status, r.Raw)
+	}
+	return r
+}
+
 // TestReadAndDelete: a trigger is its owner's only: anyone else, or the
 // owner once out of its org, gets 404, as for an unknown id; a deleted
 // trigger is gone.
@@ -256,14 +279,7 @@ func TestReadAndDelete(t *testing.T) {
 	h := newHarness(t)
 	mine := create(h, user, body(nil)).Headers["Location"]
 	orgs := create(h, user, body(map[string]any{"orgId": "o2"})).Headers["Location"]
-	for _, row := range []struct {
-		rule   string
-		method string
-		path   string
-		claims map[string]string
-		status int
-		code   string
-	}{
+	for _, row := range []routeCase{
 		{"the owner reads it", "GET", mine, user, 200, ""},
 		{"another user gets 404", "GET", mine, other, 404, "not_found"},
 		{"an admin gets 404 too", "GET", mine, map[string]string{"sub": "u9", "scope": "cloud-agent:admin"}, 404, "not_found"},
@@ -279,10 +295,7 @@ func TestReadAndDelete(t *testing.T) {
 		{"the org's trigger is still there", "GET", orgs, user, 200, ""},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
-			r := h.Do(apitest.Call{Method: row.method, Path: row.path, Claims: row.claims})
-			if r.Status != row.status || r.Code() != row.code {
-				t.Errorf("%d %s", r.Status, r.Raw)
-			}
+			r := row.do(t, h)
 			if row.status == 405 && r.Headers["Allow"] != "DELETE, GET" {
 				t.Errorf("Allow %q", r.Headers["Allow"])
 			}
@@ -373,6 +386,40 @@ func TestFaults(t *testing.T) {
 			}
 			if n := len(h.Items()); n != 0 {
 				t.Errorf("%d items written", n)
+			}
+		})
+	}
+}
+
+// TestUndecodableTrigger: a stored trigger that does not decode is, to
+// anyone but its owner, one that does not exist; to its owner it is an
+// internal error to read, and it can be deleted.
+func TestUndecodableTrigger(t *testing.T) {
+	h := newHarness(t)
+	id := create(h, user, body(nil)).Body["triggerId"].(string)
+	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(h.Table),
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
+		},
+		UpdateExpression:          aws.String("SET active = :a"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: "yes"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/v1/triggers/" + id
+	for _, row := range []routeCase{
+		{"another user reads nothing", "GET", path, other, 404, "not_found"},
+		{"another user lists nothing of it", "GET", "/v1/triggers", map[string]string{"sub": "u2"}, 200, ""},
+		{"another user cannot delete it", "DELETE", path, other, 404, "not_found"},
+		{"the owner reads an internal error", "GET", path, user, 500, "internal_error"},
+		{"the owner deletes it", "DELETE", path, user, 204, ""},
+		{"then it is gone", "GET", path, user, 404, "not_found"},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			if r := row.do(t, h); strings.Contains(r.Raw, "yes") {
+				t.Errorf("the stored value shows: %s", r.Raw)
 			}
 		})
 	}
