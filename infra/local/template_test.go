@@ -282,3 +282,17 @@ func scalars(n *yaml.Node) []string {
 	}
 	return out
 }
+
+// TestZoneDataBuiltIn: the functions that read schedules carry the zone
+// data in their binaries: provided.al2023 may have no zone files.
+func TestZoneDataBuiltIn(t *testing.T) {
+	for _, folder := range []string{"triggers", "triggerfire"} {
+		out, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/"+folder).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", folder, err, out)
+		}
+		if !slices.Contains(strings.Fields(string(out)), "time/tzdata") {
+			t.Errorf("functions/%s does not link time/tzdata", folder)
+		}
+	}
+}
