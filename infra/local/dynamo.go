@@ -40,13 +40,11 @@ func StartDynamo(addr string) (*Dynamo, error) {
 func (d *Dynamo) Close(ctx context.Context) error { return d.srv.Shutdown(ctx) }
 
 // DynamoClient is a DynamoDB client for a local endpoint, with local
-// credentials. The embedded endpoint sends no CRC32 checksum, so the client
-// does not ask for one.
+// credentials.
 func DynamoClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
-		Region:                          "us-east-1",
-		BaseEndpoint:                    aws.String(endpoint),
-		Credentials:                     credentials.NewStaticCredentialsProvider("local", "local", ""),
-		DisableValidateResponseChecksum: true,
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
 	}, optFns...)
 }

@@ -3,8 +3,13 @@ package local
 import (
 	"context"
 	"encoding/json"
+	"hash/crc32"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -151,5 +156,28 @@ func TestEmptyListsAndMaps(t *testing.T) {
 		if string(b) != want {
 			t.Errorf("got  %s\nwant %s", b, want)
 		}
+	}
+}
+
+// TestDynamoChecksum: the embedded endpoint sends the CRC32 of each body,
+// as real DynamoDB does, so that the functions' clients check it without
+// a warning.
+func TestDynamoChecksum(t *testing.T) {
+	d, err := StartDynamo("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	req, _ := http.NewRequest("POST", d.URL, strings.NewReader(`{"TableName":"none"}`))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.DescribeTable")
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if got, want := resp.Header.Get("X-Amz-Crc32"), strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10); got != want || len(body) == 0 {
+		t.Errorf("X-Amz-Crc32 %q, want %q for %s", got, want, body)
 	}
 }

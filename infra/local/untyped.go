@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"encoding/json"
+	"hash/crc32"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,7 +15,8 @@ import (
 // deserializer then reads it as a neighbouring attribute's value. The
 // wrapper answers such values as {"NULL":true} instead: the type is lost
 // either way, and NULL is the one reading that shows nothing that is not
-// there.
+// there. It also sends the CRC32 of the body in X-Amz-Crc32, as real
+// DynamoDB does and the SDK checks.
 func typedValues(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := httptest.NewRecorder()
@@ -31,6 +33,7 @@ func typedValues(next http.Handler) http.Handler {
 			w.Header()[k] = vs
 		}
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10))
 		w.WriteHeader(rec.Code)
 		_, _ = w.Write(body)
 	})
