@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
@@ -118,7 +119,10 @@ func serve(t *testing.T, api func(*slog.Logger) *API, ev events.APIGatewayV2HTTP
 }
 
 func testAPI(log *slog.Logger) *API {
-	echo := func(_ context.Context, r *Request) (Response, error) {
+	echo := func(ctx context.Context, r *Request) (Response, error) {
+		if r.Params["id"] == "warn" {
+			invocation.Warn(ctx, "setting ignored: something")
+		}
 		return Response{Status: 200, Body: map[string]any{"id": r.Params["id"], "len": len(r.Body)}}, nil
 	}
 	fail := func(_ context.Context, r *Request) (Response, error) {
@@ -217,7 +221,8 @@ func TestProblems(t *testing.T) {
 }
 
 // TestLogLine: one JSON line per invocation with the route, the status, the
-// code, the latency and the DynamoDB request count; never the body.
+// code, the latency, the DynamoDB request count and the warnings; never
+// the body.
 func TestLogLine(t *testing.T) {
 	res := serve(t, testAPI, event("POST", "/v1/things", map[string]string{"sub": "u1"}, `{"prompt":"secret words"}`))
 	lines := strings.Split(strings.TrimSpace(res.log), "\n")
@@ -235,6 +240,11 @@ func TestLogLine(t *testing.T) {
 	}
 	if line["route"] != "POST /v1/things" || strings.Contains(lines[0], "secret") {
 		t.Errorf("line %s", lines[0])
+	}
+	// A warning met on the way (a setting ignored) joins the line.
+	res = serve(t, testAPI, event("GET", "/v1/things/warn", map[string]string{"sub": "u1"}, ""))
+	if lines := strings.Split(strings.TrimSpace(res.log), "\n"); len(lines) != 1 || !strings.Contains(lines[0], `"warnings":["setting ignored: something"]`) {
+		t.Errorf("lines %v", lines)
 	}
 }
 

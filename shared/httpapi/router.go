@@ -11,8 +11,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/reqcount"
 )
 
 // MaxBody is the largest decoded body accepted.
@@ -66,7 +66,7 @@ func New(log *slog.Logger, routes ...Route) *API { return &API{routes: routes, l
 // logs one JSON line per invocation.
 func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
-	ctx, requests := reqcount.With(ctx)
+	ctx, record := invocation.With(ctx)
 	r := &Request{Event: &ev, RequestID: ev.RequestContext.RequestID}
 	route, resp, err := a.serve(ctx, r)
 	if err != nil {
@@ -77,7 +77,10 @@ func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (ev
 		slog.String("route", route),
 		slog.Int("status", resp.Status),
 		slog.Int64("latencyMs", time.Since(start).Milliseconds()),
-		slog.Int("dynamodbRequests", requests.Count()),
+		slog.Int("dynamodbRequests", record.Requests()),
+	}
+	if w := record.Warnings(); len(w) > 0 {
+		attrs = append(attrs, slog.Any("warnings", w))
 	}
 	level := slog.LevelInfo
 	if err != nil {

@@ -61,6 +61,6 @@ func Load(ctx context.Context) (*Env, error) {
 	return &Env{
 		Log:      log,
 		Table:    store.New(dynamodb.NewFromConfig(cfg, store.Counting), table),
-		Settings: settings.New(ssm.NewFromConfig(cfg), path, ttl, log),
+		Settings: settings.New(ssm.NewFromConfig(cfg), path, ttl),
 	}, nil
 }

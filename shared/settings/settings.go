@@ -8,7 +8,6 @@ package settings
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
@@ -57,7 +57,6 @@ type Settings struct {
 	client *ssm.Client
 	path   string
 	ttl    time.Duration
-	log    *slog.Logger
 	now    func() time.Time
 
 	mu      sync.Mutex
@@ -67,8 +66,8 @@ type Settings struct {
 
 // New returns the settings under path (e.g. /cloud-agent/dev), read with
 // client and cached for ttl.
-func New(client *ssm.Client, path string, ttl time.Duration, log *slog.Logger) *Settings {
-	return &Settings{client: client, path: strings.TrimSuffix(path, "/"), ttl: ttl, log: log, now: time.Now}
+func New(client *ssm.Client, path string, ttl time.Duration) *Settings {
+	return &Settings{client: client, path: strings.TrimSuffix(path, "/"), ttl: ttl, now: time.Now}
 }
 
 // Policy returns the current policy, reading the parameters when the cache
@@ -88,7 +87,7 @@ func (s *Settings) Policy(ctx context.Context) (*allocation.Policy, error) {
 	case err == nil:
 		s.policy = p
 	case s.policy != nil:
-		s.log.WarnContext(ctx, "settings refresh failed; keeping the last good settings", "path", s.path, "error", err.Error())
+		invocation.Warn(ctx, "settings refresh failed; keeping the last good settings: "+err.Error())
 	default:
 		return nil, problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
 	}
@@ -111,7 +110,7 @@ func (s *Settings) load(ctx context.Context) (*allocation.Policy, error) {
 	}
 	policy, warnings := allocation.NewPolicy(Config(values))
 	for _, w := range warnings {
-		s.log.WarnContext(ctx, "setting ignored", "path", s.path, "reason", w)
+		invocation.Warn(ctx, "setting ignored: "+w)
 	}
 	return policy, nil
 }

@@ -1,12 +1,9 @@
 package settings
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -25,14 +22,13 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 const path = "/cloud-agent/test"
-
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 func client(url string) *ssm.Client {
 	return ssm.New(ssm.Options{
@@ -84,7 +80,7 @@ func TestParameters(t *testing.T) {
 		params = append(params, local.Parameter{Name: fmt.Sprintf("other/p%02d", i), Type: "String", Value: "x"})
 	}
 	url, _ := standIn(t, params)
-	s := New(client(url), path, time.Minute, quiet)
+	s := New(client(url), path, time.Minute)
 	p, err := s.Policy(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +101,7 @@ func TestParameters(t *testing.T) {
 	}
 
 	url, _ = standIn(t, nil)
-	p, err = New(client(url), path, time.Minute, quiet).Policy(context.Background())
+	p, err = New(client(url), path, time.Minute).Policy(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,24 +111,26 @@ func TestParameters(t *testing.T) {
 }
 
 // TestIgnoredValuesAreLogged: a value naming an unknown allocation or
-// provider, or one that can never be selected, is ignored and logged.
+// provider, or one that can never be selected, is ignored, with a warning
+// for the invocation's log line.
 func TestIgnoredValuesAreLogged(t *testing.T) {
 	url, _ := standIn(t, []local.Parameter{
 		{Name: ParamSelectable, Type: "StringList", Value: "vercel-small,vercel-huge,cloudflare-shared"},
 		{Name: ParamRetiredProviders, Type: "StringList", Value: "aws"},
 	})
-	var logs bytes.Buffer
-	p, err := New(client(url), path, time.Minute, slog.New(slog.NewJSONHandler(&logs, nil))).Policy(context.Background())
+	ctx, record := invocation.With(context.Background())
+	p, err := New(client(url), path, time.Minute).Policy(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"vercel-huge", "cloudflare-shared", `\"aws\"`} {
-		if !strings.Contains(logs.String(), want) {
-			t.Errorf("the log does not name %s: %s", want, logs.String())
+	warnings := strings.Join(record.Warnings(), "\n")
+	for _, want := range []string{"vercel-huge", "cloudflare-shared", `"aws"`} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("the warnings do not name %s: %s", want, warnings)
 		}
 	}
-	if got := strings.Count(logs.String(), "\n"); got != 3 {
-		t.Errorf("%d log lines, want 3", got)
+	if got := len(record.Warnings()); got != 3 {
+		t.Errorf("%d warnings, want 3", got)
 	}
 	if o := p.OptionsFor("u1"); len(o.Options) != 2 { // the default and vercel-small
 		t.Errorf("options %+v", o.Options)
@@ -150,10 +148,10 @@ func TestConfigValues(t *testing.T) {
 }
 
 // TestCacheAndLastGood: settings are read once per TTL; a failed refresh
-// keeps the last good ones; a cold start that cannot read them is 503.
+// keeps the last good ones, with a warning; a cold start that cannot read them is 503.
 func TestCacheAndLastGood(t *testing.T) {
 	url, file := standIn(t, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-small"}})
-	s := New(client(url), path, time.Minute, quiet)
+	s := New(client(url), path, time.Minute)
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { return clock }
 	ctx := context.Background()
@@ -173,11 +171,15 @@ func TestCacheAndLastGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock = clock.Add(2 * time.Minute)
-	if p, err := s.Policy(ctx); err != nil || defaultName(t, p) != allocation.VercelLarge {
+	warned, record := invocation.With(ctx)
+	if p, err := s.Policy(warned); err != nil || defaultName(t, p) != allocation.VercelLarge {
 		t.Errorf("a failed refresh lost the last good settings: %v", err)
 	}
+	if w := record.Warnings(); len(w) != 1 || !strings.Contains(w[0], "refresh failed") {
+		t.Errorf("warnings %v", w)
+	}
 
-	cold := New(client("http://127.0.0.1:1"), path, time.Minute, quiet)
+	cold := New(client("http://127.0.0.1:1"), path, time.Minute)
 	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("cold start without settings: %v", err)
 	}
@@ -205,14 +207,14 @@ func TestSSMFaults(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 	p, c := viaProxy(t, url)
-	cold := New(c, path, time.Minute, quiet)
+	cold := New(c, path, time.Minute)
 	p.Inject("GetParametersByPath", 10, faultproxy.SSMThrottle)
 	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable || p.Count("GetParametersByPath") < 2 {
 		t.Fatalf("throttled cold start: %v after %d attempts", err, p.Count("GetParametersByPath"))
 	}
 
 	p, c = viaProxy(t, url)
-	s := New(c, path, time.Minute, quiet)
+	s := New(c, path, time.Minute)
 	s.now = func() time.Time { return clock }
 	p.Inject("GetParametersByPath", 1, faultproxy.Drop)
 	if pol, err := s.Policy(ctx); err != nil || defaultName(t, pol) != allocation.VercelSmall {
@@ -233,7 +235,7 @@ func TestJitter(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	seen := map[time.Duration]bool{}
 	for range 20 {
-		s := New(c, path, time.Minute, quiet)
+		s := New(c, path, time.Minute)
 		s.now = func() time.Time { return clock }
 		if _, err := s.Policy(context.Background()); err != nil {
 			t.Fatal(err)
@@ -267,7 +269,7 @@ func TestMoto(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := New(c, path, time.Minute, quiet).Policy(ctx)
+	p, err := New(c, path, time.Minute).Policy(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

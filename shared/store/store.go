@@ -17,8 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/reqcount"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -40,7 +40,7 @@ func Counting(o *dynamodb.Options) {
 	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
 		return st.Initialize.Add(middleware.InitializeMiddlewareFunc("RequestCount",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				reqcount.Add(ctx)
+				invocation.CountRequest(ctx)
 				return next.HandleInitialize(ctx, in)
 			}), middleware.Before)
 	})

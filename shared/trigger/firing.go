@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/reqcount"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
@@ -66,15 +66,15 @@ type note struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// invocation is what one invocation did: its summary and the notes and
+// tally is what one invocation did: its summary and the notes and
 // attributes of its one log line.
-type invocation struct {
+type tally struct {
 	Summary
 	notes []note
 	attrs []slog.Attr
 }
 
-func (inv *invocation) note(n note) {
+func (inv *tally) note(n note) {
 	if len(inv.notes) < maxNotes {
 		inv.notes = append(inv.notes, n)
 	}
@@ -85,13 +85,16 @@ func (inv *invocation) note(n note) {
 // fault left a slot due. It logs one JSON line.
 func (f *Firing) Handle(ctx context.Context, ev events.EventBridgeEvent) (Summary, error) {
 	begun := time.Now()
-	ctx, requests := reqcount.With(ctx)
-	var inv invocation
+	ctx, record := invocation.With(ctx)
+	var inv tally
 	err := f.fire(ctx, ev, &inv)
 	attrs := append(inv.attrs,
 		slog.String("requestId", requestID(ctx)), slog.String("event", ev.ID), slog.Time("eventTime", ev.Time),
 		slog.Any("summary", inv.Summary), slog.Any("triggers", inv.notes),
-		slog.Int64("latencyMs", time.Since(begun).Milliseconds()), slog.Int("dynamodbRequests", requests.Count()))
+		slog.Int64("latencyMs", time.Since(begun).Milliseconds()), slog.Int("dynamodbRequests", record.Requests()))
+	if w := record.Warnings(); len(w) > 0 {
+		attrs = append(attrs, slog.Any("warnings", w))
+	}
 	level := slog.LevelInfo
 	if err != nil {
 		level = slog.LevelError
@@ -101,7 +104,7 @@ func (f *Firing) Handle(ctx context.Context, ev events.EventBridgeEvent) (Summar
 	return inv.Summary, err
 }
 
-func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *invocation) error {
+func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tally) error {
 	now := f.now()
 	at := ev.Time
 	if at.IsZero() {
@@ -141,7 +144,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *invo
 
 // fireOne fires one trigger found due at the minute at, if it still is.
 // The error is a fault that leaves its slot due.
-func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id string, at time.Time, inv *invocation) error {
+func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id string, at time.Time, inv *tally) error {
 	tr, err := f.Table.GetTrigger(ctx, id) // the index may be stale
 	var broken *store.InvalidTriggerError
 	switch {
@@ -198,7 +201,7 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id stri
 }
 
 // park stops a trigger that a retry cannot mend, counted as failed.
-func (f *Firing) park(ctx context.Context, inv *invocation, id string, code problem.Code, reason string) error {
+func (f *Firing) park(ctx context.Context, inv *tally, id string, code problem.Code, reason string) error {
 	inv.Due++
 	inv.Failed++
 	inv.note(note{Trigger: id, Outcome: StatusFailed, Code: string(code), Reason: reason})

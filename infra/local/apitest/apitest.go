@@ -77,7 +77,7 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string) *Harness {
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
 	log := slog.New(slog.NewJSONHandler(h.logs, nil))
 	// Settings are read at every request, so that a test can change them.
-	cfg := settings.New(sm, ConfigPath, time.Nanosecond, log)
+	cfg := settings.New(sm, ConfigPath, time.Nanosecond)
 	tbl := store.New(api, name)
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
 	lk := &lookup.Service{Table: tbl, Settings: cfg}
