@@ -229,18 +229,20 @@ func decodeTrigger(item session.Item) (*Trigger, error) {
 			InstanceType: r.InstanceType,
 		}
 	}
+	// Reasons name the attribute, never its stored value.
 	var err error
-	parse := func(s, layout string) time.Time {
-		if s == "" || err != nil {
-			return time.Time{}
+	parse := func(name, s, layout string) time.Time {
+		t, perr := time.Parse(layout, s)
+		if s != "" && perr != nil && err == nil {
+			err = errors.New(name + " is not a time")
 		}
-		var t time.Time
-		t, err = time.Parse(layout, s)
 		return t
 	}
-	tr.CreatedAt, tr.NextRunAt, tr.LastRun.At = parse(it.CreatedAt, session.TimeFormat), parse(it.NextRunAt, session.TimeFormat), parse(it.LastRunAt, session.TimeFormat)
+	tr.CreatedAt = parse("createdAt", it.CreatedAt, session.TimeFormat)
+	tr.NextRunAt = parse("nextRunAt", it.NextRunAt, session.TimeFormat)
+	tr.LastRun.At = parse("lastRunAt", it.LastRunAt, session.TimeFormat)
 	if it.ListedAt != "" {
-		tr.CreatedAt = parse(it.ListedAt, listedAtFormat)
+		tr.CreatedAt = parse("listedAt", it.ListedAt, listedAtFormat)
 	}
 	if err != nil {
 		return nil, invalid(err)

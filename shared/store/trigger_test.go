@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -350,4 +351,39 @@ func TestPark(t *testing.T) {
 			t.Errorf("parking wrote a deleted trigger back: %v", err)
 		}
 	})
+}
+
+// TestInvalidTrigger: an item that does not decode is an
+// InvalidTriggerError with its id (from the key) and its owner when still
+// readable; its reason names the attribute, never the stored value.
+func TestInvalidTrigger(t *testing.T) {
+	good, err := encodeTrigger(newTrigger("trg_a", "u1", "o1", now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []struct {
+		rule  string
+		name  string
+		value types.AttributeValue
+	}{
+		{"a time that is not one", "nextRunAt", &types.AttributeValueMemberS{Value: "next tuesday"}},
+		{"a flag of another type", "active", &types.AttributeValueMemberS{Value: "next tuesday"}},
+		{"an id that differs from the key", "triggerId", &types.AttributeValueMemberS{Value: "trg_b"}},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			item := session.Item{}
+			for k, v := range good {
+				item[k] = v
+			}
+			item[row.name] = row.value
+			_, err := decodeTrigger(item)
+			var invalid *InvalidTriggerError
+			if !errors.As(err, &invalid) || invalid.ID != "trg_a" || invalid.UserID != "u1" || invalid.OrgID != "o1" {
+				t.Fatalf("%#v", err)
+			}
+			if strings.Contains(err.Error(), "tuesday") || strings.Contains(err.Error(), "trg_b") {
+				t.Errorf("the reason shows the stored value: %v", err)
+			}
+		})
+	}
 }
