@@ -3,24 +3,17 @@
 package main
 
 import (
-	"context"
-	"log"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 func main() {
-	env, err := lambdaenv.Load(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
-	f := &trigger.Firing{
-		Table: env.Table, Settings: env.Settings, Log: env.Log,
-		Start: &start.Service{Table: env.Table, Settings: env.Settings},
-	}
-	lambda.Start(f.Handle)
+	lambdaenv.Start(func(env *lambdaenv.Env) any {
+		f := &trigger.Firing{
+			Table: env.Table, Settings: env.Settings, Log: env.Log,
+			Start: &start.Service{Table: env.Table, Settings: env.Settings},
+		}
+		return f.Handle
+	})
 }

@@ -3,21 +3,14 @@
 package main
 
 import (
-	"context"
-	"log"
-
-	"github.com/aws/aws-lambda-go/lambda"
-
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
 func main() {
-	env, err := lambdaenv.Load(context.Background())
-	if err != nil {
-		log.Fatal(err)
-	}
-	svc := &triggerapi.Service{Table: env.Table, Settings: env.Settings}
-	lambda.Start(httpapi.New(env.Log, svc.Routes()...).Handle)
+	lambdaenv.Start(func(env *lambdaenv.Env) any {
+		svc := &triggerapi.Service{Table: env.Table, Settings: env.Settings}
+		return httpapi.New(env.Log, svc.Routes()...).Handle
+	})
 }

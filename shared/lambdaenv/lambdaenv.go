@@ -8,10 +8,12 @@ package lambdaenv
 import (
 	"context"
 	"fmt"
+	"log"
 	"log/slog"
 	"os"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -41,9 +43,20 @@ type Env struct {
 	Settings *settings.Settings
 }
 
+// Start loads the environment once per execution environment (a function
+// that cannot load it stops), and hands the handler that handler builds
+// from it to the Lambda runtime.
+func Start(handler func(env *Env) any) {
+	env, err := Load(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	lambda.Start(handler(env))
+}
+
 // Load reads the environment and builds the clients.
 func Load(ctx context.Context) (*Env, error) {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	table, path := os.Getenv(VarTable), os.Getenv(VarConfig)
 	if table == "" || path == "" {
 		return nil, fmt.Errorf("%s and %s must be set", VarTable, VarConfig)
@@ -59,7 +72,7 @@ func Load(ctx context.Context) (*Env, error) {
 		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
 	return &Env{
-		Log:      log,
+		Log:      logger,
 		Table:    store.New(dynamodb.NewFromConfig(cfg, store.Counting), table),
 		Settings: settings.New(ssm.NewFromConfig(cfg), path, ttl),
 	}, nil
