@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local"
@@ -145,7 +143,7 @@ func TestFireOnce(t *testing.T) {
 // recorded (the answer of the write was lost).
 func rewind(t *testing.T, h *apitest.Harness, id string, to time.Time) {
 	t.Helper()
-	setAttr(t, h, id, "nextRunAt", &types.AttributeValueMemberS{Value: to.Format(time.RFC3339)})
+	h.SetTrigger(id, "nextRunAt", &types.AttributeValueMemberS{Value: to.Format(time.RFC3339)})
 }
 
 // TestDuplicates: a slot whose ledger row exists is a duplicate, which
@@ -276,23 +274,7 @@ func TestRefusedSlot(t *testing.T) {
 		t.Run(row.rule, func(t *testing.T) {
 			h := setup(t, apitest.New(t, nil))
 			id := newTrigger(t, h, "*/5 * * * *", nil)
-			names, path := map[string]string{}, []string{}
-			for i, part := range strings.Split(row.path, ".") {
-				names[fmt.Sprintf("#p%d", i)] = part
-				path = append(path, fmt.Sprintf("#p%d", i))
-			}
-			_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-				TableName: aws.String(h.Table),
-				Key: map[string]types.AttributeValue{
-					"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
-				},
-				UpdateExpression:          aws.String("SET " + strings.Join(path, ".") + " = :v"),
-				ExpressionAttributeNames:  names,
-				ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: row.value}},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			h.SetTrigger(id, row.path, &types.AttributeValueMemberS{Value: row.value})
 			slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 			sum, err := fire(t, h, slot, slot)
 			if err != nil || sum != (trigger.Summary{Due: 1, Failed: 1}) {
@@ -350,24 +332,6 @@ func TestOutOfTime(t *testing.T) {
 	}
 }
 
-// setAttr sets a stored trigger's top-level attribute, as an older writer
-// (or a hand) might have.
-func setAttr(t *testing.T, h *apitest.Harness, id, name string, v types.AttributeValue) {
-	t.Helper()
-	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-		TableName: aws.String(h.Table),
-		Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
-		},
-		UpdateExpression:          aws.String("SET #n = :v"),
-		ExpressionAttributeNames:  map[string]string{"#n": name},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": v},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestParked: a stored trigger that does not decode, or whose schedule no
 // longer parses, cannot fire and a retry cannot mend it: it is counted as
 // failed once, recorded, and stopped, and the invocation does not fail.
@@ -377,8 +341,8 @@ func TestParked(t *testing.T) {
 	undecodable := newTrigger(t, h, "*/5 * * * *", nil)
 	unparsable := newTrigger(t, h, "*/5 * * * *", nil)
 	newTrigger(t, h, "*/5 * * * *", nil)
-	setAttr(t, h, undecodable, "active", &types.AttributeValueMemberS{Value: "yes"})
-	setAttr(t, h, unparsable, "cron", &types.AttributeValueMemberS{Value: "0 9 L * *"})
+	h.SetTrigger(undecodable, "active", &types.AttributeValueMemberS{Value: "yes"})
+	h.SetTrigger(unparsable, "cron", &types.AttributeValueMemberS{Value: "0 9 L * *"})
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 3, Fired: 1, Failed: 2}) {
 		t.Errorf("%+v %v", sum, err)

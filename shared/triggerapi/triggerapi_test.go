@@ -1,7 +1,6 @@
 package triggerapi_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -9,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local"
@@ -397,17 +394,7 @@ func TestFaults(t *testing.T) {
 func TestUndecodableTrigger(t *testing.T) {
 	h := newHarness(t)
 	id := create(h, user, body(nil)).Body["triggerId"].(string)
-	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-		TableName: aws.String(h.Table),
-		Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
-		},
-		UpdateExpression:          aws.String("SET active = :a"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":a": &types.AttributeValueMemberS{Value: "yes"}},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.SetTrigger(id, "active", &types.AttributeValueMemberS{Value: "yes"})
 	path := "/v1/triggers/" + id
 	for _, row := range []routeCase{
 		{"another user reads nothing", "GET", path, other, 404, "not_found"},

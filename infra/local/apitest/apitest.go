@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/infra/local"
@@ -220,6 +222,30 @@ func (h *Harness) Put(dynamoJSON []byte) {
 		h.t.Fatal(err)
 	}
 	if _, err := h.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(h.Table), Item: item}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// SetTrigger sets an attribute of a stored trigger, at a path of
+// dot-separated names, as an older writer (or a hand) might have.
+func (h *Harness) SetTrigger(id, path string, v types.AttributeValue) {
+	h.t.Helper()
+	names, parts := map[string]string{}, []string{}
+	for i, name := range strings.Split(path, ".") {
+		ref := "#p" + strconv.Itoa(i)
+		names[ref] = name
+		parts = append(parts, ref)
+	}
+	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(h.Table),
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
+		},
+		UpdateExpression:          aws.String("SET " + strings.Join(parts, ".") + " = :v"),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": v},
+	})
+	if err != nil {
 		h.t.Fatal(err)
 	}
 }
