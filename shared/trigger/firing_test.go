@@ -292,7 +292,7 @@ func TestRefusedSlot(t *testing.T) {
 }
 
 // TestEventAhead: an event more than 5 minutes ahead of the clock changes
-// nothing; 5 minutes ahead still fires.
+// nothing and is logged; 5 minutes ahead still fires.
 func TestEventAhead(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	id := newTrigger(t, h, "*/5 * * * *", nil)
@@ -302,6 +302,9 @@ func TestEventAhead(t *testing.T) {
 	}
 	if tr := read(t, h, id); tr["lastRunAt"] != nil {
 		t.Errorf("ahead: %v", tr)
+	}
+	if logs := strings.Join(h.Logs(), "\n"); !strings.Contains(logs, `"ignored":"the event is more than 5 minutes ahead of the clock"`) {
+		t.Errorf("not logged: %s", logs)
 	}
 	if sum, err := fire(t, h, slot, slot.Add(-5*time.Minute)); err != nil || sum.Fired != 1 {
 		t.Errorf("5 minutes ahead: %+v %v", sum, err)

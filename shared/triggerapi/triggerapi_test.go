@@ -411,3 +411,25 @@ func TestUndecodableTrigger(t *testing.T) {
 		})
 	}
 }
+
+// TestLostAnswer: a create whose answer was lost after the table applied
+// it is retried by the SDK and answered 201, with one trigger and its
+// owner's count at one.
+func TestLostAnswer(t *testing.T) {
+	h, p := apitest.Faulty(t)
+	h.Triggers.Now = func() time.Time { return clock }
+	p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
+	if r := create(h, user, body(nil)); r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Raw)
+	}
+	items := h.Items()
+	var count string
+	for _, it := range items {
+		if strings.Contains(it, `"TRIGGERS#USER#u1"`) {
+			count = it
+		}
+	}
+	if len(items) != 2 || !strings.Contains(count, `"triggers":{"N":"1"}`) {
+		t.Errorf("items %v", items)
+	}
+}
