@@ -28,14 +28,14 @@ func LoadItems(ctx context.Context, c *dynamodb.Client, table, path string) (int
 	n := 0
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
+	for lineNo := 1; sc.Scan(); lineNo++ {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
 			continue
 		}
 		item, err := ddbjson.Unmarshal(line)
 		if err != nil {
-			return n, fmt.Errorf("%s line %d: %w", path, n+1, err)
+			return n, fmt.Errorf("%s line %d: %w", path, lineNo, err)
 		}
 		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item}); err != nil {
 			return n, err

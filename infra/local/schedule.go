@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -32,8 +33,10 @@ func ParseRate(expr string) (time.Duration, error) {
 }
 
 // RunSchedules invokes each function with a rate schedule at the start of
-// every period, as EventBridge would, until ctx ends.
-func RunSchedules(ctx context.Context, fns []Function, invoke Invoker, log *slog.Logger) {
+// every period, as EventBridge would, until ctx ends; wait returns once
+// every invocation it started has returned.
+func RunSchedules(ctx context.Context, fns []Function, invoke Invoker, log *slog.Logger) (wait func()) {
+	var wg sync.WaitGroup
 	for _, fn := range fns {
 		for _, expr := range fn.Schedules {
 			every, err := ParseRate(expr)
@@ -41,7 +44,7 @@ func RunSchedules(ctx context.Context, fns []Function, invoke Invoker, log *slog
 				log.Warn("schedule not run locally", "function", fn.LogicalID, "reason", err.Error())
 				continue
 			}
-			go func() {
+			wg.Go(func() {
 				for {
 					next := time.Now().Truncate(every).Add(every)
 					select {
@@ -56,7 +59,8 @@ func RunSchedules(ctx context.Context, fns []Function, invoke Invoker, log *slog
 					}
 					log.Info("scheduled invocation", "function", fn.LogicalID, "result", string(out))
 				}
-			}()
+			})
 		}
 	}
+	return wg.Wait
 }

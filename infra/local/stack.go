@@ -42,6 +42,8 @@ type Stack struct {
 	lambdas   map[string]*Lambda
 	buildDir  string
 	stop      context.CancelFunc
+	schedules func() // waits for the schedules' invocations
+	loaded    bool   // the data file is in the table: saving it keeps it
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -85,9 +87,15 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		return err
 	}
 	if cfg.DataFile != "" {
+		// Fail now, not at the save when the stack stops, if the file
+		// cannot be written.
+		if err := writable(cfg.DataFile); err != nil {
+			return err
+		}
 		if _, err := LoadItems(ctx, s.client, TableLogicalID, cfg.DataFile); err != nil {
 			return err
 		}
+		s.loaded = true
 	}
 	configPath := ""
 	for _, fn := range s.Functions {
@@ -114,7 +122,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	}
 	var runCtx context.Context
 	runCtx, s.stop = context.WithCancel(context.Background())
-	RunSchedules(runCtx, s.Functions, s.invoke, slog.New(slog.NewJSONHandler(cfg.Logs, nil)))
+	s.schedules = RunSchedules(runCtx, s.Functions, s.invoke, slog.New(slog.NewJSONHandler(cfg.Logs, nil)))
 	return nil
 }
 
@@ -153,9 +161,10 @@ func (s *Stack) invoke(ctx context.Context, id string, event []byte) ([]byte, er
 	return l.Invoke(ctx, event)
 }
 
-// Close stops the stack: the gateway and the schedules first, then, when
-// a data file is set, it saves the table, and stops the rest. Calls after
-// the first return its result.
+// Close stops the stack: the gateway, the schedules and the functions
+// first, so that nothing writes any more; then, when a data file is set
+// and was loaded, it saves the table (with its own time, whatever is left
+// of ctx), and stops the rest. Calls after the first return its result.
 func (s *Stack) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() { s.closeErr = s.close(ctx) })
 	return s.closeErr
@@ -169,16 +178,21 @@ func (s *Stack) close(ctx context.Context) error {
 	if s.api != nil {
 		errs = append(errs, s.api.Shutdown(ctx))
 	}
-	if s.cfg.DataFile != "" && s.client != nil {
-		if err := saveAtomically(ctx, s.client, s.cfg.DataFile); err != nil {
+	for _, l := range s.lambdas {
+		l.Close()
+	}
+	if s.schedules != nil {
+		s.schedules()
+	}
+	if s.loaded {
+		sctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+		if err := saveAtomically(sctx, s.client, s.cfg.DataFile); err != nil {
 			errs = append(errs, fmt.Errorf("saving %s: %w", s.cfg.DataFile, err))
 		}
+		cancel()
 	}
 	if s.ssm != nil {
 		errs = append(errs, s.ssm.Shutdown(ctx))
-	}
-	for _, l := range s.lambdas {
-		l.Close()
 	}
 	if s.buildDir != "" {
 		errs = append(errs, os.RemoveAll(s.buildDir))
@@ -187,6 +201,22 @@ func (s *Stack) close(ctx context.Context) error {
 		errs = append(errs, s.dynamo.Close(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// saveTimeout bounds the save of the data file.
+const saveTimeout = time.Minute
+
+// writable makes the data file's folder and checks that a file can be
+// written beside the data file, where the save writes first.
+func writable(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, nil, 0o600); err != nil {
+		return err
+	}
+	return os.Remove(tmp)
 }
 
 // saveAtomically saves the table to a new file beside path and renames it

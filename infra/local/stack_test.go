@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 )
 
@@ -132,22 +135,49 @@ func TestStack(t *testing.T) {
 	}
 }
 
-// TestStackOnAnotherEndpoint: with an endpoint given (moto here, as
-// AWS_ENDPOINT_URL_DYNAMODB would give it), the stack creates the table
-// there and serves no DynamoDB endpoint of its own.
+// TestStackOnAnotherEndpoint: with an endpoint given (another embedded
+// endpoint here, as AWS_ENDPOINT_URL_DYNAMODB would give one), the stack
+// creates the table there and serves no DynamoDB endpoint of its own.
 func TestStackOnAnotherEndpoint(t *testing.T) {
-	url, err := motoserver.URL()
+	other, err := StartDynamo("127.0.0.1:0")
 	if err != nil {
-		t.Skipf("moto backend skipped: %v", err)
+		t.Fatal(err)
 	}
-	s := startStack(t, Config{DynamoURL: url})
+	defer other.Close(context.Background())
+	s := startStack(t, Config{DynamoURL: other.URL})
 	defer s.Close(context.Background())
-	if s.dynamo != nil || s.DynamoURL != url {
+	if s.dynamo != nil || s.DynamoURL != other.URL {
 		t.Errorf("the stack serves its own endpoint: %s", s.DynamoURL)
 	}
 	token := DevToken(map[string]any{"sub": "u1"})
 	if status, body := call(t, "POST", s.APIURL+"/v1/sessions", token, `{"repository":{"type":"github","repo":"a/b"},"agent":{"mode":"code","model":"m"}}`); status != 201 {
-		t.Errorf("start on moto: %d %v", status, body)
+		t.Errorf("start on the other endpoint: %d %v", status, body)
+	}
+	if _, err := DynamoClient(other.URL).DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(TableLogicalID)}); err != nil {
+		t.Errorf("no table there: %v", err)
+	}
+}
+
+// TestDataFileKept: a data file with a bad line stops the start, and is
+// left as it was; one that cannot be written stops it at once, not at the
+// save when the stack stops.
+func TestDataFileKept(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "table.jsonl")
+	content := `{"PK":{"S":"SESSION#a"},"SK":{"S":"METADATA"}}` + "\n\nnot json\n" + `{"PK":{"S":"SESSION#b"},"SK":{"S":"METADATA"}}` + "\n"
+	if err := os.WriteFile(data, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Repo: "../..", DynamoAddr: "127.0.0.1:0", APIAddr: "127.0.0.1:0", SettingsFile: filepath.Join(t.TempDir(), "s.json"), Logs: io.Discard}
+	cfg.DataFile = data
+	if _, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "line 3") {
+		t.Errorf("a bad line: %v", err)
+	}
+	if got, _ := os.ReadFile(data); string(got) != content {
+		t.Errorf("the data file changed: %q", got)
+	}
+	cfg.DataFile = "/dev/null/table.jsonl"
+	if _, err := Start(context.Background(), cfg); err == nil {
+		t.Error("an unwritable data file was accepted")
 	}
 }
 

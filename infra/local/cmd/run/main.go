@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -34,7 +35,7 @@ func main() {
 	}
 }
 
-func run(cfg local.Config) error {
+func run(cfg local.Config) (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Println("Building the functions and starting the local stack…")
@@ -45,9 +46,7 @@ func run(cfg local.Config) error {
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := s.Close(sctx); err != nil {
-			log.Print(err)
-		}
+		err = errors.Join(err, s.Close(sctx)) // a failed save is a failed run
 	}()
 	where := "embedded, in memory"
 	switch {
