@@ -296,3 +296,17 @@ func TestZoneDataBuiltIn(t *testing.T) {
 		}
 	}
 }
+
+// TestFunctionsImportNothingLocal: no function imports the local stack,
+// its shortcuts (unverified tokens) included.
+func TestFunctionsImportNothingLocal(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.Contains(pkg, "/infra/local") {
+			t.Errorf("a function imports %s", pkg)
+		}
+	}
+}

@@ -66,12 +66,17 @@ func Backends(t testing.TB) []Backend {
 // Moto returns the URL of the moto server (see motoserver).
 func Moto() (string, error) { return motoserver.URL() }
 
+// template is template.yaml, read once per test binary.
+var template = sync.OnceValues(func() (*local.Template, error) {
+	_, file, _, _ := runtime.Caller(0)
+	return local.LoadTemplate(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
+})
+
 // Table creates a fresh table with the template's definition on the backend
 // and returns a client for it and the table's name.
 func Table(t testing.TB, b Backend) (*dynamodb.Client, string) {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	tpl, err := local.LoadTemplate(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
+	tpl, err := template()
 	if err != nil {
 		t.Fatal(err)
 	}
