@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 // Invoker runs one invocation of a function with an event.
@@ -32,6 +36,7 @@ type Gateway struct {
 	Scheduled map[string]bool // functions with a Schedule event
 	Invoke    Invoker
 	Now       func() time.Time
+	Log       *slog.Logger // where a function's failure is told, with the request id
 }
 
 // maxGatewayBody is the most the gateway reads of a body: more than the
@@ -39,20 +44,21 @@ type Gateway struct {
 const maxGatewayBody = 10 << 20
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	requestID := uuid.NewString() // the event's, the problem's and the log's
 	if id, ok := strings.CutPrefix(r.URL.Path, "/_local/schedule/"); ok && r.Method == http.MethodPost {
-		g.schedule(w, r, id)
+		g.schedule(w, r, id, requestID)
 		return
 	}
 	route, params, ok := g.match(r.Method, r.URL.EscapedPath())
 	if !ok {
-		writeProblem(w, http.StatusNotFound, "not_found", "There is no such route.")
+		writeProblem(w, requestID, http.StatusNotFound, problem.NotFound, "There is no such route.")
 		return
 	}
 	var auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription
 	if route.JWT {
 		claims, err := bearerClaims(r.Header.Get("Authorization"))
 		if err != nil {
-			writeProblem(w, http.StatusUnauthorized, "unauthorized", "A bearer token with a JSON payload is required.")
+			writeProblem(w, requestID, http.StatusUnauthorized, problem.Unauthorized, "A bearer token with a JSON payload is required.")
 			return
 		}
 		jwt := &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: renderClaims(claims)}
@@ -63,17 +69,18 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxGatewayBody))
 	if err != nil {
-		writeProblem(w, http.StatusBadRequest, "invalid_request", "The body could not be read.")
+		writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body could not be read.")
 		return
 	}
-	ev := g.event(r, route, params, body, auth)
+	ev := g.event(r, route, params, body, auth, requestID)
 	payload, _ := json.Marshal(ev)
 	out, err := g.Invoke(r.Context(), route.Function, payload)
 	if err != nil {
-		writeProblem(w, http.StatusBadGateway, "internal_error", "The function failed.")
+		g.failed(route.Function, requestID, err)
+		writeProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function failed.")
 		return
 	}
-	writeFunctionResponse(w, out)
+	writeFunctionResponse(w, out, requestID)
 }
 
 // match finds the route API Gateway would choose: a path with the most
@@ -127,7 +134,7 @@ func matchPath(pattern, path string) (params map[string]string, literals int, ok
 }
 
 // event builds the payload 2.0 event of a request.
-func (g *Gateway) event(r *http.Request, route Route, params map[string]string, body []byte, auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription) events.APIGatewayV2HTTPRequest {
+func (g *Gateway) event(r *http.Request, route Route, params map[string]string, body []byte, auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription, requestID string) events.APIGatewayV2HTTPRequest {
 	now := g.now().UTC()
 	headers := map[string]string{}
 	for name, vs := range r.Header {
@@ -151,7 +158,7 @@ func (g *Gateway) event(r *http.Request, route Route, params map[string]string, 
 		Version: "2.0", RouteKey: route.Key(), RawPath: r.URL.EscapedPath(), RawQueryString: r.URL.RawQuery,
 		Cookies: cookies, Headers: headers, QueryStringParameters: query,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			RouteKey: route.Key(), AccountID: "000000000000", Stage: "$default", RequestID: uuid.NewString(),
+			RouteKey: route.Key(), AccountID: "000000000000", Stage: "$default", RequestID: requestID,
 			Authorizer: auth, APIID: "local", DomainName: r.Host, DomainPrefix: strings.Split(r.Host, ".")[0],
 			Time: now.Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: now.UnixMilli(),
 			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{
@@ -270,10 +277,10 @@ func DevToken(claims map[string]any) string {
 
 // writeFunctionResponse writes a payload 2.0 response as API Gateway does
 // (which reads headers, not multiValueHeaders, in this format).
-func writeFunctionResponse(w http.ResponseWriter, out []byte) {
+func writeFunctionResponse(w http.ResponseWriter, out []byte, requestID string) {
 	var resp events.APIGatewayV2HTTPResponse
 	if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode == 0 {
-		writeProblem(w, http.StatusBadGateway, "internal_error", "The function's answer is not an HTTP response.")
+		writeProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function's answer is not an HTTP response.")
 		return
 	}
 	for k, v := range resp.Headers {
@@ -293,19 +300,24 @@ func writeFunctionResponse(w http.ResponseWriter, out []byte) {
 }
 
 // writeProblem answers with a problem+json of the gateway's own.
-func writeProblem(w http.ResponseWriter, status int, code, detail string) {
+func writeProblem(w http.ResponseWriter, requestID string, status int, code problem.Code, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"type": "about:blank", "title": http.StatusText(status), "status": status, "code": code, "detail": detail, "requestId": uuid.NewString(),
-	})
+	_ = json.NewEncoder(w).Encode(httpapi.NewProblemBody(status, code, detail, requestID))
+}
+
+// failed tells why a function failed: the answer says only that it did.
+func (g *Gateway) failed(function, requestID string, err error) {
+	if g.Log != nil {
+		g.Log.Error("function failed", "function", function, "requestId", requestID, "error", err.Error())
+	}
 }
 
 // schedule runs a function's schedule now, or as of the body's time.
-func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id string) {
+func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id, requestID string) {
 	if !g.Scheduled[id] {
-		writeProblem(w, http.StatusNotFound, "not_found", "No function of that name has a schedule.")
+		writeProblem(w, requestID, http.StatusNotFound, problem.NotFound, "No function of that name has a schedule.")
 		return
 	}
 	at := g.now()
@@ -314,21 +326,22 @@ func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	if body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(strings.TrimSpace(string(body))) > 0 {
 		if err := json.Unmarshal(body, &in); err != nil {
-			writeProblem(w, http.StatusBadRequest, "invalid_request", "The body must be {\"time\": \"<RFC 3339>\"}.")
+			writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body must be {\"time\": \"<RFC 3339>\"}.")
 			return
 		}
 	}
 	if in.Time != nil {
 		t, err := time.Parse(time.RFC3339, *in.Time)
 		if err != nil {
-			writeProblem(w, http.StatusBadRequest, "invalid_request", "time must be an RFC 3339 time.")
+			writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "time must be an RFC 3339 time.")
 			return
 		}
 		at = t
 	}
 	out, err := g.Invoke(r.Context(), id, ScheduledEvent(id, at))
 	if err != nil {
-		writeProblem(w, http.StatusBadGateway, "internal_error", "The function returned an error.")
+		g.failed(id, requestID, err)
+		writeProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function returned an error.")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

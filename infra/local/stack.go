@@ -112,7 +112,8 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	if err := s.startFunctions(ctx, ssmURL); err != nil {
 		return err
 	}
-	gw := &Gateway{Scheduled: map[string]bool{}, Invoke: s.invoke}
+	logs := slog.New(slog.NewJSONHandler(cfg.Logs, nil))
+	gw := &Gateway{Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs}
 	for _, fn := range s.Functions {
 		gw.Routes = append(gw.Routes, fn.Routes...)
 		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
@@ -122,7 +123,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	}
 	var runCtx context.Context
 	runCtx, s.stop = context.WithCancel(context.Background())
-	s.schedules = RunSchedules(runCtx, s.Functions, s.invoke, slog.New(slog.NewJSONHandler(cfg.Logs, nil)))
+	s.schedules = RunSchedules(runCtx, s.Functions, s.invoke, logs)
 	return nil
 }
 

@@ -20,14 +20,21 @@ type Response struct {
 	Headers map[string]string
 }
 
-// problemBody is an application/problem+json body.
-type problemBody struct {
+// ProblemBody is an application/problem+json body: the functions', and
+// the local gateway's own.
+type ProblemBody struct {
 	Type      string       `json:"type"`
 	Title     string       `json:"title"`
 	Status    int          `json:"status"`
 	Code      problem.Code `json:"code"`
 	Detail    string       `json:"detail"`
 	RequestID string       `json:"requestId"`
+}
+
+// NewProblemBody is the problem+json body of a status, a code and a
+// detail, for the request requestID.
+func NewProblemBody(status int, code problem.Code, detail, requestID string) ProblemBody {
+	return ProblemBody{"about:blank", http.StatusText(status), status, code, detail, requestID}
 }
 
 // unexpectedDetail is the detail of every error that carries no code: the
@@ -65,7 +72,7 @@ func problemResponse(err error, requestID string) Response {
 	status := code.Status()
 	r := Response{
 		Status:  status,
-		Body:    problemBody{"about:blank", http.StatusText(status), status, code, detail, requestID},
+		Body:    NewProblemBody(status, code, detail, requestID),
 		Headers: map[string]string{"Content-Type": "application/problem+json"},
 	}
 	switch {
