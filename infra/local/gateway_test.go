@@ -1,10 +1,12 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -321,5 +323,35 @@ func TestParseRate(t *testing.T) {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
+	}
+}
+
+// TestGatewayFailureLogged: when a function fails, the 502 names the
+// request id the event carried, and the log tells the cause under it; the
+// answer never does.
+func TestGatewayFailureLogged(t *testing.T) {
+	rec := &recorder{err: errors.New("emulator exited: signal killed")}
+	var logs bytes.Buffer
+	var routes []Route
+	for _, fn := range loadFunctions(t) {
+		routes = append(routes, fn.Routes...)
+	}
+	srv := httptest.NewServer(&Gateway{Routes: routes, Invoke: rec.invoke, Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/allocations", nil)
+	req.Header.Set("Authorization", "Bearer "+DevToken(map[string]any{"sub": "u1"}))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct{ Code, Detail, RequestID string }
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	if resp.StatusCode != 502 || body.Code != "internal_error" || strings.Contains(body.Detail, "signal") ||
+		body.RequestID == "" || rec.events[0].RequestContext.RequestID != body.RequestID {
+		t.Errorf("%d %+v (event id %s)", resp.StatusCode, body, rec.events[0].RequestContext.RequestID)
+	}
+	if !strings.Contains(logs.String(), `"requestId":"`+body.RequestID+`"`) || !strings.Contains(logs.String(), "signal killed") {
+		t.Errorf("log %s", logs.String())
 	}
 }
