@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -48,7 +47,6 @@ type Request struct {
 	Repository        session.Repository
 	Agent             session.Agent
 	Prompt            *string // initialTurn.prompt; nil when absent
-	InitialTurn       bool    // initialTurn was sent
 	Allocation        json.RawMessage
 	Kind              allocation.Kind // "" when not sent
 	CreatedOnPlatform string
@@ -77,7 +75,6 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 		r.Agent = ParseAgent(ag)
 	}
 	if it, ok := o.Object("initialTurn", false); ok {
-		r.InitialTurn = true
 		if p, ok := it.String("prompt", false); ok {
 			r.Prompt = &p
 		}
@@ -113,13 +110,6 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	if err := CheckSecrets(body, func(doc map[string]any) {
-		if it, ok := doc["initialTurn"].(map[string]any); ok {
-			delete(it, "prompt")
-		}
-	}, key); err != nil {
-		return nil, err
-	}
 	return &r, nil
 }
 
@@ -134,7 +124,8 @@ func (r *Request) validate() error {
 }
 
 // Validate checks what every start must pass, whoever built it: the
-// limits, and no secret marker in a member but the prompt. The reserved
+// limits, and no secret marker in a member but the prompt (the allocation
+// as sent included). The reserved
 // values are not checked here: the firing uses them.
 func (r *Request) Validate() error {
 	switch {
@@ -143,7 +134,7 @@ func (r *Request) Validate() error {
 	case r.OrgID != "" && !httpapi.IDPattern.MatchString(r.OrgID):
 		return bad("orgId is not a valid org id.")
 	case r.Prompt != nil && utf8.RuneCountInString(*r.Prompt) > maxPrompt:
-		return bad("initialTurn.prompt is longer than 100000 characters.")
+		return bad("The prompt is longer than 100000 characters.")
 	case utf8.RuneCountInString(r.CreatedOnPlatform) > maxPlatform:
 		return bad("createdOnPlatform is longer than 100 characters.")
 	}
@@ -154,7 +145,9 @@ func (r *Request) Validate() error {
 		return err
 	}
 	rep, ag := r.Repository, r.Agent
-	if hasSecret([]any{r.OperationKey, r.OrgID, r.CreatedOnPlatform, rep.Type, rep.Repo, rep.URL, rep.Branch, ag.Mode, ag.Model, ag.Variant}) {
+	var alloc any // the allocation as sent: a name, or an object of strings
+	_ = json.Unmarshal(r.Allocation, &alloc)
+	if hasSecret([]any{r.OperationKey, r.OrgID, r.CreatedOnPlatform, rep.Type, rep.Repo, rep.URL, rep.Branch, ag.Mode, ag.Model, ag.Variant, alloc}) {
 		return errSecret
 	}
 	return nil
@@ -249,21 +242,6 @@ func ValidateAgent(ag session.Agent) error {
 		return err
 	}
 	return check("variant", ag.Variant, maxVariant, false)
-}
-
-// CheckSecrets refuses a body in which any string member holds a token
-// marker, but the members drop deletes from it (the prompt), or in which
-// one of also (the Idempotency-Key header) does.
-func CheckSecrets(body []byte, drop func(doc map[string]any), also ...string) error {
-	var doc map[string]any
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return bad("The body must be one JSON object.")
-	}
-	drop(doc)
-	if hasSecret(doc) || slices.ContainsFunc(also, func(v string) bool { return hasSecret(v) }) {
-		return errSecret
-	}
-	return nil
 }
 
 func hasSecret(v any) bool {

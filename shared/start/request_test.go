@@ -81,6 +81,10 @@ func TestRequestValidation(t *testing.T) {
 		{"secret in the branch", branch("gho_1"), "", bad},
 		{"secret in createdOnPlatform", body(map[string]any{"createdOnPlatform": "ghs_1"}), "", bad},
 		{"secret in the operation key", body(map[string]any{"operationKey": "ghu_1"}), "", bad},
+		{"secret in an allocation name, before check 1", body(map[string]any{"runtime": map[string]any{"sandboxAllocation": "ghp_x"}}), "", bad},
+		{"secret in an allocation object", body(map[string]any{"runtime": map[string]any{"sandboxAllocation": map[string]any{
+			"provider": map[string]any{"id": "vercel", "account": "glpat-x"}, "instanceType": "small"}}}), "", bad},
+		{"secret in the sandbox kind", body(map[string]any{"runtime": map[string]any{"sandboxKind": "ghp_x"}}), "", bad},
 		{"secret markers are case-sensitive", body(map[string]any{"createdOnPlatform": "GHP_1"}), "", ok},
 		{"a secret in the prompt is allowed", body(map[string]any{"initialTurn": map[string]any{"prompt": "use ghp_abc"}}), "", ok},
 		{"unknown member", body(map[string]any{"extra": 1}), "", bad},

@@ -223,7 +223,7 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 	req := &start.Request{
 		OperationKey: start.ReservedKeyPrefix + tr.ID + ":" + slot.Format(session.TimeFormat),
 		OrgID:        tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
-		Prompt: &prompt, InitialTurn: true, CreatedOnPlatform: start.PlatformScheduled,
+		Prompt: &prompt, CreatedOnPlatform: start.PlatformScheduled,
 	}
 	var res *start.Result
 	// A stored trigger holds what its route validated; one that no longer

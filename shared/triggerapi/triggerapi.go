@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -30,7 +29,6 @@ const (
 	// MaxPerOwner is how many triggers an owner (the org, else the user)
 	// may have.
 	MaxPerOwner  = 100
-	maxPrompt    = 100000
 	defaultLimit = 50
 	maxLimit     = 100
 )
@@ -103,21 +101,13 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	if err := o.Err(); err != nil {
 		return nil, err
 	}
-	switch {
-	case r.orgID != "" && !httpapi.IDPattern.MatchString(r.orgID):
-		return nil, bad("orgId is not a valid org id.")
-	case r.prompt == "":
+	if r.prompt == "" {
 		return nil, bad("prompt may not be empty.")
-	case utf8.RuneCountInString(r.prompt) > maxPrompt:
-		return nil, bad("prompt is longer than 100000 characters.")
 	}
-	if err := start.ValidateRepository(r.repository); err != nil {
-		return nil, err
-	}
-	if err := start.ValidateAgent(r.agent); err != nil {
-		return nil, err
-	}
-	if err := start.CheckSecrets(body, func(doc map[string]any) { delete(doc, "prompt") }); err != nil {
+	// The start route's limits and secrets rule, on what a firing will send.
+	if err := (&start.Request{
+		OrgID: r.orgID, Repository: r.repository, Agent: r.agent, Prompt: &r.prompt, Allocation: r.allocation,
+	}).Validate(); err != nil {
 		return nil, err
 	}
 	if zone == "" {

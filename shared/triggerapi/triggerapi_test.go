@@ -136,6 +136,8 @@ func TestCreateRefused(t *testing.T) {
 		{"a bad repo", user, body(map[string]any{"repository": map[string]any{"type": "github", "repo": "nope"}}), 400, "invalid_request"},
 		{"a URL with user info", user, body(map[string]any{"repository": map[string]any{"type": "git", "url": "https://me:pw@x.org/r.git"}}), 400, "invalid_request"},
 		{"a token in a string member", user, body(map[string]any{"agent": map[string]any{"mode": "code", "model": "glpat-x"}}), 400, "invalid_request"},
+		{"a token in the allocation, before check 1", user, body(map[string]any{"sandboxAllocation": "ghp_x"}), 400, "invalid_request"},
+		{"a token in the zone", user, body(map[string]any{"schedule": map[string]any{"cron": "0 9 * * *", "timezone": "ghp_x"}}), 400, "invalid_request"},
 		{"active must be a boolean", user, body(map[string]any{"active": "yes"}), 400, "invalid_request"},
 		{"an allocation of another JSON type", user, body(map[string]any{"sandboxAllocation": 4}), 400, "invalid_request"},
 		{"an invalid orgId", user, body(map[string]any{"orgId": "o 1"}), 400, "invalid_request"},
