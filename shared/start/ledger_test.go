@@ -72,6 +72,11 @@ func otherUsers(id string) []byte {
 	return []byte(strings.ReplaceAll(string(session(id)), `"S":"u1"`, `"S":"u9"`))
 }
 
+// inOrg is a current session item of user u1 in an org.
+func inOrg(id, org string) []byte {
+	return []byte(strings.Replace(string(session(id)), `"userId":{"S":"u1"}`, `"userId":{"S":"u1"},"orgId":{"S":"`+org+`"}`, 1))
+}
+
 // TestLedgerRules: rows in the shapes of older writers, written straight
 // into the table, are judged by the rules of section 4 in order.
 func TestLedgerRules(t *testing.T) {
@@ -101,6 +106,7 @@ func TestLedgerRules(t *testing.T) {
 		{"6: another fingerprint", row("k", map[string]string{"fingerprint": "other", "sessionId": "workspace_x"}, nil), session("workspace_x"), 422, "operation_key_payload_mismatch", ""},
 		{"7: replay", row("k", map[string]string{"fingerprint": fp, "sessionId": "workspace_x"}, nil), session("workspace_x"), 200, "", "workspace_x"},
 		{"7: a row naming another user's session is as if it were gone", row("k", map[string]string{"fingerprint": fp, "sessionId": "workspace_other"}, nil), otherUsers("workspace_other"), 404, "not_found", ""},
+		{"7: a row naming a session of another org is as if it were gone", row("k", map[string]string{"fingerprint": fp, "sessionId": "workspace_org"}, nil), inOrg("workspace_org", "o2"), 404, "not_found", ""},
 		{"7: the session is gone", row("k", map[string]string{"fingerprint": fp, "sessionId": "workspace_gone"}, nil), nil, 404, "not_found", ""},
 		{"an expired row counts as absent", row("k", map[string]string{"fingerprint": "other", "sessionId": "workspace_x"}, map[string]int64{"expiresAt": time.Now().Add(-time.Second).Unix()}), nil, 201, "", ""},
 	}

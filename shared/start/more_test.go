@@ -217,3 +217,34 @@ func TestStorageFaultsThatAreNotTransient(t *testing.T) {
 		noInternals(t, h, r)
 	}
 }
+
+// TestRecordedRowIsJudged: the row this writer records carries the
+// session's provider and allocation, so that a replay after they are
+// retired is refused by rules 2 and 3, never replayed.
+func TestRecordedRowIsJudged(t *testing.T) {
+	small := map[string]any{"sandboxAllocation": "vercel-small"}
+	for _, r := range []struct {
+		rule    string
+		runtime map[string]any
+		setting local.Parameter
+		code    string
+	}{
+		{"2: the recorded allocation is retired", small, local.Parameter{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}, "sandbox_allocation_retired"},
+		{"3: the recorded allocation's provider is retired", small, local.Parameter{Name: "provider/retired", Type: "StringList", Value: "vercel"}, "sandbox_runtime_retired"},
+		// A code-review session records no allocation: only its provider.
+		{"3: the recorded provider is retired", map[string]any{"sandboxKind": "code-review"},
+			local.Parameter{Name: "provider/retired", Type: "StringList", Value: "cloudflare-containers"}, "sandbox_runtime_retired"},
+	} {
+		t.Run(r.rule, func(t *testing.T) {
+			h := apitest.New(t, nil)
+			b := body(map[string]any{"operationKey": "k", "runtime": r.runtime})
+			if first := post(h, user, b); first.Status != 201 {
+				t.Fatalf("%d %s", first.Status, first.Raw)
+			}
+			h.SetSettings([]local.Parameter{r.setting})
+			if again := post(h, user, b); again.Status != 422 || again.Code() != r.code {
+				t.Errorf("%d %s", again.Status, again.Raw)
+			}
+		})
+	}
+}
