@@ -141,14 +141,17 @@ func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row, old
 }
 
 // unchanged is the condition that an attribute still holds v, or, when v
-// is empty, is still unset: absent, NULL or the empty string, as the codec
-// reads it.
+// is "" (a string), is still unset: absent, NULL or the empty string, as
+// the codec reads it; when v is nil (a number), absent or NULL. (A number
+// is never compared with "": the embedded endpoint refuses that.)
 func unchanged(name string, v any) expression.ConditionBuilder {
 	n := expression.Name(name)
-	if v == nil || v == "" {
-		return expression.AttributeNotExists(n).
-			Or(expression.AttributeType(n, expression.Null)).
-			Or(n.Equal(expression.Value("")))
+	unset := expression.AttributeNotExists(n).Or(expression.AttributeType(n, expression.Null))
+	switch v {
+	case nil:
+		return unset
+	case "":
+		return unset.Or(n.Equal(expression.Value("")))
 	}
 	return n.Equal(expression.Value(v))
 }

@@ -270,3 +270,49 @@ func TestReadsAreStronglyConsistent(t *testing.T) {
 		}
 	}
 }
+
+// TestReplaceLedgerConditions: a lapsed row is replaced only while its
+// status, fingerprint, session id and lease are what the start judged; a
+// row that changed in any of them is left alone, and no session is
+// written.
+func TestReplaceLedgerConditions(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		planted := newRow("k", "workspace_old", now.Add(time.Hour))
+		planted.Status, planted.LeaseUntil = session.StatusInProgress, now.Add(-time.Minute)
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: session.EncodeLedger(planted)}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []struct {
+			rule   string
+			change func(old *session.LedgerRow)
+		}{
+			{"another status", func(old *session.LedgerRow) { old.Status = session.StatusFailed }},
+			{"another fingerprint", func(old *session.LedgerRow) { old.Fingerprint = "other" }},
+			{"another session id", func(old *session.LedgerRow) { old.SessionID = "workspace_other" }},
+			{"another lease", func(old *session.LedgerRow) { old.LeaseUntil = old.LeaseUntil.Add(time.Second) }},
+			{"no lease", func(old *session.LedgerRow) { old.LeaseUntil = time.Time{} }},
+		} {
+			t.Run(r.rule, func(t *testing.T) {
+				old := *planted
+				r.change(&old)
+				_, err := tbl.ReplaceLedger(ctx, newRecord("workspace_old"), newRow("k", "workspace_old", now.Add(24*time.Hour)), &old)
+				if !errors.Is(err, ErrLedgerExists) {
+					t.Fatalf("%v", err)
+				}
+				if row, err := tbl.GetLedger(ctx, "u1", "k"); err != nil || row.Status != session.StatusInProgress {
+					t.Errorf("the row changed: %+v %v", row, err)
+				}
+				if n := count(t, c, name); n != 1 {
+					t.Errorf("%d items, want the row only", n)
+				}
+			})
+		}
+		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_old"), newRow("k", "workspace_old", now.Add(24*time.Hour)), planted); err != nil {
+			t.Errorf("the unchanged row: %v", err)
+		}
+		if n := count(t, c, name); n != 2 {
+			t.Errorf("%d items, want the session and its row", n)
+		}
+	})
+}
