@@ -41,6 +41,9 @@ type Policy struct {
 	retiredAllocations map[string]bool
 	retiredProviders   map[Provider]bool
 	owners             map[string]bool
+	// The effective default, worked out once.
+	effectiveDefault Allocation
+	defaultErr       error
 }
 
 // NewPolicy validates a Config. Values naming an unknown allocation or
@@ -102,6 +105,7 @@ func NewPolicy(c Config) (p *Policy, warnings []string) {
 	for _, o := range owners {
 		p.owners[o] = true
 	}
+	p.effectiveDefault, p.defaultErr = p.workOutDefault()
 	return p, warnings
 }
 
@@ -129,7 +133,9 @@ func (p *Policy) Retired(a Allocation) bool {
 // Default returns the effective default: the configured default unless it is
 // retired or on a retired provider, then the built-in default. When that is
 // unusable too, the error is service_unavailable and its cause says why.
-func (p *Policy) Default() (Allocation, error) {
+func (p *Policy) Default() (Allocation, error) { return p.effectiveDefault, p.defaultErr }
+
+func (p *Policy) workOutDefault() (Allocation, error) {
 	a, _ := ByName(p.configuredDefault)
 	if !p.Retired(a) {
 		return a, nil
