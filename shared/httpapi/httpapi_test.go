@@ -215,7 +215,8 @@ func TestProblems(t *testing.T) {
 		t.Errorf("log %s", res.log)
 	}
 	res = serve(t, testAPI, event("GET", "/v1/fail/panic", user, ""))
-	if res.status != 500 || res.body["code"] != "internal_error" || !strings.Contains(res.log, "handler bug") {
+	if res.status != 500 || res.body["code"] != "internal_error" || strings.Contains(res.log, "handler bug") ||
+		!strings.Contains(res.log, "panic of type string") || !strings.Contains(res.log, "testAPI") {
 		t.Errorf("a panic: %d %v %s", res.status, res.body, res.log)
 	}
 }

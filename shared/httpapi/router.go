@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -126,7 +127,9 @@ func (a *API) serve(ctx context.Context, r *Request) (route string, resp Respons
 func (a *API) call(ctx context.Context, rt Route, r *Request) (resp Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("panic: %v", p)
+			// The panic's type and where it was, never its value: that
+			// may hold request data.
+			err = fmt.Errorf("panic of type %T: %s", p, debug.Stack())
 		}
 	}()
 	caller, err := CallerFrom(r.Event)

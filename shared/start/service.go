@@ -166,7 +166,7 @@ func pause(ctx context.Context) error {
 // attempt of this same write can have taken the key.
 func (s *Service) written(ctx context.Context, rec *session.Record) bool {
 	stored, err := s.Table.GetSession(ctx, rec.SessionID)
-	return err == nil && stored.UserID == rec.UserID && stored.Sandbox.ID == rec.Sandbox.ID
+	return err == nil && stored.UserID == rec.UserID
 }
 
 // readRow reads the command's ledger row; nil when there is none or it has
