@@ -130,6 +130,11 @@ func TestDecodeShapes(t *testing.T) {
 		{fixture: "session-v2-cloudflare-single", version: 2, legacy: false, id: "sbx-" + hex48, kind: "isolated", provider: "cloudflare", alloc: "cloudflare-single",
 			request: `{"provider":{"id":"cloudflare","account":"kilo"},"instanceType":"single"}`, resources: `{"vcpus":2,"memoryMiB":6144,"diskMB":10000}`,
 			scope: "isolated", state: "retired", code: "sandbox_runtime_retired", createdAt: "2026-11-30T10:00:00Z"},
+		// The current writer's shape but for the cloudflare-shared
+		// allocation, which only legacy records hold.
+		{fixture: "session-v2-shared-allocation", version: 2, legacy: true, id: "sbx-" + hex48, kind: "isolated", provider: "cloudflare", alloc: "cloudflare-shared",
+			request: `{"provider":{"id":"cloudflare","account":"kilo"},"instanceType":"shared"}`, resources: `{"vcpus":null,"memoryMiB":null,"diskMB":null}`,
+			scope: "isolated", state: "retired", code: "sandbox_runtime_retired", createdAt: "2026-11-30T10:00:00Z"},
 		{fixture: "session-v2-sbx-no-kind", version: 2, legacy: true, id: "sbx-" + hex48, provider: "cloudflare",
 			request: "null", resources: `{"vcpus":null,"memoryMiB":null,"diskMB":null}`,
 			scope: "unknown", state: "retired", code: "sandbox_runtime_retired", createdAt: "2026-11-30T10:00:00Z"},
