@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -58,12 +59,22 @@ func keySchema(ks []cfddb.Table_KeySchema) []types.KeySchemaElement {
 
 // EnsureTable creates the table unless it exists. It does not wait for the
 // table to become active: the embedded endpoint reports no status, and
-// DynamoDB-compatible local endpoints create tables at once.
+// DynamoDB-compatible local endpoints create tables at once. A table that
+// exists without one of the indexes in is refused: the trigger routes and
+// the firing would fail on it at every call.
 func EnsureTable(ctx context.Context, c *dynamodb.Client, in *dynamodb.CreateTableInput) (created bool, err error) {
-	_, err = c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
+	out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
 	var missing *types.ResourceNotFoundException
 	switch {
 	case err == nil:
+		for _, want := range in.GlobalSecondaryIndexes {
+			if !slices.ContainsFunc(out.Table.GlobalSecondaryIndexes, func(g types.GlobalSecondaryIndexDescription) bool {
+				return aws.ToString(g.IndexName) == aws.ToString(want.IndexName)
+			}) {
+				return false, fmt.Errorf("table %s exists without the index %s of template.yaml: delete it, or use another endpoint",
+					aws.ToString(in.TableName), aws.ToString(want.IndexName))
+			}
+		}
 		return false, nil
 	case !errors.As(err, &missing):
 		return false, fmt.Errorf("describing table %s: %w", *in.TableName, err)

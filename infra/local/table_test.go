@@ -48,6 +48,33 @@ func startTable(t *testing.T) (*dynamodb.Client, string) {
 	return c, d.URL
 }
 
+// TestOlderTableRefused: a table that exists without the template's
+// indexes (an older local one) is refused with a clear error, not used.
+func TestOlderTableRefused(t *testing.T) {
+	d, err := StartDynamo("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	tpl, err := LoadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DynamoClient(d.URL)
+	older := *in
+	older.GlobalSecondaryIndexes = older.GlobalSecondaryIndexes[:1]
+	if _, err := c.CreateTable(context.Background(), &older); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureTable(context.Background(), c, in); err == nil || !strings.Contains(err.Error(), "without the index") {
+		t.Errorf("%v", err)
+	}
+}
+
 // TestTableFromTemplate: the table is created from the template's
 // definition, with its string keys PK and SK.
 func TestTableFromTemplate(t *testing.T) {
