@@ -1,8 +1,10 @@
 // Package faultproxy is an HTTP proxy that injects storage faults between an
 // AWS SDK client and a DynamoDB or SSM endpoint, for development and tests
-// only: throttling and server errors, dropped connections, slow answers, and
-// answers lost after the backend applied the request. It owns the proxy, the
-// queue of faults and the count of requests it has seen.
+// only: throttling and server errors, dropped connections, slow answers,
+// answers lost after the backend applied the request, a change made just
+// before a request arrives, and a latency added to every request (a stand-in
+// for the network between Lambda and DynamoDB). It owns the proxy, the queue
+// and the standing rules of faults, and the count of requests it has seen.
 package faultproxy
 
 import (
@@ -24,6 +26,7 @@ import (
 type Fault struct {
 	action  action
 	delay   time.Duration
+	before  func()
 	status  int
 	awsType string
 	message string
@@ -65,6 +68,10 @@ var (
 // the client gives up first.
 func Delay(d time.Duration) Fault { return Fault{action: forward, delay: d} }
 
+// Before calls fn, then forwards the request: what fn changes (through
+// another client) happens just before the request reaches the backend.
+func Before(fn func()) Fault { return Fault{action: forward, before: fn} }
+
 // Status answers with the HTTP status code and the AWS JSON error body
 // {"__type": awsType, "message": message}, without forwarding.
 func Status(code int, awsType, message string) Fault {
@@ -79,14 +86,25 @@ type Proxy struct {
 	fwd     *httputil.ReverseProxy
 	backend *http.Transport
 
-	mu     sync.Mutex
-	queue  []queued
-	counts map[string]int
-	total  int
+	mu       sync.Mutex
+	queue    []queued
+	standing []*standing
+	latency  time.Duration
+	counts   map[string]int
+	total    int
 }
 
 type queued struct {
 	op    string
+	fault Fault
+}
+
+// standing is a rule that gives a fault to every k-th request of an
+// operation, until the rules are cleared.
+type standing struct {
+	op    string
+	every int
+	seen  int
 	fault Fault
 }
 
@@ -104,6 +122,7 @@ func New(target string) *Proxy {
 	}
 	backend := http.DefaultTransport.(*http.Transport).Clone()
 	backend.Proxy = nil
+	backend.MaxIdleConnsPerHost = 256 // clients that send many requests at once
 	p := &Proxy{
 		url:     "http://" + ln.Addr().String(),
 		backend: backend,
@@ -147,6 +166,29 @@ func (p *Proxy) Inject(op string, n int, f Fault) {
 	}
 }
 
+// InjectEvery gives f to every k-th request for operation op ("" matches
+// every request), counted from now, until ClearEvery: a share of the
+// requests fails, whatever else is going on. A queued fault comes first.
+func (p *Proxy) InjectEvery(op string, k int, f Fault) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.standing = append(p.standing, &standing{op: op, every: k, fault: f})
+}
+
+// ClearEvery removes the rules of InjectEvery.
+func (p *Proxy) ClearEvery() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.standing = nil
+}
+
+// SetLatency makes every request that is forwarded wait d first.
+func (p *Proxy) SetLatency(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.latency = d
+}
+
 // Count is the number of requests seen for operation op, or of all requests
 // when op is "".
 func (p *Proxy) Count(op string) int {
@@ -158,7 +200,8 @@ func (p *Proxy) Count(op string) int {
 	return p.counts[op]
 }
 
-// next counts a request for op and takes its fault from the queue.
+// next counts a request for op and takes its fault: from the queue, else
+// from a standing rule, else a forward after the latency.
 func (p *Proxy) next(op string) Fault {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -170,7 +213,14 @@ func (p *Proxy) next(op string) Fault {
 			return q.fault
 		}
 	}
-	return Fault{}
+	for _, r := range p.standing {
+		if r.op == "" || r.op == op {
+			if r.seen++; r.seen%r.every == 0 {
+				return r.fault
+			}
+		}
+	}
+	return Fault{delay: p.latency}
 }
 
 // ServeHTTP counts the request and applies the fault it takes.
@@ -189,10 +239,15 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(f.status)
 		_ = json.NewEncoder(w).Encode(map[string]string{"__type": f.awsType, "message": f.message})
 	default:
-		select {
-		case <-time.After(f.delay):
-		case <-r.Context().Done():
-			return
+		if f.before != nil {
+			f.before()
+		}
+		if f.delay > 0 {
+			select {
+			case <-time.After(f.delay):
+			case <-r.Context().Done():
+				return
+			}
 		}
 		p.fwd.ServeHTTP(w, r)
 	}

@@ -208,6 +208,64 @@ func TestDelayOutlastsTimeout(t *testing.T) {
 	}
 }
 
+// TestInjectEvery: a standing rule fails every k-th request of its
+// operation, the SDK's retries included, until it is cleared; the other
+// operations pass.
+func TestInjectEvery(t *testing.T) {
+	p, _, direct, table := dynamo(t)
+	once := local.DynamoClient(p.URL(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	p.InjectEvery("PutItem", 3, faultproxy.DynamoInternalError)
+	var refused []int
+	for i := range 9 {
+		if err := put(once, table, string(rune('a'+i))); err != nil {
+			refused = append(refused, i)
+		}
+	}
+	if len(refused) != 3 || refused[0] != 2 || refused[1] != 5 || refused[2] != 8 {
+		t.Errorf("refused %v, want [2 5 8]", refused)
+	}
+	if !stored(t, once, table, "a") || stored(t, direct, table, "c") {
+		t.Error("a refused put was stored, or a passed one was not")
+	}
+	p.ClearEvery()
+	for i := range 3 {
+		if err := put(once, table, string(rune('A'+i))); err != nil {
+			t.Errorf("after ClearEvery: %v", err)
+		}
+	}
+}
+
+// TestBefore: what Before's function writes lands before the request it
+// precedes: here a conditional put then finds the item taken.
+func TestBefore(t *testing.T) {
+	p, c, direct, table := dynamo(t)
+	p.Inject("PutItem", 1, faultproxy.Before(func() {
+		if err := put(direct, table, "a"); err != nil {
+			t.Error(err)
+		}
+	}))
+	var failed *types.ConditionalCheckFailedException
+	if err := put(c, table, "a"); !errors.As(err, &failed) {
+		t.Fatalf("PutItem: %v, want ConditionalCheckFailedException", err)
+	}
+}
+
+// TestLatency: with a latency set, every forwarded request waits it out: a
+// caller whose deadline is shorter gets the context's deadline error.
+func TestLatency(t *testing.T) {
+	p, c, _, table := dynamo(t)
+	p.SetLatency(200 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key("a")}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("GetItem: %v, want context.DeadlineExceeded", err)
+	}
+	p.SetLatency(0)
+	if stored(t, c, table, "a") {
+		t.Error("no item was put")
+	}
+}
+
 // TestSSMThrottle: Parameter Store throttling is retried, and fails the call
 // with ThrottlingException once the client's 3 attempts are used up.
 func TestSSMThrottle(t *testing.T) {
