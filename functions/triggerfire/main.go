@@ -3,15 +3,22 @@
 package main
 
 import (
+	"log"
+	"os"
+
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 func main() {
+	concurrency, err := trigger.ParseConcurrency(os.Getenv(trigger.VarConcurrency))
+	if err != nil {
+		log.Fatal(err)
+	}
 	lambdaenv.Start(func(env *lambdaenv.Env) any {
 		f := &trigger.Firing{
-			Table: env.Table, Settings: env.Settings, Log: env.Log,
+			Table: env.Table, Settings: env.Settings, Log: env.Log, Concurrency: concurrency,
 			Start: &start.Service{Table: env.Table, Settings: env.Settings},
 		}
 		return f.Handle

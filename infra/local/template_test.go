@@ -12,6 +12,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 func loadFunctions(t *testing.T) []Function {
@@ -150,7 +151,11 @@ func TestTemplateFunctions(t *testing.T) {
 				names = append(names, k)
 			}
 			slices.Sort(names)
-			want := slices.Sorted(slices.Values(lambdaenv.Variables))
+			want := slices.Clone(lambdaenv.Variables)
+			if fn.LogicalID == "TriggerFireFunction" {
+				want = append(want, trigger.VarConcurrency)
+			}
+			slices.Sort(want)
 			if !slices.Equal(names, want) {
 				t.Errorf("environment %v, the code reads %v", names, want)
 			}
@@ -224,7 +229,7 @@ func TestTemplatePolicies(t *testing.T) {
 		},
 		"TriggerFireFunction": {
 			"dynamodb:GetItem " + table, "dynamodb:PutItem " + table, "dynamodb:UpdateItem " + table,
-			"dynamodb:Query !Sub ${SessionsTable.Arn}/index/DueTriggers",
+			"dynamodb:Query !Sub ${SessionsTable.Arn}/index/DueTriggersAll",
 			"sqs:SendMessage !GetAtt TriggerFireDeadLetterQueue.Arn",
 			"ssm:GetParametersByPath " + settings, "ssm:GetParametersByPath " + settings + "/*",
 		},

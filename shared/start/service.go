@@ -37,6 +37,12 @@ type Command struct {
 	// judges every trigger of an invocation by one); nil reads the
 	// settings.
 	Policy *allocation.Policy
+	// Advance, when set (the firing's), moves the trigger on in the same
+	// transaction as a new session: every new session of the command is
+	// written with it, and a replay without it. When the trigger has moved
+	// since it was read, nothing is written and the error is
+	// store.ErrTriggerMoved.
+	Advance *store.Advance
 }
 
 // Result is the session a start obtained, new or replayed.
@@ -73,7 +79,7 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			return nil, placeErr
 		}
 		rec := s.newRecord(cmd, placement, s.newSessionID(), now)
-		_, err := s.Table.CreateSession(ctx, rec, nil, now)
+		_, err := s.Table.CreateSession(ctx, rec, nil, now, nil)
 		if errors.Is(err, store.ErrSessionExists) && s.written(ctx, rec) {
 			err = nil // a retry found the write whose answer was lost
 		}
@@ -91,7 +97,7 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 		var mine *session.Record
 		if placeErr == nil {
 			mine = s.newRecord(cmd, placement, s.newSessionID(), now)
-			existing, err := s.Table.CreateSession(ctx, mine, s.newRow(cmd, mine, fp, now), now)
+			existing, err := s.Table.CreateSession(ctx, mine, s.newRow(cmd, mine, fp, now), now, cmd.Advance)
 			switch {
 			case err == nil:
 				return &Result{Record: mine}, nil
@@ -99,6 +105,8 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 				// A retry found the write whose answer was lost; the row
 				// went in with the session.
 				return &Result{Record: mine}, nil
+			case errors.Is(err, store.ErrTriggerMoved):
+				return nil, err
 			case !errors.Is(err, store.ErrLedgerExists):
 				return nil, unexpected(err)
 			}
@@ -135,10 +143,12 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			return nil, placeErr
 		}
 		rec := s.newRecord(cmd, placement, row.SessionID, now)
-		_, err = s.Table.ReplaceLedger(ctx, rec, s.newRow(cmd, rec, fp, now), row)
+		_, err = s.Table.ReplaceLedger(ctx, rec, s.newRow(cmd, rec, fp, now), row, cmd.Advance)
 		switch {
 		case err == nil:
 			return &Result{Record: rec}, nil
+		case errors.Is(err, store.ErrTriggerMoved):
+			return nil, err
 		case !errors.Is(err, store.ErrLedgerExists) && !errors.Is(err, store.ErrSessionExists):
 			return nil, unexpected(err)
 		}

@@ -102,10 +102,12 @@ func errBusy(cause error) error {
 // CreateSession writes a new session; with a ledger row, the session and the
 // row are written in one transaction, all or nothing: the session only where
 // no item has its key, the row only where none exists or the existing one
-// has expired by now. When the row exists the error is ErrLedgerExists and
-// existing is the row as the refusal found it, or nil when the refusal did
-// not carry it (a transaction conflict): read it then.
-func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *session.LedgerRow, now time.Time) (existing *session.LedgerRow, err error) {
+// has expired by now. An advance, when given, goes in the same transaction
+// (a trigger's slot moved on with the session it started). When the row
+// exists the error is ErrLedgerExists and existing is the row as the refusal
+// found it, or nil when the refusal did not carry it (a transaction
+// conflict): read it then.
+func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *session.LedgerRow, now time.Time, adv *Advance) (existing *session.LedgerRow, err error) {
 	if row == nil {
 		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: aws.String(t.name), Item: session.Encode(rec), ConditionExpression: aws.String(sessionIsNew),
@@ -121,14 +123,15 @@ func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *ses
 	}
 	cond := expression.AttributeNotExists(expression.Name("PK")).Or(
 		expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
-	return t.writeSessionAndRow(ctx, rec, row, cond)
+	return t.writeSessionAndRow(ctx, rec, row, cond, adv)
 }
 
 // ReplaceLedger starts afresh the session of an in-progress row whose lease
 // has lapsed, or of a failed row: the session is written with the row's
 // session id, and the row replaced, on the condition that its status,
-// fingerprint, session id and lease are still those of old.
-func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row, old *session.LedgerRow) (existing *session.LedgerRow, err error) {
+// fingerprint, session id and lease are still those of old; an advance, when
+// given, goes in the same transaction.
+func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row, old *session.LedgerRow, adv *Advance) (existing *session.LedgerRow, err error) {
 	var lease any
 	if !old.LeaseUntil.IsZero() {
 		lease = old.LeaseUntil.UnixMilli()
@@ -137,7 +140,7 @@ func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row, old
 		And(unchanged("fingerprint", old.Fingerprint)).
 		And(unchanged("sessionId", old.SessionID)).
 		And(unchanged("leaseUntil", lease))
-	return t.writeSessionAndRow(ctx, rec, row, cond)
+	return t.writeSessionAndRow(ctx, rec, row, cond, adv)
 }
 
 // unchanged is the condition that an attribute still holds v, or, when v
@@ -158,37 +161,46 @@ func unchanged(name string, v any) expression.ConditionBuilder {
 
 const sessionIsNew = "attribute_not_exists(PK)"
 
-func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *session.LedgerRow, rowCond expression.ConditionBuilder) (*session.LedgerRow, error) {
+func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *session.LedgerRow, rowCond expression.ConditionBuilder, adv *Advance) (*session.LedgerRow, error) {
 	cond, err := expression.NewBuilder().WithCondition(rowCond).Build()
 	if err != nil {
 		return nil, err
 	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{
-			{Put: &types.Put{
-				TableName:           aws.String(t.name),
-				Item:                session.Encode(rec),
-				ConditionExpression: aws.String(sessionIsNew),
-			}},
-			{Put: &types.Put{
-				TableName:                           aws.String(t.name),
-				Item:                                session.EncodeLedger(row),
-				ConditionExpression:                 cond.Condition(),
-				ExpressionAttributeNames:            cond.Names(),
-				ExpressionAttributeValues:           cond.Values(),
-				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-			}},
-		},
-	})
+	items := []types.TransactWriteItem{
+		{Put: &types.Put{
+			TableName:           aws.String(t.name),
+			Item:                session.Encode(rec),
+			ConditionExpression: aws.String(sessionIsNew),
+		}},
+		{Put: &types.Put{
+			TableName:                           aws.String(t.name),
+			Item:                                session.EncodeLedger(row),
+			ConditionExpression:                 cond.Condition(),
+			ExpressionAttributeNames:            cond.Names(),
+			ExpressionAttributeValues:           cond.Values(),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		}},
+	}
+	if adv != nil {
+		item, err := adv.update(t.name, rec.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item)
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	return transactionError(err)
 }
 
-// transactionError maps a refused session-and-ledger transaction: a
-// conflict or a failed condition on the ledger row means the row exists
-// (real DynamoDB answers concurrent transactions on one item with
-// TransactionConflict), and a failed condition carries the row; a failed
-// condition on the session means its key is taken; anything else is a
-// fault.
+// transactionError maps a refused session-and-ledger transaction (items:
+// the session, its row, and a trigger's advance if any). A failed condition
+// on the session means its key is taken: its id is new, so by an earlier
+// attempt of this same write whose answer was lost, or, for a replaced row,
+// by the start that replaced it first. A failed condition or a conflict on
+// the advance means the trigger moved on. A conflict or a failed condition
+// on the ledger row means the row exists (real DynamoDB answers concurrent
+// transactions on one item with TransactionConflict), and a failed
+// condition carries the row. Anything else is a fault.
 func transactionError(err error) (*session.LedgerRow, error) {
 	if err == nil {
 		return nil, nil
@@ -203,6 +215,10 @@ func transactionError(err error) (*session.LedgerRow, error) {
 	}
 	code := func(i int) string { return reason(tce, i) }
 	switch {
+	case code(0) == "ConditionalCheckFailed":
+		return nil, ErrSessionExists
+	case code(2) == "ConditionalCheckFailed" || code(2) == "TransactionConflict":
+		return nil, ErrTriggerMoved
 	case code(1) == "ConditionalCheckFailed":
 		if item := tce.CancellationReasons[1].Item; len(item) > 0 {
 			if row, err := session.DecodeLedger(item); err == nil {
@@ -212,8 +228,6 @@ func transactionError(err error) (*session.LedgerRow, error) {
 		return nil, ErrLedgerExists
 	case code(1) == "TransactionConflict" || code(0) == "TransactionConflict":
 		return nil, ErrLedgerExists
-	case code(0) == "ConditionalCheckFailed":
-		return nil, ErrSessionExists
 	case transient(tce):
 		return nil, errBusy(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,15 +25,15 @@ import (
 var (
 	// ErrTriggerLimit: the owner already has the most triggers allowed.
 	ErrTriggerLimit = errors.New("store: trigger limit reached")
-	// ErrTriggerMoved: the trigger is gone, or its next run has moved past
-	// the slot being recorded.
+	// ErrTriggerMoved: the trigger is gone, or it changed since it was
+	// read (another invocation recorded its slot, say): read it again.
 	ErrTriggerMoved = errors.New("store: trigger moved on")
 )
 
 // The trigger indexes of the table (template.yaml).
 const (
 	triggersByUser = "TriggersByUser"
-	dueTriggers    = "DueTriggers"
+	dueTriggers    = "DueTriggersAll"
 	// dueShards is how many partitions of the due index active triggers
 	// are spread over.
 	dueShards = 16
@@ -82,6 +83,10 @@ type Trigger struct {
 	CreatedAt time.Time
 	NextRunAt time.Time
 	LastRun   Run // zero before the first slot
+	// Version counts the writes of the trigger (1 when created; 0 for an
+	// item an older writer stored without it). Each write is conditioned
+	// on the version it saw and moves it on.
+	Version int64
 }
 
 // Run is what the last slot of a trigger did.
@@ -116,6 +121,7 @@ type triggerItem struct {
 	LastSessionID            string       `dynamodbav:"lastSessionId,omitempty"`
 	LastRunStatus            string       `dynamodbav:"lastRunStatus,omitempty"`
 	LastError                string       `dynamodbav:"lastError,omitempty"`
+	Version                  int64        `dynamodbav:"version,omitempty"`
 }
 
 type repoItem struct {
@@ -183,7 +189,7 @@ func encodeTrigger(tr *Trigger) (session.Item, error) {
 		SandboxAllocation: tr.SavedAllocation,
 		CreatedAt:         formatTime(tr.CreatedAt), ListedAt: listedAt(tr.CreatedAt), NextRunAt: formatTime(tr.NextRunAt),
 		LastRunAt: formatTime(tr.LastRun.At), LastSessionID: tr.LastRun.SessionID,
-		LastRunStatus: tr.LastRun.Status, LastError: tr.LastRun.Error,
+		LastRunStatus: tr.LastRun.Status, LastError: tr.LastRun.Error, Version: tr.Version,
 	}
 	if tr.Active {
 		it.DueShard = dueShard(tr.ID)
@@ -222,6 +228,7 @@ func decodeTrigger(item session.Item) (*Trigger, error) {
 		Repository: session.Repository(it.Repository), Agent: session.Agent(it.Agent), Prompt: it.Prompt,
 		SavedAllocation: it.SandboxAllocation,
 		LastRun:         Run{SessionID: it.LastSessionID, Status: it.LastRunStatus, Error: it.LastError},
+		Version:         it.Version,
 	}
 	if r := it.SandboxAllocationRequest; r != nil {
 		tr.SavedRequest = &allocation.Request{
@@ -263,11 +270,13 @@ func ownerCountKey(tr *Trigger) session.Item {
 	}
 }
 
-// CreateTrigger writes a new trigger and counts it against its owner, in
-// one transaction: when the owner already has limit triggers, nothing is
-// written and the error is ErrTriggerLimit.
+// CreateTrigger writes a new trigger, at version 1, and counts it against
+// its owner, in one transaction: when the owner already has limit
+// triggers, nothing is written and the error is ErrTriggerLimit.
 func (t *Table) CreateTrigger(ctx context.Context, tr *Trigger, limit int) error {
-	item, err := encodeTrigger(tr)
+	first := *tr
+	first.Version = 1
+	item, err := encodeTrigger(&first)
 	if err != nil {
 		return err
 	}
@@ -411,72 +420,149 @@ func (t *Table) ListTriggers(ctx context.Context, userID string, after *Position
 	}
 }
 
-// DueTriggers returns the ids of the active triggers whose next run is at
-// or before at, longest due first, as the due index has them (eventually
-// consistent: read each again before acting on it).
-func (t *Table) DueTriggers(ctx context.Context, at time.Time) ([]string, error) {
-	type due struct{ id, next string }
-	var found []due
-	for shard := range dueShards {
-		kc, err := expression.NewBuilder().WithKeyCondition(
-			expression.Key("dueShard").Equal(expression.Value(shardKey(shard))).
-				And(expression.Key("nextRunAt").LessThanEqual(expression.Value(formatTime(at))))).Build()
-		if err != nil {
-			return nil, err
-		}
-		p := dynamodb.NewQueryPaginator(t.client, &dynamodb.QueryInput{
-			TableName: aws.String(t.name), IndexName: aws.String(dueTriggers),
-			KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values(),
-		})
-		for p.HasMorePages() {
-			out, err := p.NextPage(ctx)
-			if err != nil {
-				return nil, failed("find due triggers", err)
-			}
-			for _, item := range out.Items {
-				var d struct {
-					PK        string `dynamodbav:"PK"`
-					NextRunAt string `dynamodbav:"nextRunAt"`
-				}
-				if err := attributevalue.UnmarshalMap(item, &d); err == nil {
-					found = append(found, due{strings.TrimPrefix(d.PK, triggerPrefix), d.NextRunAt})
-				}
-			}
-		}
-	}
-	slices.SortStableFunc(found, func(a, b due) int { return strings.Compare(a.next, b.next) })
-	ids := make([]string, len(found))
-	for i, d := range found {
-		ids[i] = d.id
-	}
-	return ids, nil
+// Due is a trigger the due index shows due: its id, and the trigger as
+// the index has it (nil when that copy does not decode). The index is
+// eventually consistent: judge the copy only by writes conditioned on it
+// (unchangedSince), or read the trigger again.
+type Due struct {
+	ID      string
+	Trigger *Trigger
 }
 
-// RecordRun records what a trigger's slot did and moves its next run on,
-// on the condition that the trigger still exists and its next run has not
-// moved past the slot: never backward, never onto a deleted trigger. When
-// the condition fails the error is ErrTriggerMoved.
-func (t *Table) RecordRun(ctx context.Context, id string, run Run, next time.Time) error {
-	// An unset value is written NULL, which reads back as unset.
+// DueTriggers returns the active triggers whose next run is at or before
+// at, as the due index has them, longest due first. The shards are
+// queried in parallel, each page by page.
+func (t *Table) DueTriggers(ctx context.Context, at time.Time) ([]Due, error) {
+	found := make([][]Due, dueShards)
+	errs := make([]error, dueShards)
+	var wg sync.WaitGroup
+	for shard := range dueShards {
+		wg.Go(func() { found[shard], errs[shard] = t.dueInShard(ctx, shard, at) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	due := slices.Concat(found...)
+	slices.SortStableFunc(due, func(a, b Due) int { return a.nextRunAt().Compare(b.nextRunAt()) })
+	return due, nil
+}
+
+// nextRunAt is the next run the index shows; zero for a copy that does
+// not decode, which then comes first, to be read again and judged early.
+func (d Due) nextRunAt() time.Time {
+	if d.Trigger == nil {
+		return time.Time{}
+	}
+	return d.Trigger.NextRunAt
+}
+
+// dueInShard is one shard's due triggers, in the order of their next run.
+func (t *Table) dueInShard(ctx context.Context, shard int, at time.Time) ([]Due, error) {
+	kc, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key("dueShard").Equal(expression.Value(shardKey(shard))).
+			And(expression.Key("nextRunAt").LessThanEqual(expression.Value(formatTime(at))))).Build()
+	if err != nil {
+		return nil, err
+	}
+	p := dynamodb.NewQueryPaginator(t.client, &dynamodb.QueryInput{
+		TableName: aws.String(t.name), IndexName: aws.String(dueTriggers),
+		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values(),
+	})
+	var due []Due
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, failed("find due triggers", err)
+		}
+		for _, item := range out.Items {
+			tr, err := decodeTrigger(item)
+			var invalid *InvalidTriggerError
+			switch {
+			case errors.As(err, &invalid):
+				due = append(due, Due{ID: invalid.ID})
+			case err == nil:
+				due = append(due, Due{ID: tr.ID, Trigger: tr})
+			}
+		}
+	}
+	return due, nil
+}
+
+// unchangedSince is the condition that a trigger is still as it was read:
+// there, active, with the same next run and version.
+func unchangedSince(tr *Trigger) expression.ConditionBuilder {
+	return expression.AttributeExists(expression.Name("PK")).
+		And(expression.Name("active").Equal(expression.Value(true))).
+		And(expression.Name("nextRunAt").Equal(expression.Value(formatTime(tr.NextRunAt)))).
+		And(versionIs(tr.Version))
+}
+
+// versionIs is the condition that a trigger's version is still v (0: an
+// older writer's item, which has none).
+func versionIs(v int64) expression.ConditionBuilder {
+	if v == 0 {
+		return unchanged("version", nil)
+	}
+	return unchanged("version", v)
+}
+
+// runUpdate records what a slot did and the next slot, and moves the
+// version on. An unset value is written NULL, which reads back as unset.
+func runUpdate(run Run, next time.Time) expression.UpdateBuilder {
 	set := func(u expression.UpdateBuilder, name, v string) expression.UpdateBuilder {
 		if v == "" {
 			return u.Set(expression.Name(name), expression.Value(nil))
 		}
 		return u.Set(expression.Name(name), expression.Value(v))
 	}
-	u := expression.Set(expression.Name("nextRunAt"), expression.Value(formatTime(next)))
+	version := expression.Name("version")
+	u := expression.Set(expression.Name("nextRunAt"), expression.Value(formatTime(next))).
+		Set(version, expression.Plus(expression.IfNotExists(version, expression.Value(0)), expression.Value(1)))
 	u = set(u, "lastRunAt", formatTime(run.At))
 	u = set(u, "lastSessionId", run.SessionID)
 	u = set(u, "lastRunStatus", run.Status)
-	u = set(u, "lastError", run.Error)
-	cond := expression.AttributeExists(expression.Name("PK")).
-		And(expression.Name("nextRunAt").LessThanEqual(expression.Value(formatTime(run.At))))
-	e, err := expression.NewBuilder().WithUpdate(u).WithCondition(cond).Build()
+	return set(u, "lastError", run.Error)
+}
+
+// Advance moves a trigger past a slot whose new session is written with
+// it, in the session's own transaction: it records the slot, the session,
+// the status and the next slot, on the condition that the trigger is
+// still as it was seen (unchangedSince). When that condition fails nothing at all is
+// written, and the error is ErrTriggerMoved.
+type Advance struct {
+	Seen   *Trigger
+	Slot   time.Time
+	Status string // fired or fallback
+	Next   time.Time
+}
+
+// update is the advance as a transaction item, for the session id.
+func (a *Advance) update(table, sessionID string) (types.TransactWriteItem, error) {
+	e, err := expression.NewBuilder().
+		WithUpdate(runUpdate(Run{At: a.Slot, SessionID: sessionID, Status: a.Status}, a.Next)).
+		WithCondition(unchangedSince(a.Seen)).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: triggerKey(a.Seen.ID),
+		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+	}}, nil
+}
+
+// RecordRun records what a trigger's slot did and moves its next run on,
+// on the condition that the trigger is still as it was seen (unchangedSince): never
+// backward, never onto a deleted or changed trigger. When the condition
+// fails the error is ErrTriggerMoved.
+func (t *Table) RecordRun(ctx context.Context, seen *Trigger, run Run, next time.Time) error {
+	e, err := expression.NewBuilder().WithUpdate(runUpdate(run, next)).WithCondition(unchangedSince(seen)).Build()
 	if err != nil {
 		return err
 	}
 	_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(t.name), Key: triggerKey(id),
+		TableName: aws.String(t.name), Key: triggerKey(seen.ID),
 		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
 		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	})

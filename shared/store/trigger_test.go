@@ -47,6 +47,7 @@ func TestTriggerRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := tbl.GetTrigger(ctx, "trg_a")
+		tr.Version = 1 // a new trigger's
 		if err != nil || !reflect.DeepEqual(got, tr) {
 			t.Fatalf("got %+v %v\nwant %+v", got, err, tr)
 		}
@@ -168,7 +169,7 @@ func TestListTriggers(t *testing.T) {
 }
 
 // TestDueTriggers: the active triggers due at a time, from every shard,
-// longest due first; inactive ones and later ones never.
+// longest due first, each as stored; inactive ones and later ones never.
 func TestDueTriggers(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
@@ -184,18 +185,22 @@ func TestDueTriggers(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		ids, err := tbl.DueTriggers(ctx, now)
+		due, err := tbl.DueTriggers(ctx, now)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := map[string]bool{}
 		last := -3
-		for _, id := range ids {
+		for _, d := range due {
+			id := d.ID
 			got[id] = true
+			if stored, err := tbl.GetTrigger(ctx, id); err != nil || !reflect.DeepEqual(d.Trigger, stored) {
+				t.Errorf("%s: the index shows %+v, stored %+v %v", id, d.Trigger, stored, err)
+			}
 			var i int
 			fmt.Sscanf(id, "trg_%d", &i)
 			if i%4-2 < last {
-				t.Errorf("%s comes after a trigger due later: %v", id, ids)
+				t.Errorf("%s comes after a trigger due later: %v", id, due)
 			}
 			last = i%4 - 2
 		}
@@ -215,45 +220,122 @@ func createDue(t *testing.T, tbl *Table) {
 	}
 }
 
-// TestRecordRun: a run moves the next slot on; it never moves it back and
-// never writes onto a deleted trigger.
+// TestRecordRun: a run moves the next slot on and the version with it, on
+// the condition that the trigger is as it was read: a stale read (a late
+// retry, another invocation first), a paused, changed or deleted trigger
+// is never written.
 func TestRecordRun(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
 		createDue(t, tbl)
+		seen, _ := tbl.GetTrigger(ctx, "trg_a")
 		slot := now.Add(2 * time.Minute) // a later slot: missed ones are skipped
-		if err := tbl.RecordRun(ctx, "trg_a", Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
+		if err := tbl.RecordRun(ctx, seen, Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := tbl.GetTrigger(ctx, "trg_a")
-		if !got.NextRunAt.Equal(slot.Add(time.Hour)) || got.LastRun != (Run{At: slot, SessionID: "workspace_1", Status: "fired"}) {
+		if !got.NextRunAt.Equal(slot.Add(time.Hour)) || got.LastRun != (Run{At: slot, SessionID: "workspace_1", Status: "fired"}) || got.Version != seen.Version+1 {
 			t.Fatalf("%+v", got)
 		}
-		// A late retry of the same slot, or an earlier one, changes nothing.
-		for _, at := range []time.Time{slot, now} {
-			if err := tbl.RecordRun(ctx, "trg_a", Run{At: at, Status: "failed", Error: "internal_error"}, at.Add(time.Hour)); !errors.Is(err, ErrTriggerMoved) {
-				t.Errorf("slot %v: %v", at, err)
-			}
+		// The same read again (a late retry of the slot) changes nothing.
+		if err := tbl.RecordRun(ctx, seen, Run{At: slot, Status: "failed", Error: "internal_error"}, slot.Add(time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+			t.Errorf("a stale read: %v", err)
 		}
 		if again, _ := tbl.GetTrigger(ctx, "trg_a"); !reflect.DeepEqual(again, got) {
-			t.Errorf("moved back: %+v", again)
+			t.Errorf("moved: %+v", again)
+		}
+		// Changed since it was read: another version, another next run.
+		for _, change := range []func(tr *Trigger){
+			func(tr *Trigger) { tr.Version++ },
+			func(tr *Trigger) { tr.NextRunAt = tr.NextRunAt.Add(-time.Minute) },
+		} {
+			stale := *got
+			change(&stale)
+			if err := tbl.RecordRun(ctx, &stale, Run{At: slot, Status: "fired"}, slot.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+				t.Errorf("%+v: %v", stale, err)
+			}
 		}
 		// A failed run clears the session.
 		next := slot.Add(time.Hour)
-		if err := tbl.RecordRun(ctx, "trg_a", Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour)); err != nil {
+		if err := tbl.RecordRun(ctx, got, Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ := tbl.GetTrigger(ctx, "trg_a"); got.LastRun != (Run{At: next, Status: "failed", Error: "invalid_request"}) {
+		got, _ = tbl.GetTrigger(ctx, "trg_a")
+		if got.LastRun != (Run{At: next, Status: "failed", Error: "invalid_request"}) {
 			t.Errorf("%+v", got.LastRun)
+		}
+		// Stopped since it was read.
+		if err := tbl.Park(ctx, "trg_a", "invalid_request"); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.RecordRun(ctx, got, Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+			t.Errorf("a stopped trigger: %v", err)
 		}
 		if err := tbl.DeleteTrigger(ctx, got); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, "trg_a", Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, got, Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("deleted trigger: %v", err)
 		}
 		if _, err := tbl.GetTrigger(ctx, "trg_a"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("the run wrote a deleted trigger back: %v", err)
+		}
+	})
+}
+
+// TestRecordRunUnversioned: an older writer's trigger, stored without a
+// version, is recorded and gets its first version.
+func TestRecordRunUnversioned(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		tr := newTrigger("trg_a", "u1", "", now)
+		tr.NextRunAt = now
+		item, err := encodeTrigger(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.RecordRun(ctx, tr, Run{At: now, Status: "fired"}, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := tbl.GetTrigger(ctx, "trg_a"); got.Version != 1 || !got.NextRunAt.Equal(now.Add(time.Hour)) {
+			t.Errorf("%+v", got)
+		}
+	})
+}
+
+// TestAdvance: a trigger's advance goes in the transaction of the session
+// it fired: all three items or none. A trigger changed since it was seen
+// refuses the whole transaction.
+func TestAdvance(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		createDue(t, tbl)
+		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		adv := &Advance{Seen: seen, Slot: now, Status: "fallback", Next: now.Add(time.Hour)}
+		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := tbl.GetTrigger(ctx, "trg_a")
+		if got.LastRun != (Run{At: now, SessionID: "workspace_a", Status: "fallback"}) || !got.NextRunAt.Equal(now.Add(time.Hour)) || got.Version != seen.Version+1 {
+			t.Errorf("%+v", got)
+		}
+		// The same advance again, with another session and key: refused,
+		// nothing written.
+		_, err := tbl.CreateSession(ctx, newRecord("workspace_b"), newRow("trigger:trg_a:2", "workspace_b", now.Add(24*time.Hour)), now, adv)
+		if !errors.Is(err, ErrTriggerMoved) {
+			t.Fatalf("a stale advance: %v", err)
+		}
+		if _, err := tbl.GetSession(ctx, "workspace_b"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("the session was written: %v", err)
+		}
+		if _, err := tbl.GetLedger(ctx, "u1", "trigger:trg_a:2"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("the row was written: %v", err)
+		}
+		if again, _ := tbl.GetTrigger(ctx, "trg_a"); !reflect.DeepEqual(again, got) {
+			t.Errorf("moved: %+v", again)
 		}
 	})
 }

@@ -3,7 +3,10 @@ package trigger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -34,7 +37,30 @@ const (
 	reserve = 10 * time.Second
 	// maxNotes bounds the triggers named in an invocation's log line.
 	maxNotes = 100
+	// maxJudgements bounds how often one trigger is judged again after it
+	// changed under the firing's write.
+	maxJudgements = 3
+	// DefaultConcurrency is how many due triggers fire at a time when
+	// FIRING_CONCURRENCY is not set.
+	DefaultConcurrency = 32
 )
+
+// VarConcurrency is the environment variable that bounds how many due
+// triggers an invocation fires at a time (template.yaml sets it).
+const VarConcurrency = "FIRING_CONCURRENCY"
+
+// ParseConcurrency reads FIRING_CONCURRENCY: a whole number from 1 to
+// 1000, DefaultConcurrency when empty.
+func ParseConcurrency(s string) (int, error) {
+	if s == "" {
+		return DefaultConcurrency, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 1000 {
+		return 0, fmt.Errorf("%s must be a whole number from 1 to 1000, not %q", VarConcurrency, s)
+	}
+	return n, nil
+}
 
 // Summary is what one invocation did; Due = Fired + Duplicates + Failed.
 type Summary struct {
@@ -46,6 +72,15 @@ type Summary struct {
 	Failed     int `json:"failed"`
 }
 
+func (s *Summary) add(o Summary) {
+	s.Due += o.Due
+	s.Fired += o.Fired
+	s.Duplicates += o.Duplicates
+	s.Skipped += o.Skipped
+	s.Fallbacks += o.Fallbacks
+	s.Failed += o.Failed
+}
+
 // Firing starts the sessions of due triggers through the start service,
 // once per trigger and slot.
 type Firing struct {
@@ -53,6 +88,9 @@ type Firing struct {
 	Settings *settings.Settings
 	Start    *start.Service
 	Log      *slog.Logger
+	// Concurrency bounds how many due triggers fire at a time
+	// (DefaultConcurrency when 0; 1 fires them one at a time).
+	Concurrency int
 	// Now defaults to the clock.
 	Now func() time.Time
 }
@@ -66,17 +104,35 @@ type note struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// tally is what one invocation did: its summary and the notes and
-// attributes of its one log line.
-type tally struct {
-	Summary
-	notes []note
-	attrs []slog.Attr
+// outcome is what firing one trigger did: its part of the summary, its
+// note (none when it was not due after all), and a fault that left its
+// slot due.
+type outcome struct {
+	sum   Summary
+	note  *note
+	fault error
 }
 
-func (inv *tally) note(n note) {
-	if len(inv.notes) < maxNotes {
-		inv.notes = append(inv.notes, n)
+// tally is what one invocation did: its summary and the notes and
+// attributes of its one log line. Triggers firing at once add to it under
+// its lock.
+type tally struct {
+	mu sync.Mutex
+	Summary
+	notes  []note
+	faults []error
+	attrs  []slog.Attr
+}
+
+func (inv *tally) add(o outcome) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.Summary.add(o.sum)
+	if o.note != nil && len(inv.notes) < maxNotes {
+		inv.notes = append(inv.notes, *o.note)
+	}
+	if o.fault != nil {
+		inv.faults = append(inv.faults, o.fault)
 	}
 }
 
@@ -119,102 +175,148 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 	if d, ok := ctx.Deadline(); ok {
 		stop = d.Add(-reserve)
 	}
-	ids, err := f.Table.DueTriggers(ctx, at)
-	if err != nil || len(ids) == 0 {
+	due, err := f.Table.DueTriggers(ctx, at)
+	if err != nil || len(due) == 0 {
 		return err
 	}
 	policy, err := f.Settings.Policy(ctx) // one policy for every trigger
 	if err != nil {
-		inv.Due += len(ids) // as the index has them: all left due
-		inv.Failed += len(ids)
+		inv.Due += len(due) // as the index has them: all left due
+		inv.Failed += len(due)
 		return err
 	}
-	var faults []error
-	for i, id := range ids {
-		if !stop.IsZero() && !time.Now().Before(stop) {
-			inv.attrs = append(inv.attrs, slog.Int("leftDue", len(ids)-i))
-			break
+	// Workers take the triggers longest due first, each to its end; none
+	// is taken once the reserve before the timeout has begun.
+	var mu sync.Mutex
+	taken := 0
+	take := func() (store.Due, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if taken == len(due) || !stop.IsZero() && !time.Now().Before(stop) {
+			return store.Due{}, false
 		}
-		if err := f.fireOne(ctx, policy, id, at, inv); err != nil {
-			faults = append(faults, err)
-		}
+		taken++
+		return due[taken-1], true
 	}
-	return errors.Join(faults...)
+	var wg sync.WaitGroup
+	for range min(f.concurrency(), len(due)) {
+		wg.Go(func() {
+			for d, ok := take(); ok; d, ok = take() {
+				inv.add(f.fireOne(ctx, policy, d, at))
+			}
+		})
+	}
+	wg.Wait()
+	if left := len(due) - taken; left > 0 {
+		inv.attrs = append(inv.attrs, slog.Int("leftDue", left))
+	}
+	return errors.Join(inv.faults...)
 }
 
-// fireOne fires one trigger found due at the minute at, if it still is.
-// The error is a fault that leaves its slot due.
-func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, id string, at time.Time, inv *tally) error {
-	tr, err := f.Table.GetTrigger(ctx, id) // the index may be stale
-	var broken *store.InvalidTriggerError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	case errors.As(err, &broken):
-		return f.park(ctx, inv, id, problem.InternalError, "the stored trigger does not decode")
-	case err != nil:
-		inv.Due++
-		inv.Failed++
-		return err
-	case !tr.Active || tr.NextRunAt.After(at):
-		return nil
+func (f *Firing) concurrency() int {
+	if f.Concurrency > 0 {
+		return f.Concurrency
 	}
-	sched, err := ParseSchedule(tr.Cron, tr.Timezone, at)
-	if err != nil {
-		return f.park(ctx, inv, id, problem.InvalidRequest, "the stored schedule does not parse")
-	}
-	slot, count := sched.Latest(tr.NextRunAt, at)
-	if slot.IsZero() {
-		slot, count = tr.NextRunAt, 1
-	}
-	run, duplicate, reason, err := f.run(ctx, policy, tr, slot)
-	if err == nil {
-		// Unless the trigger moved on meanwhile (another invocation
-		// recorded the slot, or it was deleted).
-		if err = f.Table.RecordRun(ctx, tr.ID, run, sched.Next(slot)); errors.Is(err, store.ErrTriggerMoved) {
-			err = nil
+	return DefaultConcurrency
+}
+
+// fireOne fires one trigger that the index showed due at the minute at,
+// if it still is. It judges the index's copy only through writes
+// conditioned on it: when the trigger changed since, it is read again,
+// strongly consistent, and judged again; what is not conditioned (stopping
+// a trigger that cannot fire) is decided on a strong read only.
+func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store.Due, at time.Time) outcome {
+	tr, strong := d.Trigger, false
+	for range maxJudgements {
+		if tr == nil {
+			var err error
+			tr, err = f.Table.GetTrigger(ctx, d.ID)
+			strong = true
+			var broken *store.InvalidTriggerError
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				return outcome{}
+			case errors.As(err, &broken):
+				return f.park(ctx, d.ID, problem.InternalError, "the stored trigger does not decode")
+			case err != nil:
+				return failure(d.ID, "", err)
+			}
 		}
-	}
-	inv.Due++
-	n := note{Trigger: id, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
-	switch {
-	case err != nil:
-		// The slot stays due, for the retry.
-		inv.Failed++
-		n.Outcome, n.Code = StatusFailed, string(problem.CodeOf(err))
-	case duplicate:
-		inv.Duplicates++
-		n.Outcome = "duplicate"
-	case run.Status == StatusFailed:
-		inv.Failed++
-	default:
-		inv.Fired++
-		if run.Status == StatusFallback {
-			inv.Fallbacks++
+		if !tr.Active || tr.NextRunAt.After(at) {
+			return outcome{}
 		}
+		sched, err := ParseSchedule(tr.Cron, tr.Timezone, at)
+		if err != nil && !strong {
+			tr = nil
+			continue
+		}
+		if err != nil {
+			return f.park(ctx, d.ID, problem.InvalidRequest, "the stored schedule does not parse")
+		}
+		slot, count := sched.Latest(tr.NextRunAt, at)
+		if slot.IsZero() {
+			slot, count = tr.NextRunAt, 1
+		}
+		run, duplicate, reason, err := f.run(ctx, policy, tr, slot, sched.Next(slot))
+		if errors.Is(err, store.ErrTriggerMoved) {
+			tr = nil // another invocation, a change or a deletion came first
+			continue
+		}
+		n := &note{Trigger: d.ID, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
+		o := outcome{sum: Summary{Due: 1}, note: n}
+		switch {
+		case err != nil:
+			// The slot stays due, for the retry.
+			return failure(d.ID, n.Slot, err)
+		case duplicate:
+			o.sum.Duplicates = 1
+			n.Outcome = "duplicate"
+		case run.Status == StatusFailed:
+			o.sum.Failed = 1
+		default:
+			o.sum.Fired = 1
+			if run.Status == StatusFallback {
+				o.sum.Fallbacks = 1
+			}
+		}
+		o.sum.Skipped = count - 1
+		return o
 	}
-	if err == nil {
-		inv.Skipped += count - 1
+	return failure(d.ID, "", problem.New(problem.ServiceUnavailable, "the trigger kept changing while it was fired"))
+}
+
+// failure is a trigger whose slot a fault left due.
+func failure(id, slot string, err error) outcome {
+	return outcome{
+		sum:   Summary{Due: 1, Failed: 1},
+		note:  &note{Trigger: id, Slot: slot, Outcome: StatusFailed, Code: string(problem.CodeOf(err))},
+		fault: err,
 	}
-	inv.note(n)
-	return err
 }
 
 // park stops a trigger that a retry cannot mend, counted as failed.
-func (f *Firing) park(ctx context.Context, inv *tally, id string, code problem.Code, reason string) error {
-	inv.Due++
-	inv.Failed++
-	inv.note(note{Trigger: id, Outcome: StatusFailed, Code: string(code), Reason: reason})
-	return f.Table.Park(ctx, id, string(code))
+func (f *Firing) park(ctx context.Context, id string, code problem.Code, reason string) outcome {
+	return outcome{
+		sum:   Summary{Due: 1, Failed: 1},
+		note:  &note{Trigger: id, Outcome: StatusFailed, Code: string(code), Reason: reason},
+		fault: f.Table.Park(ctx, id, string(code)),
+	}
 }
 
-// run obtains the session of a trigger's slot and says what to record:
-// the run, whether the slot's ledger row existed already, and why a saved
-// allocation fell back. The error is a fault that leaves the slot due.
-func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.Trigger, slot time.Time) (run store.Run, duplicate bool, reason string, err error) {
+// run obtains the session of a trigger's slot and records the run: a new
+// session is written with the trigger's advance, in one transaction; a
+// replayed slot, or one refused with a 4xx, is recorded after it. It says
+// what was recorded, whether the slot's ledger row existed already, and why
+// a saved allocation fell back. The error is store.ErrTriggerMoved when the
+// trigger changed since tr was read, or a fault that leaves the slot due.
+func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.Trigger, slot, next time.Time) (run store.Run, duplicate bool, reason string, err error) {
 	saved, reason, err := policy.Saved(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
 	if err != nil {
 		return store.Run{}, false, "", err // no usable default
+	}
+	status := StatusFired
+	if reason != "" {
+		status = StatusFallback
 	}
 	if reason != "" || tr.SavedAllocation == "" && tr.SavedRequest == nil {
 		saved = allocation.Allocation{} // the effective default
@@ -231,13 +333,18 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 	if err = req.Validate(); err == nil {
 		res, err = f.Start.Start(ctx, start.Command{
 			UserID: tr.UserID, Request: req, Allocation: saved, Policy: policy, // the trigger's user and org, never a bot
+			Advance: &store.Advance{Seen: tr, Slot: slot, Status: status, Next: next},
 		})
 	}
 	code := problem.CodeOf(err)
 	switch {
+	case err == nil && !res.Replayed:
+		// New: the run went in with the session.
+		return store.Run{At: slot, SessionID: res.Record.SessionID, Status: status}, false, reason, nil
 	case err == nil:
-		return store.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation())}, res.Replayed, reason, nil
-	case code == problem.ServiceUnavailable:
+		run = store.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation())}
+		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
+	case errors.Is(err, store.ErrTriggerMoved) || code == problem.ServiceUnavailable:
 		return store.Run{}, false, reason, err
 	}
 	// Any ledger row for the slot consumes it, whatever it records.
@@ -250,13 +357,14 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 		} else if reason != "" {
 			run.Status = StatusFallback
 		}
-		return run, true, reason, nil
+		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
 	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
 		return store.Run{}, false, reason, rerr
 	case code.Status() >= 500:
 		return store.Run{}, false, reason, err // unexpected: leave the slot due
 	}
-	return store.Run{At: slot, Status: StatusFailed, Error: string(code)}, false, reason, nil
+	run = store.Run{At: slot, Status: StatusFailed, Error: string(code)}
+	return run, false, reason, f.Table.RecordRun(ctx, tr, run, next)
 }
 
 // statusOf is the status of a slot whose session runs on a: a fallback

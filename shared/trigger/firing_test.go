@@ -398,28 +398,49 @@ func TestOneLogLine(t *testing.T) {
 // Lambda retries it, and leaves the slot due: the retry fires it once.
 func TestFaults(t *testing.T) {
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	const attempts = 4 // the SDK's: 1 and 3 retries
 	for _, row := range []struct {
-		rule  string
-		op    string
-		fault faultproxy.Fault
-		first trigger.Summary // the failed invocation
-		retry trigger.Summary // its retry
+		rule   string
+		replay bool // the slot's session exists already: the retry replays it
+		inject func(h *apitest.Harness, p *faultproxy.Proxy, id string)
+		first  trigger.Summary // the failed invocation
+		retry  trigger.Summary // its retry
 	}{
-		{"the due index is unreachable", "Query", faultproxy.DynamoThrottle, trigger.Summary{}, trigger.Summary{Due: 1, Fired: 1}},
-		{"the trigger cannot be read", "GetItem", faultproxy.DynamoInternalError, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
-		{"the session cannot be written", "TransactWriteItems", faultproxy.Drop, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
+		{"the due index is unreachable", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("Query", 16*attempts, faultproxy.DynamoThrottle) // every shard's attempts
+		}, trigger.Summary{}, trigger.Summary{Due: 1, Fired: 1}},
+		{"the session cannot be written", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("TransactWriteItems", attempts, faultproxy.Drop)
+		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
+		{"the session's answer is refused", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("TransactWriteItems", attempts, faultproxy.DynamoInternalError)
+		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
+		// The trigger changed after the index showed it: it is read again.
+		{"the trigger cannot be read again", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { h.SetTrigger(id, "version", &types.AttributeValueMemberN{Value: "7"}) }))
+			p.Inject("GetItem", attempts, faultproxy.DynamoInternalError)
+		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
 		// The session exists: the retry finds it through the slot's key.
-		{"the run cannot be recorded", "UpdateItem", faultproxy.DynamoThrottle, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Duplicates: 1}},
+		{"a replay cannot be recorded", true, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("UpdateItem", attempts, faultproxy.DynamoThrottle)
+		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Duplicates: 1}},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
 			f, p := apitest.Faulty(t)
 			h := setup(t, f)
 			id := newTrigger(t, h, "*/5 * * * *", nil)
-			p.Inject(row.op, 4, row.fault) // the SDK's attempts: 1 and 3 retries
+			if row.replay {
+				if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
+					t.Fatalf("%+v %v", sum, err)
+				}
+				rewind(t, h, id, slot)
+			}
+			before := read(t, h, id)
+			row.inject(h, p, id)
 			if sum, err := fire(t, h, slot, slot); err == nil || sum != row.first {
 				t.Fatalf("%+v %v", sum, err)
 			}
-			if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:05:00Z" || tr["lastRunAt"] != nil {
+			if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:05:00Z" || tr["lastRunAt"] != before["lastRunAt"] {
 				t.Errorf("the slot moved: %v", tr)
 			}
 			if sum, err := fire(t, h, slot, slot); err != nil || sum != row.retry {
@@ -445,4 +466,78 @@ func TestFaults(t *testing.T) {
 			t.Errorf("%+v %v", sum, err)
 		}
 	})
+}
+
+// TestRequestsPerPath: the DynamoDB requests of each way a due trigger can
+// go, beside the 16 queries of the due index. A fired slot is one write:
+// the session, its ledger row and the trigger's advance in one
+// transaction, with no read. The other paths cost more, each counted here
+// on the embedded endpoint (which, unlike DynamoDB, does not hand back the
+// ledger row that refused a transaction: one GetItem more on a duplicate).
+func TestRequestsPerPath(t *testing.T) {
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	type ops map[string]int
+	for _, row := range []struct {
+		path    string
+		prepare func(h *apitest.Harness, p *faultproxy.Proxy, id string)
+		want    trigger.Summary
+		ops     ops
+	}{
+		{"fired", func(*apitest.Harness, *faultproxy.Proxy, string) {}, trigger.Summary{Due: 1, Fired: 1},
+			ops{"TransactWriteItems": 1}},
+		{"fallback", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
+			h.SetTrigger(id, "sandboxAllocation", &types.AttributeValueMemberS{Value: "cloudflare-shared"})
+		}, trigger.Summary{Due: 1, Fired: 1, Fallbacks: 1}, ops{"TransactWriteItems": 1}},
+		{"changed after the index showed it: read again, fired as stored", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+				h.SetTrigger(id, "version", &types.AttributeValueMemberN{Value: "7"})
+			}))
+		}, trigger.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1}},
+		{"another invocation fired it first", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+				h.SetTrigger(id, "nextRunAt", &types.AttributeValueMemberS{Value: "2026-11-30T10:10:00Z"})
+			}))
+		}, trigger.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 1}},
+		{"duplicate: the slot's session exists", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
+				t.Fatalf("%+v %v", sum, err)
+			}
+			rewind(t, h, id, slot)
+		}, trigger.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 1, "GetItem": 2, "UpdateItem": 1}},
+		{"refused with a 4xx", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
+			h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
+		}, trigger.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "UpdateItem": 1}},
+	} {
+		t.Run(row.path, func(t *testing.T) {
+			f, p := apitest.Faulty(t)
+			h := setup(t, f)
+			id := newTrigger(t, h, "*/5 * * * *", nil)
+			row.prepare(h, p, id)
+			counts := func() ops {
+				return ops{"Query": p.Count("Query"), "TransactWriteItems": p.Count("TransactWriteItems"), "GetItem": p.Count("GetItem"), "UpdateItem": p.Count("UpdateItem")}
+			}
+			before := counts()
+			sum, err := fire(t, h, slot, slot)
+			if err != nil || sum != row.want {
+				t.Fatalf("%+v %v", sum, err)
+			}
+			after := counts()
+			row.ops["Query"] = 16
+			for op, n := range after {
+				if got := n - before[op]; got != row.ops[op] {
+					t.Errorf("%s: %d requests, want %d", op, got, row.ops[op])
+				}
+			}
+			var line struct{ DynamodbRequests int }
+			logs := h.Logs()
+			_ = json.Unmarshal([]byte(logs[len(logs)-1]), &line)
+			total := 0
+			for _, n := range row.ops {
+				total += n
+			}
+			if line.DynamodbRequests != total {
+				t.Errorf("the log line counts %d requests, want %d", line.DynamodbRequests, total)
+			}
+		})
+	}
 }
