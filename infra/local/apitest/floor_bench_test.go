@@ -1,0 +1,445 @@
+package apitest_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ddbjson"
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/lookup"
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/settings"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/store"
+)
+
+// seededSessions is how many sessions, each with its ledger row, the table
+// holds while every operation is measured.
+const seededSessions = 1000
+
+var (
+	benchCaller = map[string]string{"sub": "u1", "org_ids": "[o1 o2]"}
+	benchBody   = map[string]any{
+		"repository":  map[string]any{"type": "github", "repo": "acme/app", "branch": "main"},
+		"agent":       map[string]any{"mode": "code", "model": "anthropic/claude"},
+		"initialTurn": map[string]any{"prompt": "Fix the failing test in the parser."},
+	}
+)
+
+// BenchmarkAgainstFloor measures, on the embedded endpoint and at one table
+// size (seededSessions sessions with their ledger rows; what a fresh start
+// writes is deleted again, untimed), each handler beside the bare DynamoDB
+// requests it cannot do without, sent through the handlers' own client:
+//
+//   - start (POST /v1/sessions, a new operation key each time) beside a
+//     two-item TransactWriteItems of the same items under
+//     attribute_not_exists;
+//   - replay (the same key again) beside what a replay needs on DynamoDB,
+//     a transaction refused by the ledger row (which hands the row back)
+//     and a GetItem of the session; replay-floor-embedded adds the GetItem
+//     of the row, which the embedded endpoint makes necessary by not
+//     returning the row of a refused Put;
+//   - lookup (GET /v1/sessions/{id}/allocation) beside a consistent GetItem
+//     of the session.
+//
+// The handlers are wired as the functions wire them: settings cached (the
+// harness's New rereads them at every request, which the functions never
+// do), one JSON log line per request. The endpoint runs in this process,
+// so allocs/op and B/op include its work, the floor's as much as the
+// handler's. x-floor is the handler's rate over its floor's, the floor
+// timed once beside each handler call (off the benchmark's timer), so that
+// both meet the same load; the floor's own line gives its allocations.
+// items and items-end are the table's size before and after.
+func BenchmarkAgainstFloor(b *testing.B) {
+	f := newFloorBench(b)
+	run := func(name string, o floorOp, floors ...namedFloor) {
+		b.Run(name, func(b *testing.B) { f.measure(b, o, floors) })
+	}
+
+	transact := floorOp{
+		prepare: func(b testing.TB, i int) { f.nextClones(b, fmt.Sprintf("f-%09d", i)) },
+		do: func(ctx context.Context) error {
+			_, err := f.client.TransactWriteItems(ctx, f.transaction(f.sessionClone, f.rowClone))
+			return err
+		},
+		cleanup: func(b testing.TB) { f.delete(b, f.sessionClone, f.rowClone) },
+	}
+	var fresh string // the operation key of the current fresh start
+	var answer events.APIGatewayV2HTTPResponse
+	run("transact-floor", transact)
+	run("start", floorOp{
+		prepare: func(_ testing.TB, i int) { fresh = fmt.Sprintf("n-%09d", i) },
+		handler: f.startAPI,
+		event:   func() events.APIGatewayV2HTTPRequest { return f.startEvent(fresh) },
+		answer:  &answer,
+		status:  201,
+		cleanup: func(b testing.TB) {
+			var body struct{ SessionID string }
+			_ = json.Unmarshal([]byte(answer.Body), &body)
+			f.delete(b, session.Key(body.SessionID), session.LedgerKey(benchCaller["sub"], fresh))
+		},
+	}, namedFloor{"x-floor", transact})
+
+	replayFloor := func(readRow bool) floorOp {
+		return floorOp{
+			prepare: func(b testing.TB, _ int) { f.nextClones(b, f.key) },
+			do: func(ctx context.Context) error {
+				_, err := f.client.TransactWriteItems(ctx, f.transaction(f.sessionClone, f.rowClone))
+				var tce *types.TransactionCanceledException
+				if !errors.As(err, &tce) {
+					return fmt.Errorf("the ledger row did not refuse the transaction: %v", err)
+				}
+				if readRow {
+					if err := f.get(ctx, session.LedgerKey(benchCaller["sub"], f.key)); err != nil {
+						return err
+					}
+				}
+				return f.get(ctx, session.Key(f.sessionID))
+			},
+		}
+	}
+	run("replay-floor", replayFloor(false))
+	run("replay-floor-embedded", replayFloor(true))
+	run("replay", floorOp{
+		handler: f.startAPI,
+		event:   func() events.APIGatewayV2HTTPRequest { return f.startEvent(f.key) },
+		status:  200,
+	}, namedFloor{"x-floor", replayFloor(false)}, namedFloor{"x-floor-embedded", replayFloor(true)})
+
+	getItem := floorOp{do: func(ctx context.Context) error { return f.get(ctx, session.Key(f.sessionID)) }}
+	run("getitem-floor", getItem)
+	run("lookup", floorOp{
+		handler: f.lookupAPI,
+		event: func() events.APIGatewayV2HTTPRequest {
+			return apitest.Event(apitest.Call{Method: "GET", Path: "/v1/sessions/" + f.sessionID + "/allocation", Claims: benchCaller})
+		},
+		status: 200,
+	}, namedFloor{"x-floor", getItem})
+}
+
+// floorBench is the table and the handlers under measurement.
+type floorBench struct {
+	// client is the one the handlers use (the local endpoint's options,
+	// requests counted); the floor's requests go through it too. direct seeds and
+	// cleans up, uncounted.
+	client, direct *dynamodb.Client
+	table          string
+	startAPI       *httpapi.API
+	lookupAPI      *httpapi.API
+	log            *lastLine
+
+	// The session and ledger row a start wrote, and its key: the replay
+	// and the lookup read them.
+	sessionItem, rowItem session.Item
+	sessionID, key       string
+	// Copies of them under new keys, for the floor's writes.
+	sessionClone, rowClone session.Item
+}
+
+func newFloorBench(b testing.TB) *floorBench {
+	b.Helper()
+	// An endpoint of its own, so that no other table shares its lock.
+	d, err := local.StartDynamo("127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = d.Close(context.Background()) })
+	direct, name := dynamotest.Table(b, dynamotest.Backend{Name: "embedded", URL: d.URL})
+	f := &floorBench{client: local.DynamoClient(d.URL, store.Counting), direct: direct, table: name, log: &lastLine{}}
+
+	file := filepath.Join(b.TempDir(), "settings.json")
+	if err := os.WriteFile(file, []byte("[]"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	ssmSrv := httptest.NewServer(&local.SSM{File: file, Path: apitest.ConfigPath})
+	b.Cleanup(ssmSrv.Close)
+	sm := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(ssmSrv.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+	cfg := settings.New(sm, apitest.ConfigPath, settings.DefaultTTL)
+	tbl := store.New(f.client, name)
+	logger := slog.New(slog.NewJSONHandler(f.log, nil))
+	f.startAPI = httpapi.New(logger, start.Route(&start.Service{Table: tbl, Settings: cfg}))
+	f.lookupAPI = httpapi.New(logger, (&lookup.Service{Table: tbl, Settings: cfg}).Routes()...)
+
+	f.key = fmt.Sprintf("s-%09d", 0)
+	resp, err := f.startAPI.Handle(context.Background(), f.startEvent(f.key))
+	if err != nil || resp.StatusCode != 201 {
+		b.Fatalf("seeding start: %d %s %v", resp.StatusCode, resp.Body, err)
+	}
+	var body struct{ SessionID string }
+	if err := json.Unmarshal([]byte(resp.Body), &body); err != nil {
+		b.Fatal(err)
+	}
+	f.sessionID = body.SessionID
+	f.sessionItem = f.read(b, session.Key(f.sessionID))
+	f.rowItem = f.read(b, session.LedgerKey(benchCaller["sub"], f.key))
+	f.seed(b)
+	return f
+}
+
+// startEvent is a start with an operation key.
+func (f *floorBench) startEvent(key string) events.APIGatewayV2HTTPRequest {
+	return apitest.Event(apitest.Call{Method: "POST", Path: "/v1/sessions", Claims: benchCaller,
+		Body: apitest.Body(benchBody, map[string]any{"operationKey": key})})
+}
+
+// clone is the start's session and row as another start with a new
+// session id and key would write them: the same attributes, each of the
+// same length.
+func (f *floorBench) clone(tb testing.TB, key string) (sess, row session.Item) {
+	id := "workspace_" + uuid.NewString()
+	swap := strings.NewReplacer(f.sessionID, id, allocation.SandboxID(f.sessionID), allocation.SandboxID(id),
+		"#"+f.key, "#"+key)
+	out := [2]session.Item{}
+	for i, item := range []session.Item{f.sessionItem, f.rowItem} {
+		data, err := ddbjson.Marshal(item)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if out[i], err = ddbjson.Unmarshal([]byte(swap.Replace(string(data)))); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out[0], out[1]
+}
+
+func (f *floorBench) nextClones(tb testing.TB, key string) {
+	f.sessionClone, f.rowClone = f.clone(tb, key)
+}
+
+// seed fills the table up to seededSessions sessions with their rows.
+func (f *floorBench) seed(tb testing.TB) {
+	var batch []types.WriteRequest
+	flush := func() {
+		in := &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{f.table: batch}}
+		for len(in.RequestItems) > 0 {
+			out, err := f.direct.BatchWriteItem(context.Background(), in)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			in.RequestItems = out.UnprocessedItems
+		}
+		batch = batch[:0]
+	}
+	for i := 1; i < seededSessions; i++ {
+		sess, row := f.clone(tb, fmt.Sprintf("s-%09d", i))
+		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: sess}},
+			types.WriteRequest{PutRequest: &types.PutRequest{Item: row}})
+		if len(batch) == 24 {
+			flush()
+		}
+	}
+	if len(batch) > 0 {
+		flush()
+	}
+}
+
+// transaction is the floor of a start: the two items, each under
+// attribute_not_exists; the row's refusal returns the row.
+func (f *floorBench) transaction(sess, row session.Item) *dynamodb.TransactWriteItemsInput {
+	return &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(f.table), Item: sess, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		{Put: &types.Put{TableName: aws.String(f.table), Item: row, ConditionExpression: aws.String("attribute_not_exists(PK)"),
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+	}}
+}
+
+// get is a consistent GetItem that must find its item.
+func (f *floorBench) get(ctx context.Context, key session.Item) error {
+	out, err := f.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err == nil && len(out.Item) == 0 {
+		err = errors.New("no item")
+	}
+	return err
+}
+
+func (f *floorBench) read(tb testing.TB, key session.Item) session.Item {
+	out, err := f.direct.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(f.table), Key: key, ConsistentRead: aws.Bool(true)})
+	if err != nil || len(out.Item) == 0 {
+		tb.Fatalf("reading %v: %v", key, err)
+	}
+	return out.Item
+}
+
+// delete removes the items with the keys of items (whole items or keys).
+func (f *floorBench) delete(tb testing.TB, items ...session.Item) {
+	var reqs []types.WriteRequest
+	for _, it := range items {
+		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: session.Item{"PK": it["PK"], "SK": it["SK"]}}})
+	}
+	if _, err := f.direct.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{
+		RequestItems: map[string][]types.WriteRequest{f.table: reqs}}); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// items counts the table's items.
+func (f *floorBench) items(tb testing.TB) int {
+	n := 0
+	p := dynamodb.NewScanPaginator(f.direct, &dynamodb.ScanInput{TableName: aws.String(f.table), Select: types.SelectCount})
+	for p.HasMorePages() {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			tb.Fatal(err)
+		}
+		n += int(out.Count)
+	}
+	return n
+}
+
+// floorOp is one measured operation: a handler's event (its status and
+// requests checked, from its log line), or do, the bare requests of a
+// floor (counted by the client). prepare and cleanup run untimed.
+type floorOp struct {
+	prepare func(b testing.TB, i int)
+	handler *httpapi.API
+	event   func() events.APIGatewayV2HTTPRequest
+	status  int
+	answer  *events.APIGatewayV2HTTPResponse
+	do      func(ctx context.Context) error
+	cleanup func(b testing.TB)
+}
+
+// namedFloor is a floor a handler is compared with, and the name of the
+// ratio.
+type namedFloor struct {
+	metric string
+	op     floorOp
+}
+
+// once runs o once, as iteration i, and returns how long it took and the
+// DynamoDB requests it made. When timed, the operation itself, and only
+// it, runs on the benchmark's timer.
+func (f *floorBench) once(b *testing.B, o floorOp, i int, timed bool) (time.Duration, int) {
+	if o.prepare != nil {
+		o.prepare(b, i)
+	}
+	var ev events.APIGatewayV2HTTPRequest
+	if o.event != nil {
+		ev = o.event()
+	}
+	ctx, rec := invocation.With(b.Context())
+	var answer events.APIGatewayV2HTTPResponse
+	var err error
+	if timed {
+		b.StartTimer()
+	}
+	t0 := time.Now()
+	if o.handler != nil {
+		answer, err = o.handler.Handle(ctx, ev)
+	} else {
+		err = o.do(ctx)
+	}
+	d := time.Since(t0)
+	if timed {
+		b.StopTimer()
+	}
+	requests := rec.Requests()
+	if o.handler != nil {
+		if err != nil || answer.StatusCode != o.status {
+			b.Fatalf("%d %s %v", answer.StatusCode, answer.Body, err)
+		}
+		requests = f.log.requests(b)
+	} else if err != nil {
+		b.Fatal(err)
+	}
+	if o.answer != nil {
+		*o.answer = answer
+	}
+	if o.cleanup != nil {
+		o.cleanup(b)
+	}
+	return d, requests
+}
+
+// measure runs o sequentially and reports its rate, latencies, requests
+// and the table's size before and after. Each floor runs once beside each
+// run of o, off the benchmark's timer and in alternating order, so that
+// the ratio of o's rate to the floor's compares the two under the same
+// load and the same garbage.
+func (f *floorBench) measure(b *testing.B, o floorOp, floors []namedFloor) {
+	before := f.items(b)
+	runtime.GC() // no garbage of the previous operation is collected on this one's time
+	var lat []time.Duration
+	floorTime := make([]time.Duration, len(floors))
+	requests := 0
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		timeFloors := func() {
+			for j, fl := range floors {
+				d, _ := f.once(b, fl.op, i, false)
+				floorTime[j] += d
+			}
+		}
+		if i%2 == 1 {
+			timeFloors()
+		}
+		d, n := f.once(b, o, i, true)
+		lat = append(lat, d)
+		requests += n
+		if i%2 == 0 {
+			timeFloors()
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	var total time.Duration
+	for _, d := range lat {
+		total += d
+	}
+	slices.Sort(lat)
+	ms := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))]) / 1e6 }
+	b.ReportMetric(float64(len(lat))/total.Seconds(), "ops/s")
+	b.ReportMetric(ms(0.50), "p50-ms")
+	b.ReportMetric(ms(0.99), "p99-ms")
+	b.ReportMetric(float64(requests)/float64(len(lat)), "requests/op")
+	for j, fl := range floors {
+		b.ReportMetric(floorTime[j].Seconds()/total.Seconds(), fl.metric)
+	}
+	b.ReportMetric(float64(before), "items")
+	b.ReportMetric(float64(f.items(b)), "items-end")
+}
+
+// lastLine keeps the last log line the API wrote.
+type lastLine struct{ line []byte }
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.line = append(l.line[:0], p...)
+	return len(p), nil
+}
+
+// requests is the DynamoDB requests the last line logged.
+func (l *lastLine) requests(b *testing.B) int {
+	var line struct {
+		DynamodbRequests *int
+	}
+	if err := json.Unmarshal(l.line, &line); err != nil || line.DynamodbRequests == nil {
+		b.Fatalf("log line %q: %v", l.line, err)
+	}
+	return *line.DynamodbRequests
+}
