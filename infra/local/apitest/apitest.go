@@ -92,17 +92,17 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string) *Harness {
 
 // Faulty is the API over a fresh table of the embedded endpoint reached
 // through a fault-injecting proxy, with the SDK's own retries (their waits
-// cut short) and a short timeout per attempt.
-func Faulty(t testing.TB) (*Harness, *faultproxy.Proxy) {
+// cut short), a short timeout per attempt, and then the given options.
+func Faulty(t testing.TB, optFns ...func(*dynamodb.Options)) (*Harness, *faultproxy.Proxy) {
 	t.Helper()
 	b := dynamotest.Backends(t)[0]
 	direct, name := dynamotest.Table(t, b)
 	p := faultproxy.New(b.URL)
 	t.Cleanup(p.Close)
-	api := local.DynamoClient(p.URL(), store.Counting, func(o *dynamodb.Options) {
+	api := local.DynamoClient(p.URL(), append([]func(*dynamodb.Options){store.Counting, func(o *dynamodb.Options) {
 		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond)
 		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(100 * time.Millisecond)
-	})
+	}}, optFns...)...)
 	return NewOn(t, api, direct, name), p
 }
 

@@ -1,0 +1,214 @@
+package trigger_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// latency stands in for the network between Lambda and DynamoDB: the fault
+// proxy adds it to every request of a burst.
+const latency = 5 * time.Millisecond
+
+// burstTable is a table with size triggers, all due every minute, reached
+// through a fault proxy.
+type burstTable struct {
+	h     *apitest.Harness
+	proxy *faultproxy.Proxy
+	size  int
+	at    time.Time // the minute last fired
+}
+
+// newBurstTable creates size triggers of `* * * * *` through the API, 100
+// per owner (the limit), with no latency.
+func newBurstTable(b *testing.B, size int) *burstTable {
+	bk := dynamotest.Backends(b)[0]
+	direct, name := dynamotest.Table(b, bk)
+	p := faultproxy.New(bk.URL)
+	b.Cleanup(p.Close)
+	api := local.DynamoClient(p.URL(), store.Counting, func(o *dynamodb.Options) {
+		// As many idle connections as requests at once, as lambdaenv keeps.
+		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = 64 })
+	})
+	h := apitest.NewOn(b, api, direct, name)
+	h.Triggers.Now = func() time.Time { return created }
+	for i := range size {
+		r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, Body: apitest.Body(map[string]any{
+			"schedule":   map[string]any{"cron": "* * * * *"},
+			"repository": map[string]any{"type": "github", "repo": "acme/app"},
+			"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
+			"prompt":     "Triage new issues.",
+		}, nil)})
+		if r.Status != 201 {
+			b.Fatal(r.Raw)
+		}
+	}
+	return &burstTable{h: h, proxy: p, size: size, at: created.Truncate(time.Minute)}
+}
+
+// reset deletes the sessions and ledger rows that firing wrote, so that
+// every burst meets a table of the same size.
+func (bt *burstTable) reset(b *testing.B) {
+	ctx := context.Background()
+	c, name := bt.h.Client, aws.String(bt.h.Table)
+	var deletes []types.WriteRequest
+	p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: name, ProjectionExpression: aws.String("PK, SK")})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, it := range out.Items {
+			pk := it["PK"].(*types.AttributeValueMemberS).Value
+			if strings.HasPrefix(pk, "SESSION#") || strings.HasPrefix(pk, "OPERATION#") {
+				deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: it}})
+			}
+		}
+	}
+	for len(deletes) > 0 {
+		n := min(25, len(deletes))
+		if _, err := c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{bt.h.Table: deletes[:n]}}); err != nil {
+			b.Fatal(err)
+		}
+		deletes = deletes[n:]
+	}
+}
+
+// items is the table's size.
+func (bt *burstTable) items(b *testing.B) int {
+	out, err := bt.h.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(bt.h.Table), Select: types.SelectCount})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return int(out.Count)
+}
+
+// endpointTime is what the endpoint alone spends on one transaction of
+// the firing's shape (a session, its ledger row and a trigger's update) at
+// the table's size, straight to it: it serves one request at a time, so a
+// burst of n cannot take less than n times this, whatever the concurrency.
+func (bt *burstTable) endpointTime(b *testing.B) time.Duration {
+	const n = 20
+	ctx := context.Background()
+	c, name := bt.h.Client, aws.String(bt.h.Table)
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	var spent time.Duration
+	defer bt.deleteFloor(b, n)
+	for i := range n {
+		pad := strings.Repeat("x", 600) // about the size of a session and of its row
+		items := []types.TransactWriteItem{
+			{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("SESSION#floor%d", i)), "SK": s("METADATA"), "pad": s(pad)}, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+			{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("OPERATION#floor%d", i)), "SK": s("LEDGER"), "pad": s(pad)}, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+			{Update: &types.Update{TableName: name, Key: map[string]types.AttributeValue{"PK": s("TRIGGERS#USER#u0"), "SK": s("COUNT")},
+				UpdateExpression: aws.String("SET probe = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s(pad)}}},
+		}
+		begun := time.Now()
+		if _, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {
+			b.Fatal(err)
+		}
+		spent += time.Since(begun)
+	}
+	return spent / n
+}
+
+// deleteFloor deletes the items endpointTime wrote.
+func (bt *burstTable) deleteFloor(b *testing.B, n int) {
+	for i := range n {
+		for _, key := range [][2]string{{fmt.Sprintf("SESSION#floor%d", i), "METADATA"}, {fmt.Sprintf("OPERATION#floor%d", i), "LEDGER"}} {
+			_, err := bt.h.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(bt.h.Table), Key: map[string]types.AttributeValue{
+				"PK": &types.AttributeValueMemberS{Value: key[0]}, "SK": &types.AttributeValueMemberS{Value: key[1]},
+			}})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// fire fires the next minute's burst at the concurrency and returns its
+// time and the DynamoDB requests its log line counts.
+func (bt *burstTable) fire(b *testing.B, concurrency int) (time.Duration, int) {
+	bt.at = bt.at.Add(time.Minute)
+	f := *bt.h.Firing
+	f.Concurrency = concurrency
+	f.Now = func() time.Time { return bt.at }
+	bt.proxy.SetLatency(latency)
+	defer bt.proxy.SetLatency(0)
+	begun := time.Now()
+	sum, err := f.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: bt.at})
+	took := time.Since(begun)
+	if err != nil || sum != (trigger.Summary{Due: bt.size, Fired: bt.size}) {
+		b.Fatalf("%+v %v", sum, err)
+	}
+	logs := bt.h.Logs()
+	var line struct{ DynamodbRequests int }
+	if err := json.Unmarshal([]byte(logs[len(logs)-1]), &line); err != nil {
+		b.Fatal(err)
+	}
+	return took, line.DynamodbRequests
+}
+
+// BenchmarkBurst: size triggers due in one minute, fired by one
+// invocation, on the embedded endpoint behind the fault proxy at 5 ms per
+// request, at concurrency 32 and 1 over the same table (the sessions and
+// rows of a burst are deleted before the next, untimed). Run it with
+// -benchtime=1x: one iteration is one burst. Metrics: the burst's seconds
+// and triggers per second; DynamoDB requests per fired trigger (the 16
+// shard queries included); the table's items; what the endpoint alone
+// spends on one transaction of the firing's shape (endpoint-ms, the mean
+// of the table before the burst and after it, which holds every session
+// and row the burst wrote), and the time that puts under any burst of that
+// size, since it serves one request at a time (floor-s).
+func BenchmarkBurst(b *testing.B) {
+	for _, size := range []int{100, 1000, 2000} {
+		bt := newBurstTable(b, size)
+		for _, c := range []int{32, 1} {
+			b.Run(fmt.Sprintf("triggers=%d/concurrency=%d", size, c), func(b *testing.B) {
+				var took, endpoint time.Duration
+				var requests int
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					b.StopTimer()
+					bt.reset(b)
+					// The endpoint's cost grows with the table, by as much
+					// from the first fired trigger to the last: their mean.
+					endpoint += bt.endpointTime(b) / 2
+					b.StartTimer()
+					d, r := bt.fire(b, c)
+					took += d
+					requests += r
+					b.StopTimer()
+					endpoint += bt.endpointTime(b) / 2
+				}
+				bt.reset(b)
+				endpoint /= time.Duration(b.N)
+				burst := took.Seconds() / float64(b.N)
+				b.ReportMetric(burst, "s/burst")
+				b.ReportMetric(float64(size)/burst, "triggers/s")
+				b.ReportMetric(float64(requests)/float64(b.N*size), "requests/trigger")
+				b.ReportMetric(float64(bt.items(b)), "items")
+				b.ReportMetric(float64(bt.items(b)+2*size), "items-end")
+				b.ReportMetric(endpoint.Seconds()*1000, "endpoint-ms")
+				b.ReportMetric(endpoint.Seconds()*float64(size), "floor-s")
+			})
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package trigger_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// burstSize is how many triggers fall due in the same minute in these
+// tests.
+const burstSize = 60
+
+// burstSlot is the minute the burst is due.
+var burstSlot = time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+
+// burst creates burstSize triggers due at burstSlot and returns their ids.
+func burst(t *testing.T, h *apitest.Harness) []string {
+	t.Helper()
+	ids := make([]string, burstSize)
+	for i := range ids {
+		ids[i] = newTrigger(t, h, "*/5 * * * *", nil)
+	}
+	return ids
+}
+
+// fireAt invokes the firing with the event of burstSlot, concurrency at a
+// time.
+func fireAt(h *apitest.Harness, concurrency int) (trigger.Summary, error) {
+	f := *h.Firing
+	f.Concurrency = concurrency
+	f.Now = func() time.Time { return burstSlot }
+	return f.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: burstSlot})
+}
+
+// exactlyOnce checks the table after a burst: every trigger fired its slot
+// once, with one session under the slot's operation key and one ledger row,
+// recorded on the trigger; no other session exists.
+func exactlyOnce(t *testing.T, h *apitest.Harness, ids []string) {
+	t.Helper()
+	items := h.Items()
+	all := strings.Join(items, "\n")
+	slot := burstSlot.Format(time.RFC3339)
+	recorded := map[string]bool{}
+	for _, id := range ids {
+		tr := read(t, h, id)
+		sid, _ := tr["lastSessionId"].(string)
+		if tr["lastRunAt"] != slot || tr["lastRunStatus"] != "fired" || sid == "" || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
+			t.Errorf("%s: %v", id, tr)
+			continue
+		}
+		if recorded[sid] {
+			t.Errorf("%s records the session of another trigger: %s", id, sid)
+		}
+		recorded[sid] = true
+		row := fmt.Sprintf(`"PK":{"S":"OPERATION#u1#trigger:%s:%s"}`, id, slot)
+		if strings.Count(all, row) != 1 || !strings.Contains(all, `"sessionId":{"S":"`+sid+`"}`) {
+			t.Errorf("%s: no ledger row of its slot naming %s", id, sid)
+		}
+	}
+	if n := len(sessions(t, h)); n != len(ids) {
+		t.Errorf("%d sessions for %d slots", n, len(ids))
+	}
+}
+
+// TestBurstOverlapping: a burst fired by two invocations at once (a late
+// retry overlapping the next delivery, say) starts one session per slot;
+// each slot counts fired in exactly one of them.
+func TestBurstOverlapping(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	ids := burst(t, h)
+	var wg sync.WaitGroup
+	sums := make([]trigger.Summary, 2)
+	for i := range sums {
+		wg.Go(func() {
+			var err error
+			if sums[i], err = fireAt(h, 8); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := sums[0].Fired + sums[1].Fired; got != burstSize || sums[0].Failed+sums[1].Failed != 0 {
+		t.Errorf("fired %d of %d: %+v", got, burstSize, sums)
+	}
+	exactlyOnce(t, h, ids)
+}
+
+// TestBurstTwice: the same event delivered again after the burst fired
+// starts nothing.
+func TestBurstTwice(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	ids := burst(t, h)
+	if sum, err := fireAt(h, 32); err != nil || sum != (trigger.Summary{Due: burstSize, Fired: burstSize}) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if sum, err := fireAt(h, 32); err != nil || sum != (trigger.Summary{}) {
+		t.Errorf("again: %+v %v", sum, err)
+	}
+	exactlyOnce(t, h, ids)
+}
+
+// TestBurstFaults: throttling, server errors and lost answers on a share
+// of the requests, mid-burst, with no retry by the SDK (each one fails its
+// call): the invocation fails, the slots it could not fire stay due, and
+// the retries fire each of them once.
+func TestBurstFaults(t *testing.T) {
+	f, p := apitest.Faulty(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	h := setup(t, f)
+	ids := burst(t, h)
+	p.InjectEvery("TransactWriteItems", 5, faultproxy.DynamoThrottle)
+	p.InjectEvery("TransactWriteItems", 7, faultproxy.DynamoInternalError)
+	p.InjectEvery("TransactWriteItems", 11, faultproxy.DropAfter) // written, the answer lost
+	p.InjectEvery("GetItem", 3, faultproxy.DynamoInternalError)
+	first, err := fireAt(h, 32)
+	if err == nil || first.Failed == 0 || first.Due != burstSize {
+		t.Fatalf("the faulty invocation: %+v %v", first, err)
+	}
+	p.ClearEvery()
+	// What the summary says failed is what stayed due, but for the writes
+	// whose answers were lost.
+	due := 0
+	for _, id := range ids {
+		if read(t, h, id)["nextRunAt"] == "2026-11-30T10:05:00Z" {
+			due++
+		}
+	}
+	if due == 0 || due > first.Failed || first.Fired != burstSize-first.Failed {
+		t.Errorf("%d left due after %+v", due, first)
+	}
+	if n := len(sessions(t, h)); n != burstSize-due {
+		t.Errorf("%d sessions for %d slots fired", n, burstSize-due)
+	}
+	retry, err := fireAt(h, 32)
+	if err != nil || retry != (trigger.Summary{Due: due, Fired: due}) {
+		t.Errorf("the retry: %+v %v, %d were due", retry, err, due)
+	}
+	exactlyOnce(t, h, ids)
+}
+
+// TestBurstLogLine: under concurrency the summary is exact and the one
+// log line carries it, with a note per trigger up to the first 100.
+func TestBurstLogLine(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	ids := burst(t, h)
+	sum, err := fireAt(h, 32)
+	if err != nil || sum != (trigger.Summary{Due: burstSize, Fired: burstSize}) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	logs := h.Logs()
+	var line struct {
+		Summary  trigger.Summary
+		Triggers []struct{ Trigger, Outcome string }
+	}
+	if err := json.Unmarshal([]byte(logs[len(logs)-1]), &line); err != nil {
+		t.Fatal(err)
+	}
+	noted := map[string]bool{}
+	for _, n := range line.Triggers {
+		noted[n.Trigger] = n.Outcome == "fired"
+	}
+	if line.Summary != sum || len(line.Triggers) != burstSize || len(noted) != burstSize {
+		t.Errorf("%+v, %d notes", line.Summary, len(line.Triggers))
+	}
+	for _, id := range ids {
+		if !noted[id] {
+			t.Errorf("%s is not noted as fired", id)
+		}
+	}
+}
