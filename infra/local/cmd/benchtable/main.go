@@ -1,0 +1,148 @@
+// Command benchtable reads `go test -bench` output on its standard input and
+// prints one Markdown table: every benchmark's figures, and beside each
+// figure that has one its goal or floor and whether it holds. `make bench`
+// pipes the benchmarks through it.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// goal is a bound on one figure of the benchmarks whose names match.
+type goal struct {
+	bench *regexp.Regexp
+	unit  string
+	most  bool // the figure must be at most limit; else at least
+	limit float64
+	what  string
+}
+
+var goals = []goal{
+	{regexp.MustCompile(`^BenchmarkBurst/triggers=\d+/concurrency=32$`), "requests/trigger", true, 1.5, "requests per fired trigger ≤ 1.5 (floor 1)"},
+	{regexp.MustCompile(`^BenchmarkBurst/triggers=2000/concurrency=32$`), "s/burst", true, 10, "2,000 fired in ≤ 10 s"},
+	{regexp.MustCompile(`^BenchmarkAgainstFloor/(start|replay|lookup)$`), "x-floor", false, 0.7, "≥ 0.7 × its floor"},
+	{regexp.MustCompile(`^BenchmarkColdStart/.+/(no-io|settings)$`), "x-hello", true, 1.5, "cold start ≤ 1.5 × hello world"},
+	{regexp.MustCompile(`^BenchmarkSize/`), "MiB", true, 12, "stripped arm64 bootstrap ≤ 12 MiB"},
+}
+
+// result is one benchmark line: its name and its figures by unit, in the
+// order printed.
+type result struct {
+	name    string
+	units   []string
+	figures map[string]float64
+}
+
+var procs = regexp.MustCompile(`-\d+$`)
+
+// parse reads the benchmark lines of go test's output.
+func parse(r io.Reader) ([]result, error) {
+	var out []result
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		res := result{name: procs.ReplaceAllString(f[0], ""), figures: map[string]float64{}}
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: figure %q: %w", f[0], f[i], err)
+			}
+			res.units = append(res.units, f[i+1])
+			res.figures[f[i+1]] = v
+		}
+		out = append(out, res)
+	}
+	return out, sc.Err()
+}
+
+// row is one line of the table.
+type row struct{ bench, figures, goal, holds string }
+
+func table(results []result) []row {
+	byName := map[string]result{}
+	for _, r := range results {
+		byName[r.name] = r
+	}
+	var rows []row
+	for _, r := range results {
+		var figs []string
+		for _, u := range r.units {
+			figs = append(figs, format(r.figures[u])+" "+u)
+		}
+		base := row{bench: r.name, figures: strings.Join(figs, ", ")}
+		var checks []row
+		for _, g := range goals {
+			v, ok := r.figures[g.unit]
+			if !g.bench.MatchString(r.name) || !ok {
+				continue
+			}
+			checks = append(checks, row{figures: format(v) + " " + g.unit, goal: g.what, holds: verdict(g.most && v <= g.limit || !g.most && v >= g.limit)})
+		}
+		// The burst at 32 against the same burst at 1, and the best the
+		// endpoint allows: it serves one request at a time.
+		if one, ok := byName[strings.TrimSuffix(r.name, "32")+"1"]; ok && strings.HasSuffix(r.name, "/concurrency=32") {
+			speedup := r.figures["triggers/s"] / one.figures["triggers/s"]
+			bound := one.figures["s/burst"] / r.figures["floor-s"]
+			checks = append(checks, row{
+				figures: format(speedup) + "× the rate at concurrency 1",
+				goal:    "≥ 8× (the endpoint allows at most " + format(bound) + "×: " + format(r.figures["floor-s"]) + " s of its own work)",
+				holds:   verdict(speedup >= 8),
+			})
+		}
+		if len(checks) == 0 {
+			rows = append(rows, base)
+			continue
+		}
+		rows = append(rows, base)
+		for _, c := range checks {
+			c.bench = "↳"
+			rows = append(rows, c)
+		}
+	}
+	return rows
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// format writes a figure with three significant digits, whole numbers
+// from 1,000 on.
+func format(v float64) string {
+	if v >= 1000 || v <= -1000 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
+}
+
+func main() {
+	results, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+	if len(results) == 0 {
+		fmt.Fprintln(os.Stderr, "benchtable: no benchmark lines on the standard input")
+		os.Exit(1)
+	}
+	fmt.Println("| benchmark | figures | goal or floor | holds |")
+	fmt.Println("|---|---|---|---|")
+	for _, r := range table(results) {
+		fmt.Printf("| %s | %s | %s | %s |\n", r.bench, r.figures, r.goal, r.holds)
+	}
+}
