@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"net/http"
 	"os"
 	"time"
 
@@ -35,6 +36,10 @@ var Variables = []string{VarTable, VarConfig, VarConfigTTL}
 
 // attemptTimeout bounds one attempt of an AWS request.
 const attemptTimeout = 2 * time.Second
+
+// maxIdleConns is how many idle connections to one endpoint the clients
+// keep: the SDK keeps 10, fewer than the firing's default concurrency.
+const maxIdleConns = 64
 
 // Env is a function's shared wiring.
 type Env struct {
@@ -66,8 +71,12 @@ func Load(ctx context.Context) (*Env, error) {
 		return nil, err
 	}
 	// A stuck attempt gives way to the SDK's retries well within the
-	// function's timeout.
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(awshttp.NewBuildableClient().WithTimeout(attemptTimeout)))
+	// function's timeout. Connections are kept for as many requests at once
+	// as the firing sends (FIRING_CONCURRENCY), so that none is opened again
+	// per request.
+	httpClient := awshttp.NewBuildableClient().WithTimeout(attemptTimeout).
+		WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = maxIdleConns })
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(httpClient))
 	if err != nil {
 		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
