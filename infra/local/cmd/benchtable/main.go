@@ -90,14 +90,22 @@ func table(results []result) []row {
 			}
 			checks = append(checks, row{figures: format(v) + " " + g.unit, goal: g.what, holds: verdict(g.most && v <= g.limit || !g.most && v >= g.limit)})
 		}
+		// A burst at 32 against the endpoint's own work on it, which it does one
+		// request at a time: no concurrency makes a burst faster than that.
+		if floor, ok := r.figures["floor-s"]; ok && strings.HasSuffix(r.name, "/concurrency=32") {
+			checks = append(checks, row{
+				figures: format(floor/r.figures["s/burst"]) + " of the endpoint's floor",
+				goal:    "floor " + format(floor) + " s (" + format(r.figures["endpoint-ms"]) + " ms of the endpoint's own work per transaction)",
+			})
+		}
 		// The burst at 32 against the same burst at 1, and the best the
-		// endpoint allows: it serves one request at a time.
+		// endpoint allows.
 		if one, ok := byName[strings.TrimSuffix(r.name, "32")+"1"]; ok && strings.HasSuffix(r.name, "/concurrency=32") {
 			speedup := r.figures["triggers/s"] / one.figures["triggers/s"]
 			bound := one.figures["s/burst"] / r.figures["floor-s"]
 			checks = append(checks, row{
 				figures: format(speedup) + "× the rate at concurrency 1",
-				goal:    "≥ 8× (the endpoint allows at most " + format(bound) + "×: " + format(r.figures["floor-s"]) + " s of its own work)",
+				goal:    "≥ 8× (the endpoint allows at most " + format(bound) + "×)",
 				holds:   verdict(speedup >= 8),
 			})
 		}
