@@ -210,6 +210,36 @@ func TestDueTriggers(t *testing.T) {
 	})
 }
 
+// TestDueTriggersPages: a shard whose due triggers are over a page of a
+// query (1 MB) is read to its end. moto pages as DynamoDB does; the
+// embedded endpoint answers in one page.
+func TestDueTriggersPages(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		want := map[string]bool{}
+		for i := 0; len(want) < 14; i++ { // 14 of about 90 KB: 1.3 MB in shard 0
+			id := fmt.Sprintf("trg_%d", i)
+			if dueShard(id) != shardKey(0) {
+				continue
+			}
+			tr := newTrigger(id, "u1", "", now)
+			tr.NextRunAt = now
+			tr.Prompt = strings.Repeat("p", 90000)
+			if err := tbl.CreateTrigger(context.Background(), tr, 100); err != nil {
+				t.Fatal(err)
+			}
+			want[id] = true
+		}
+		due, err := tbl.DueTriggers(context.Background(), now)
+		got := map[string]bool{}
+		for _, d := range due {
+			got[d.ID] = d.Trigger != nil && len(d.Trigger.Prompt) == 90000
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%d due of %d: %v", len(got), len(want), err)
+		}
+	})
+}
+
 // createDue creates trg_a of u1, due now.
 func createDue(t *testing.T, tbl *Table) {
 	t.Helper()
