@@ -24,9 +24,15 @@ import (
 // architecture, into dir/<LogicalId>/bootstrap. repo is the folder of the
 // Makefile.
 func BuildFunctions(ctx context.Context, repo, dir string, ids ...string) error {
+	return BuildFunctionsFor(ctx, runtime.GOARCH, repo, dir, ids...)
+}
+
+// BuildFunctionsFor is BuildFunctions for the architecture goarch (arm64
+// is what Lambda runs).
+func BuildFunctionsFor(ctx context.Context, goarch, repo, dir string, ids ...string) error {
 	for _, id := range ids {
 		cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "build-"+id,
-			"ARTIFACTS_DIR="+filepath.Join(dir, id), "LAMBDA_GOARCH="+runtime.GOARCH)
+			"ARTIFACTS_DIR="+filepath.Join(dir, id), "LAMBDA_GOARCH="+goarch)
 		cmd.Dir = repo
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("building %s: %w\n%s", id, err, out)
