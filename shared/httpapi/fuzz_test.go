@@ -17,7 +17,7 @@ func FuzzCallerFrom(f *testing.F) {
 			return
 		}
 		for _, id := range append([]string{c.UserID}, c.OrgIDs...) {
-			if !IDPattern.MatchString(id) {
+			if !IsID(id) {
 				t.Fatalf("accepted id %q", id)
 			}
 		}

@@ -1,12 +1,17 @@
 // Package lambdaenv builds, once per execution environment, what every
 // function needs: the JSON logger, the table, and the cached settings, from
 // the environment the template sets (TABLE_NAME, CONFIG_PATH,
-// CONFIG_TTL_SECONDS). The AWS clients come from the default configuration,
-// which also honours AWS_ENDPOINT_URL_DYNAMODB and AWS_ENDPOINT_URL_SSM.
+// CONFIG_TTL_SECONDS) and the one Lambda sets (the region and the
+// credentials of the function's role). It does not load the SDK's default
+// configuration: its credential chain links the SDK's STS, SSO and sign-in
+// clients, whose initialisation and file reads cost every cold start more
+// than the rest of this package (docs/performance.md), and a function's
+// credentials are always in its environment.
 package lambdaenv
 
 import (
-	"context"
+	"cmp"
+	"errors"
 	"fmt"
 	"log"
 	"log/slog"
@@ -15,10 +20,10 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -52,15 +57,20 @@ type Env struct {
 // that cannot load it stops), and hands the handler that handler builds
 // from it to the Lambda runtime.
 func Start(handler func(env *Env) any) {
-	env, err := Load(context.Background())
+	env, err := Load()
 	if err != nil {
 		log.Fatal(err)
 	}
 	lambda.Start(handler(env))
 }
 
-// Load reads the environment and builds the clients.
-func Load(ctx context.Context) (*Env, error) {
+// Load reads the environment and builds the clients. The region and the
+// credentials are those Lambda sets in the environment (AWS_REGION,
+// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); an
+// endpoint is the service's own unless AWS_ENDPOINT_URL_DYNAMODB,
+// AWS_ENDPOINT_URL_SSM or AWS_ENDPOINT_URL sets another, as the SDK's
+// default configuration reads them. Nothing here does I/O.
+func Load() (*Env, error) {
 	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	table, path := os.Getenv(VarTable), os.Getenv(VarConfig)
 	if table == "" || path == "" {
@@ -70,19 +80,38 @@ func Load(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	region := cmp.Or(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"))
+	key, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
+	if region == "" || key == "" || secret == "" {
+		return nil, errors.New("AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set")
+	}
+	creds := aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(key, secret, os.Getenv("AWS_SESSION_TOKEN")))
 	// A stuck attempt gives way to the SDK's retries well within the
 	// function's timeout. Connections are kept for as many requests at once
 	// as the firing sends (FIRING_CONCURRENCY), so that none is opened again
 	// per request.
 	httpClient := awshttp.NewBuildableClient().WithTimeout(attemptTimeout).
 		WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = maxIdleConns })
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(httpClient))
-	if err != nil {
-		return nil, fmt.Errorf("loading the AWS configuration: %w", err)
+	dynamo := dynamodb.New(dynamodb.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("DYNAMODB")}, store.Counting)
+	params := &settings.Client{Endpoint: settings.Endpoint(region), Region: region, Credentials: creds, HTTPClient: httpClient}
+	if e := endpoint("SSM"); e != nil {
+		params.Endpoint = *e
 	}
 	return &Env{
 		Log:      logger,
-		Table:    store.New(dynamodb.NewFromConfig(cfg, store.Counting), table),
-		Settings: settings.New(ssm.NewFromConfig(cfg), path, ttl),
+		Table:    store.New(dynamo, table),
+		Settings: settings.FromReader(params, path, ttl),
 	}, nil
+}
+
+// endpoint is the endpoint the environment sets for a service (its SDK
+// id in capitals), or nil.
+func endpoint(service string) *string {
+	if os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") == "true" {
+		return nil
+	}
+	if u := cmp.Or(os.Getenv("AWS_ENDPOINT_URL_"+service), os.Getenv("AWS_ENDPOINT_URL")); u != "" {
+		return &u
+	}
+	return nil
 }

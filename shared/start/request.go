@@ -7,7 +7,6 @@ package start
 import (
 	"encoding/json"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -33,11 +32,17 @@ const (
 	PlatformScheduled = "scheduled"
 )
 
-var (
-	operationKeyPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
-	githubRepoPattern   = regexp.MustCompile(`^[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}$`)
-	secretMarkers       = []string{"ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-"}
-)
+var secretMarkers = []string{"ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-"}
+
+// validOperationKey: 1 to 128 of A-Z, a-z, 0-9, "_", ".", ":" and "-".
+func validOperationKey(key string) bool { return httpapi.OfChars(key, 128, "_.:-") }
+
+// validGitHubRepo: owner/name, the owner 1 to 39 of A-Z, a-z, 0-9 and "-",
+// the name 1 to 100 of those, "." and "_".
+func validGitHubRepo(repo string) bool {
+	owner, name, ok := strings.Cut(repo, "/")
+	return ok && httpapi.OfChars(owner, 39, "-") && httpapi.OfChars(name, 100, "-._")
+}
 
 // Request is a validated start request. Its allocation is kept as sent: it
 // is judged (check 1) only after the org membership check.
@@ -129,9 +134,9 @@ func (r *Request) validate() error {
 // values are not checked here: the firing uses them.
 func (r *Request) Validate() error {
 	switch {
-	case r.OperationKey != "" && !operationKeyPattern.MatchString(r.OperationKey):
+	case r.OperationKey != "" && !validOperationKey(r.OperationKey):
 		return bad("operationKey must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
-	case r.OrgID != "" && !httpapi.IDPattern.MatchString(r.OrgID):
+	case r.OrgID != "" && !httpapi.IsID(r.OrgID):
 		return bad("orgId is not a valid org id.")
 	case r.Prompt != nil && utf8.RuneCountInString(*r.Prompt) > maxPrompt:
 		return bad("The prompt is longer than 100000 characters.")
@@ -184,7 +189,7 @@ func ParseAgent(o *httpapi.Object) session.Agent {
 func ValidateRepository(rep session.Repository) error {
 	switch rep.Type {
 	case "github":
-		if !githubRepoPattern.MatchString(rep.Repo) {
+		if !validGitHubRepo(rep.Repo) {
 			return bad("repository.repo must be owner/name.")
 		}
 	default:

@@ -229,7 +229,7 @@ func decodeCursor(s string) (*store.Position, error) {
 		return nil, errCursor
 	}
 	var c cursor
-	if json.Unmarshal(raw, &c) != nil || !httpapi.PathIDPattern.MatchString(c.ID) {
+	if json.Unmarshal(raw, &c) != nil || !httpapi.IsPathID(c.ID) {
 		return nil, errCursor
 	}
 	created, err := time.Parse(time.RFC3339Nano, c.CreatedAt)
@@ -244,7 +244,7 @@ func decodeCursor(s string) (*store.Position, error) {
 // its owner's to delete, and an internal error to read.
 func (s *Service) owned(ctx context.Context, r *httpapi.Request) (tr *store.Trigger, invalid bool, err error) {
 	id := r.Params["triggerId"]
-	if !httpapi.PathIDPattern.MatchString(id) {
+	if !httpapi.IsPathID(id) {
 		return nil, false, bad("The trigger id is not valid.")
 	}
 	tr, err = s.Table.GetTrigger(ctx, id)
