@@ -24,6 +24,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -93,14 +94,11 @@ func Load() (*Env, error) {
 	httpClient := awshttp.NewBuildableClient().WithTimeout(attemptTimeout).
 		WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = maxIdleConns })
 	dynamo := dynamodb.New(dynamodb.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("DYNAMODB")}, store.Counting)
-	params := &settings.Client{Endpoint: settings.Endpoint(region), Region: region, Credentials: creds, HTTPClient: httpClient}
-	if e := endpoint("SSM"); e != nil {
-		params.Endpoint = *e
-	}
+	params := ssm.New(ssm.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("SSM")})
 	return &Env{
 		Log:      logger,
 		Table:    store.New(dynamo, table),
-		Settings: settings.FromReader(params, path, ttl),
+		Settings: settings.New(params, path, ttl),
 	}, nil
 }
 

@@ -3,13 +3,6 @@
 // allocation.Policy, and caches it per execution environment for
 // CONFIG_TTL_SECONDS with jitter. A failed refresh keeps the last good
 // settings; when none were ever loaded the caller gets service_unavailable.
-//
-// The functions read them with Client, which makes that one call itself,
-// signed and retried by the SDK's own signer and retryer. This package
-// does not import the SDK's SSM client: that package builds the schema of
-// every Parameter Store operation at init, which cost each cold start
-// more than all the rest of a function's initialisation
-// (docs/performance.md).
 package settings
 
 import (
@@ -20,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/invocation"
@@ -56,15 +52,9 @@ func ParseTTL(s string) (time.Duration, error) {
 	return time.Duration(n) * time.Second, nil
 }
 
-// Reader reads every parameter under a path, recursively: the value of
-// each by its full name.
-type Reader interface {
-	ParametersByPath(ctx context.Context, path string) (map[string]string, error)
-}
-
 // Settings is the cached allocation policy of one configuration path.
 type Settings struct {
-	reader Reader
+	client *ssm.Client
 	path   string
 	ttl    time.Duration
 	now    func() time.Time
@@ -74,10 +64,10 @@ type Settings struct {
 	refresh time.Time
 }
 
-// FromReader returns the settings under path (e.g. /cloud-agent/dev), read
-// with reader and cached for ttl.
-func FromReader(reader Reader, path string, ttl time.Duration) *Settings {
-	return &Settings{reader: reader, path: strings.TrimSuffix(path, "/"), ttl: ttl, now: time.Now}
+// New returns the settings under path (e.g. /cloud-agent/dev), read with
+// client and cached for ttl.
+func New(client *ssm.Client, path string, ttl time.Duration) *Settings {
+	return &Settings{client: client, path: strings.TrimSuffix(path, "/"), ttl: ttl, now: time.Now}
 }
 
 // Policy returns the current policy, reading the parameters when the cache
@@ -105,13 +95,18 @@ func (s *Settings) Policy(ctx context.Context) (*allocation.Policy, error) {
 }
 
 func (s *Settings) load(ctx context.Context) (*allocation.Policy, error) {
-	params, err := s.reader.ParametersByPath(ctx, s.path)
-	if err != nil {
-		return nil, fmt.Errorf("reading settings under %s: %w", s.path, err)
-	}
-	values := make(map[string]string, len(params))
-	for name, v := range params {
-		values[strings.TrimPrefix(name, s.path+"/")] = v
+	values := map[string]string{}
+	pages := ssm.NewGetParametersByPathPaginator(s.client, &ssm.GetParametersByPathInput{
+		Path: aws.String(s.path), Recursive: aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("reading settings under %s: %w", s.path, err)
+		}
+		for _, p := range page.Parameters {
+			values[strings.TrimPrefix(aws.ToString(p.Name), s.path+"/")] = aws.ToString(p.Value)
+		}
 	}
 	policy, warnings := allocation.NewPolicy(Config(values))
 	for _, w := range warnings {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -31,40 +30,12 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 const path = "/cloud-agent/test"
 
-var localCredentials = credentials.NewStaticCredentialsProvider("local", "local", "")
-
-// fastRetries are the SDK's standard retries with their waits cut short.
-func fastRetries() aws.Retryer {
-	return retry.AddWithMaxBackoffDelay(retry.NewStandard(), time.Millisecond)
-}
-
-// sdkClient is the SDK's SSM client of the endpoint at url, with the SDK's
-// retries and their waits cut short.
-func sdkClient(url string) *ssm.Client {
+func client(url string) *ssm.Client {
 	return ssm.New(ssm.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(url), Credentials: localCredentials, Retryer: fastRetries(),
+		Region: "us-east-1", BaseEndpoint: aws.String(url),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
 	})
 }
-
-// ourClient is the functions' Client of the endpoint at url, with the
-// SDK's retries and their waits cut short.
-func ourClient(url string) *Client {
-	return &Client{Endpoint: url, Region: "us-east-1", Credentials: localCredentials, HTTPClient: &http.Client{}, Retryer: fastRetries()}
-}
-
-// readers are the two ways the settings reach Parameter Store: Client, as
-// the functions read them, and the SDK's client through New, as the test
-// harnesses do. Each builds the settings of path from the endpoint at url.
-var readers = []struct {
-	name string
-	new  func(url string, ttl time.Duration) *Settings
-}{
-	{"Client", func(url string, ttl time.Duration) *Settings { return FromReader(ourClient(url), path, ttl) }},
-	{"SDK", func(url string, ttl time.Duration) *Settings { return New(sdkClient(url), path, ttl) }},
-}
-
-// ours is the settings of path as the functions read them.
-func ours(url string, ttl time.Duration) *Settings { return readers[0].new(url, ttl) }
 
 // standIn serves the parameters through the local settings stand-in and
 // returns its URL and the settings file, which the test may rewrite.
@@ -94,9 +65,9 @@ func defaultName(t *testing.T, p *allocation.Policy) string {
 	return d.Name()
 }
 
-// TestParameters: each parameter of section 7 reaches the policy, through
-// Client and through the SDK's client; missing ones take their built-in
-// values; "-" is empty; more parameters than one page are all read.
+// TestParameters: each parameter of section 7 reaches the policy through the
+// real SSM client; missing ones take their built-in values; "-" is empty;
+// more parameters than one page are all read.
 func TestParameters(t *testing.T) {
 	params := []local.Parameter{
 		{Name: ParamDefault, Type: "String", Value: "vercel-small"},
@@ -109,36 +80,33 @@ func TestParameters(t *testing.T) {
 		params = append(params, local.Parameter{Name: fmt.Sprintf("other/p%02d", i), Type: "String", Value: "x"})
 	}
 	url, _ := standIn(t, params)
-	empty, _ := standIn(t, nil)
-	for _, r := range readers {
-		t.Run(r.name, func(t *testing.T) {
-			p, err := r.new(url, time.Minute).Policy(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := defaultName(t, p); got != allocation.VercelSmall {
-				t.Errorf("default %s", got)
-			}
-			o := p.OptionsFor("u9")
-			var names []string
-			for _, x := range o.Options {
-				names = append(names, x.Allocation)
-			}
-			if !o.Enabled || !slices.Equal(names, []string{allocation.VercelSmall, allocation.VercelLarge}) || !slices.Contains(o.Retired, allocation.ContainersStandard3) {
-				t.Errorf("options %+v", o)
-			}
-			if p.MaySelect("u1") {
-				t.Error("selection owners not applied")
-			}
+	s := New(client(url), path, time.Minute)
+	p, err := s.Policy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := defaultName(t, p); got != allocation.VercelSmall {
+		t.Errorf("default %s", got)
+	}
+	o := p.OptionsFor("u9")
+	var names []string
+	for _, x := range o.Options {
+		names = append(names, x.Allocation)
+	}
+	if !o.Enabled || !slices.Equal(names, []string{allocation.VercelSmall, allocation.VercelLarge}) || !slices.Contains(o.Retired, allocation.ContainersStandard3) {
+		t.Errorf("options %+v", o)
+	}
+	if p.MaySelect("u1") {
+		t.Error("selection owners not applied")
+	}
 
-			p, err = r.new(empty, time.Minute).Policy(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := defaultName(t, p); got != allocation.BuiltinDefault || !p.MaySelect("anyone") {
-				t.Errorf("built-ins: default %s", got)
-			}
-		})
+	url, _ = standIn(t, nil)
+	p, err = New(client(url), path, time.Minute).Policy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := defaultName(t, p); got != allocation.BuiltinDefault || !p.MaySelect("anyone") {
+		t.Errorf("built-ins: default %s", got)
 	}
 }
 
@@ -151,7 +119,7 @@ func TestIgnoredValuesAreLogged(t *testing.T) {
 		{Name: ParamRetiredProviders, Type: "StringList", Value: "aws"},
 	})
 	ctx, record := invocation.With(context.Background())
-	p, err := ours(url, time.Minute).Policy(ctx)
+	p, err := New(client(url), path, time.Minute).Policy(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +151,7 @@ func TestConfigValues(t *testing.T) {
 // keeps the last good ones, with a warning; a cold start that cannot read them is 503.
 func TestCacheAndLastGood(t *testing.T) {
 	url, file := standIn(t, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-small"}})
-	s := ours(url, time.Minute)
+	s := New(client(url), path, time.Minute)
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { return clock }
 	ctx := context.Background()
@@ -211,44 +179,51 @@ func TestCacheAndLastGood(t *testing.T) {
 		t.Errorf("warnings %v", w)
 	}
 
-	cold := ours("http://127.0.0.1:1", time.Minute)
+	cold := New(client("http://127.0.0.1:1"), path, time.Minute)
 	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("cold start without settings: %v", err)
 	}
 }
 
+// viaProxy is a client of the stand-in at url through a fault-injecting
+// proxy, with the SDK's retries and their waits cut short.
+func viaProxy(t *testing.T, url string) (*faultproxy.Proxy, *ssm.Client) {
+	p := faultproxy.New(url)
+	t.Cleanup(p.Close)
+	return p, ssm.New(ssm.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(p.URL()),
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		Retryer:     retry.AddWithMaxBackoffDelay(retry.NewStandard(), time.Millisecond),
+	})
+}
+
 // TestSSMFaults: throttling and dropped connections from Parameter Store are
-// retried, by Client as by the SDK's client; when the retries are spent on
-// a cold start the answer is service_unavailable, and after a good read the
-// last good settings stay.
+// retried by the SDK; when the retries are spent on a cold start the
+// answer is service_unavailable, and after a good read the last good
+// settings stay.
 func TestSSMFaults(t *testing.T) {
 	url, _ := standIn(t, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-small"}})
 	ctx := context.Background()
-	for _, r := range readers {
-		t.Run(r.name, func(t *testing.T) {
-			clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-			p := faultproxy.New(url)
-			t.Cleanup(p.Close)
-			cold := r.new(p.URL(), time.Minute)
-			p.Inject("GetParametersByPath", 10, faultproxy.SSMThrottle)
-			if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable || p.Count("GetParametersByPath") != 3 {
-				t.Fatalf("throttled cold start: %v after %d attempts", err, p.Count("GetParametersByPath"))
-			}
+	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
-			p = faultproxy.New(url)
-			t.Cleanup(p.Close)
-			s := r.new(p.URL(), time.Minute)
-			s.now = func() time.Time { return clock }
-			p.Inject("GetParametersByPath", 1, faultproxy.Drop)
-			if pol, err := s.Policy(ctx); err != nil || defaultName(t, pol) != allocation.VercelSmall {
-				t.Fatalf("a dropped connection was not retried: %v", err)
-			}
-			clock = clock.Add(2 * time.Minute)
-			p.Inject("GetParametersByPath", 10, faultproxy.SSMThrottle)
-			if pol, err := s.Policy(ctx); err != nil || defaultName(t, pol) != allocation.VercelSmall {
-				t.Errorf("a throttled refresh lost the last good settings: %v", err)
-			}
-		})
+	p, c := viaProxy(t, url)
+	cold := New(c, path, time.Minute)
+	p.Inject("GetParametersByPath", 10, faultproxy.SSMThrottle)
+	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable || p.Count("GetParametersByPath") < 2 {
+		t.Fatalf("throttled cold start: %v after %d attempts", err, p.Count("GetParametersByPath"))
+	}
+
+	p, c = viaProxy(t, url)
+	s := New(c, path, time.Minute)
+	s.now = func() time.Time { return clock }
+	p.Inject("GetParametersByPath", 1, faultproxy.Drop)
+	if pol, err := s.Policy(ctx); err != nil || defaultName(t, pol) != allocation.VercelSmall {
+		t.Fatalf("a dropped connection was not retried: %v", err)
+	}
+	clock = clock.Add(2 * time.Minute)
+	p.Inject("GetParametersByPath", 10, faultproxy.SSMThrottle)
+	if pol, err := s.Policy(ctx); err != nil || defaultName(t, pol) != allocation.VercelSmall {
+		t.Errorf("a throttled refresh lost the last good settings: %v", err)
 	}
 }
 
@@ -256,11 +231,11 @@ func TestSSMFaults(t *testing.T) {
 // tenth of it, so that environments do not refresh together.
 func TestJitter(t *testing.T) {
 	url, _ := standIn(t, nil)
-	c := ourClient(url)
+	c := client(url)
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	seen := map[time.Duration]bool{}
 	for range 20 {
-		s := FromReader(c, path, time.Minute)
+		s := New(c, path, time.Minute)
 		s.now = func() time.Time { return clock }
 		if _, err := s.Policy(context.Background()); err != nil {
 			t.Fatal(err)
@@ -276,14 +251,14 @@ func TestJitter(t *testing.T) {
 	}
 }
 
-// TestMoto reads the same parameters from moto's Parameter Store, through
-// Client and through the SDK's client, when moto is installed.
+// TestMoto reads the same parameters from moto's Parameter Store, when moto
+// is installed.
 func TestMoto(t *testing.T) {
 	url, err := dynamotest.Moto()
 	if err != nil {
 		t.Skipf("moto backend skipped: %v", err)
 	}
-	c := sdkClient(url)
+	c := client(url)
 	ctx := context.Background()
 	for name, v := range map[string]string{ParamDefault: "vercel-large", ParamSelectionOwners: "-"} {
 		typ := ssmtypes.ParameterTypeString
@@ -294,14 +269,12 @@ func TestMoto(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, r := range readers {
-		p, err := r.new(url, time.Minute).Policy(ctx)
-		if err != nil {
-			t.Fatalf("%s: %v", r.name, err)
-		}
-		if defaultName(t, p) != allocation.VercelLarge || p.MaySelect("u1") {
-			t.Errorf("%s: moto settings not applied", r.name)
-		}
+	p, err := New(c, path, time.Minute).Policy(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if defaultName(t, p) != allocation.VercelLarge || p.MaySelect("u1") {
+		t.Errorf("moto settings not applied")
 	}
 }
 
