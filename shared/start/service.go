@@ -80,8 +80,8 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 		}
 		rec := s.newRecord(cmd, placement, s.newSessionID(), now)
 		_, err := s.Table.CreateSession(ctx, rec, nil, now, nil)
-		if errors.Is(err, store.ErrSessionExists) && s.written(ctx, rec) {
-			err = nil // a retry found the write whose answer was lost
+		if errors.Is(err, store.ErrSessionExists) {
+			err = s.written(ctx, rec, err) // a retry found the write whose answer was lost
 		}
 		if err != nil {
 			return nil, unexpected(err)
@@ -101,9 +101,12 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			switch {
 			case err == nil:
 				return &Result{Record: mine}, nil
-			case errors.Is(err, store.ErrSessionExists) && s.written(ctx, mine):
+			case errors.Is(err, store.ErrSessionExists):
 				// A retry found the write whose answer was lost; the row
-				// went in with the session.
+				// (and the advance) went in with the session.
+				if err := s.written(ctx, mine, err); err != nil {
+					return nil, unexpected(err)
+				}
 				return &Result{Record: mine}, nil
 			case errors.Is(err, store.ErrTriggerMoved):
 				return nil, err
@@ -131,8 +134,10 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			}
 		}
 		if mine != nil && row.SessionID == mine.SessionID {
-			// A retry found the write whose answer was lost: the session
-			// is this start's own, new.
+			// The row names this start's own session: a write whose answer
+			// was lost and that no retry reported as such (its session's
+			// refusal comes first, and DynamoDB answers a retry of the same
+			// transaction as a success). Defensive: it is new.
 			return &Result{Record: mine}, nil
 		}
 		res, afresh, err := s.judge(ctx, policy, cmd, row, fp, now, true)
@@ -171,12 +176,21 @@ func pause(ctx context.Context) error {
 	}
 }
 
-// written reports whether rec, refused because its key was taken, is what
-// the table holds: its session id is new and random, so only an earlier
-// attempt of this same write can have taken the key.
-func (s *Service) written(ctx context.Context, rec *session.Record) bool {
+// written checks that rec, refused with refusal because its key was taken,
+// is what the table holds: its session id is new and random, so only an
+// earlier attempt of this same write can have taken the key. It returns
+// nil when it is, the refusal when it is not, and the fault when the
+// session cannot be read: then whether it was written is not known, and a
+// retry will tell.
+func (s *Service) written(ctx context.Context, rec *session.Record, refusal error) error {
 	stored, err := s.Table.GetSession(ctx, rec.SessionID)
-	return err == nil && stored.UserID == rec.UserID
+	switch {
+	case err == nil && stored.UserID == rec.UserID:
+		return nil
+	case err != nil && problem.CodeOf(err) == problem.ServiceUnavailable:
+		return err
+	}
+	return refusal
 }
 
 // readRow reads the command's ledger row; nil when there is none or it has

@@ -198,6 +198,12 @@ func TestTransactionConflict(t *testing.T) {
 		{"conflict on the session", []types.CancellationReason{reason("TransactionConflict"), reason("None")}, ErrLedgerExists},
 		{"ledger condition failed", []types.CancellationReason{reason("None"), reason("ConditionalCheckFailed")}, ErrLedgerExists},
 		{"session condition failed", []types.CancellationReason{reason("ConditionalCheckFailed"), reason("None")}, ErrSessionExists},
+		// With a trigger's advance as the third item.
+		{"advance condition failed, the row exists too", []types.CancellationReason{reason("None"), reason("ConditionalCheckFailed"), reason("ConditionalCheckFailed")}, ErrTriggerMoved},
+		{"conflict on the advance", []types.CancellationReason{reason("None"), reason("None"), reason("TransactionConflict")}, ErrTriggerMoved},
+		{"an earlier attempt of this write took all three", []types.CancellationReason{reason("ConditionalCheckFailed"), reason("ConditionalCheckFailed"), reason("ConditionalCheckFailed")}, ErrSessionExists},
+		{"conflict on the row, the advance passes", []types.CancellationReason{reason("None"), reason("TransactionConflict"), reason("None")}, ErrLedgerExists},
+		{"the row exists, the advance passes", []types.CancellationReason{reason("None"), reason("ConditionalCheckFailed"), reason("None")}, ErrLedgerExists},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {

@@ -83,9 +83,10 @@ type Trigger struct {
 	CreatedAt time.Time
 	NextRunAt time.Time
 	LastRun   Run // zero before the first slot
-	// Version counts the writes of the trigger (1 when created; 0 for an
-	// item an older writer stored without it). Each write is conditioned
-	// on the version it saw and moves it on.
+	// Version counts the writes of the trigger's slots (1 when created; 0
+	// for an item an older writer stored without it): each is conditioned
+	// on the version it saw and moves it on. Stopping a trigger (Park) and
+	// deleting it take it out of the firing without one.
 	Version int64
 }
 
@@ -566,9 +567,12 @@ func (t *Table) RecordRun(ctx context.Context, seen *Trigger, run Run, next time
 		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
 		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	})
+	// A transaction in flight on the trigger (another invocation's
+	// advance) refuses the update with a conflict: it is moving too.
 	var ccf *types.ConditionalCheckFailedException
+	var conflict *types.TransactionConflictException
 	switch {
-	case errors.As(err, &ccf):
+	case errors.As(err, &ccf) || errors.As(err, &conflict):
 		return ErrTriggerMoved
 	case err != nil:
 		return failed("record trigger run", err)
@@ -591,7 +595,11 @@ func (t *Table) Park(ctx context.Context, id, code string) error {
 		},
 	})
 	var ccf *types.ConditionalCheckFailedException
-	if err != nil && !errors.As(err, &ccf) {
+	var conflict *types.TransactionConflictException
+	switch {
+	case errors.As(err, &conflict):
+		return errBusy(fmt.Errorf("park trigger: %w", err))
+	case err != nil && !errors.As(err, &ccf):
 		return failed("park trigger", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
@@ -115,7 +116,12 @@ func TestBurstTwice(t *testing.T) {
 // call): the invocation fails, the slots it could not fire stay due, and
 // the retries fire each of them once.
 func TestBurstFaults(t *testing.T) {
-	f, p := apitest.Faulty(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	// Only the faults fail a call: no retry, and time enough for each
+	// attempt however busy the machine.
+	f, p := apitest.Faulty(t, func(o *dynamodb.Options) {
+		o.RetryMaxAttempts = 1
+		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second)
+	})
 	h := setup(t, f)
 	ids := burst(t, h)
 	p.InjectEvery("TransactWriteItems", 5, faultproxy.DynamoThrottle)

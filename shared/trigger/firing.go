@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -35,6 +36,10 @@ const (
 	// reserve is the time before the function's timeout in which it takes
 	// no new trigger.
 	reserve = 10 * time.Second
+	// lastWord is the time before the function's timeout by which every
+	// trigger's work ends, a straggler's as a fault, so that the summary is
+	// returned and logged.
+	lastWord = 3 * time.Second
 	// maxNotes bounds the triggers named in an invocation's log line.
 	maxNotes = 100
 	// maxJudgements bounds how often one trigger is judged again after it
@@ -49,15 +54,19 @@ const (
 // triggers an invocation fires at a time (template.yaml sets it).
 const VarConcurrency = "FIRING_CONCURRENCY"
 
+// MaxConcurrency bounds FIRING_CONCURRENCY: the functions keep as many
+// idle connections to an endpoint (lambdaenv).
+const MaxConcurrency = 256
+
 // ParseConcurrency reads FIRING_CONCURRENCY: a whole number from 1 to
-// 1000, DefaultConcurrency when empty.
+// MaxConcurrency, DefaultConcurrency when empty.
 func ParseConcurrency(s string) (int, error) {
 	if s == "" {
 		return DefaultConcurrency, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 1 || n > 1000 {
-		return 0, fmt.Errorf("%s must be a whole number from 1 to 1000, not %q", VarConcurrency, s)
+	if err != nil || n < 1 || n > MaxConcurrency {
+		return 0, fmt.Errorf("%s must be a whole number from 1 to %d, not %q", VarConcurrency, MaxConcurrency, s)
 	}
 	return n, nil
 }
@@ -174,6 +183,9 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 	var stop time.Time
 	if d, ok := ctx.Deadline(); ok {
 		stop = d.Add(-reserve)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d.Add(-lastWord))
+		defer cancel()
 	}
 	due, err := f.Table.DueTriggers(ctx, at)
 	if err != nil || len(due) == 0 {
@@ -259,7 +271,12 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 		}
 		run, duplicate, reason, err := f.run(ctx, policy, tr, slot, sched.Next(slot))
 		if errors.Is(err, store.ErrTriggerMoved) {
-			tr = nil // another invocation, a change or a deletion came first
+			// Another invocation, a change or a deletion came first, or is
+			// under way: give it a moment to land, then judge again.
+			if err := pause(ctx); err != nil {
+				return failure(d.ID, "", err)
+			}
+			tr = nil
 			continue
 		}
 		n := &note{Trigger: d.ID, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
@@ -283,6 +300,17 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 		return o
 	}
 	return failure(d.ID, "", problem.New(problem.ServiceUnavailable, "the trigger kept changing while it was fired"))
+}
+
+// pause waits a short random while before a trigger that moved under a
+// write is read again, so that a transaction in flight on it can finish.
+func pause(ctx context.Context) error {
+	select {
+	case <-time.After(5*time.Millisecond + rand.N(20*time.Millisecond)):
+		return nil
+	case <-ctx.Done():
+		return problem.Wrap(problem.ServiceUnavailable, "the firing ran out of time", ctx.Err())
+	}
 }
 
 // failure is a trigger whose slot a fault left due.
@@ -314,10 +342,7 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 	if err != nil {
 		return store.Run{}, false, "", err // no usable default
 	}
-	status := StatusFired
-	if reason != "" {
-		status = StatusFallback
-	}
+	status := statusOf(tr, saved) // what a new session will run on
 	if reason != "" || tr.SavedAllocation == "" && tr.SavedRequest == nil {
 		saved = allocation.Allocation{} // the effective default
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
@@ -417,7 +418,11 @@ func TestFaults(t *testing.T) {
 		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
 		// The trigger changed after the index showed it: it is read again.
 		{"the trigger cannot be read again", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
-			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { h.SetTrigger(id, "version", &types.AttributeValueMemberN{Value: "7"}) }))
+			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+				if err := h.UpdateTrigger(id, "version", &types.AttributeValueMemberN{Value: "7"}); err != nil {
+					t.Error(err)
+				}
+			}))
 			p.Inject("GetItem", attempts, faultproxy.DynamoInternalError)
 		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
 		// The session exists: the retry finds it through the slot's key.
@@ -490,20 +495,47 @@ func TestRequestsPerPath(t *testing.T) {
 		}, trigger.Summary{Due: 1, Fired: 1, Fallbacks: 1}, ops{"TransactWriteItems": 1}},
 		{"changed after the index showed it: read again, fired as stored", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
-				h.SetTrigger(id, "version", &types.AttributeValueMemberN{Value: "7"})
+				if err := h.UpdateTrigger(id, "version", &types.AttributeValueMemberN{Value: "7"}); err != nil {
+					t.Error(err)
+				}
 			}))
 		}, trigger.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1}},
-		{"another invocation fired it first", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+		{"moved on since the index showed it (by hand): read again, not due", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
-				h.SetTrigger(id, "nextRunAt", &types.AttributeValueMemberS{Value: "2026-11-30T10:10:00Z"})
+				if err := h.UpdateTrigger(id, "nextRunAt", &types.AttributeValueMemberS{Value: "2026-11-30T10:10:00Z"}); err != nil {
+					t.Error(err)
+				}
 			}))
 		}, trigger.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 1}},
+		// The embedded endpoint reports only the first refusing item of a
+		// transaction, the ledger row here: the slot is judged as a replay,
+		// whose record finds the trigger moved. DynamoDB reports the
+		// advance's refusal too: 1 transaction and 1 read.
+		{"another invocation fired it first", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			other := setup(t, apitest.NewOn(t, h.Client, h.Client, h.Table))
+			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+				other.Firing.Now = func() time.Time { return slot }
+				if sum, err := other.Firing.Handle(context.Background(), events.EventBridgeEvent{Time: slot}); err != nil || sum.Fired != 1 {
+					t.Errorf("the other invocation: %+v %v", sum, err)
+				}
+			}))
+		}, trigger.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 3, "UpdateItem": 1}},
+		{"the transaction's answer is lost: the SDK's retry finds its own session", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
+		}, trigger.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1, "retried": 1}},
 		{"duplicate: the slot's session exists", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
 				t.Fatalf("%+v %v", sum, err)
 			}
 			rewind(t, h, id, slot)
 		}, trigger.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 1, "GetItem": 2, "UpdateItem": 1}},
+		{"duplicate whose record meets a transaction on the trigger: judged again", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
+				t.Fatalf("%+v %v", sum, err)
+			}
+			rewind(t, h, id, slot)
+			p.Inject("UpdateItem", 1, faultproxy.DynamoConflict)
+		}, trigger.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 5, "UpdateItem": 2}},
 		{"refused with a 4xx", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
 			h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
 		}, trigger.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "UpdateItem": 1}},
@@ -523,7 +555,7 @@ func TestRequestsPerPath(t *testing.T) {
 			}
 			after := counts()
 			row.ops["Query"] = 16
-			for op, n := range after {
+			for op, n := range after { // attempts, as the proxy sees them
 				if got := n - before[op]; got != row.ops[op] {
 					t.Errorf("%s: %d requests, want %d", op, got, row.ops[op])
 				}
@@ -531,13 +563,38 @@ func TestRequestsPerPath(t *testing.T) {
 			var line struct{ DynamodbRequests int }
 			logs := h.Logs()
 			_ = json.Unmarshal([]byte(logs[len(logs)-1]), &line)
-			total := 0
-			for _, n := range row.ops {
-				total += n
+			// The log line counts operations: one the SDK retried is one.
+			total := -row.ops["retried"]
+			for op, n := range row.ops {
+				if op != "retried" {
+					total += n
+				}
 			}
 			if line.DynamodbRequests != total {
 				t.Errorf("the log line counts %d requests, want %d", line.DynamodbRequests, total)
 			}
 		})
+	}
+}
+
+// TestLostAnswerUnknown: a transaction whose answer was lost, and whose
+// session then cannot be read, is a fault, never internal_error: the
+// invocation fails, and its retry finds the slot fired, once.
+func TestLostAnswerUnknown(t *testing.T) {
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	f, p := apitest.Faulty(t)
+	h := setup(t, f)
+	id := newTrigger(t, h, "*/5 * * * *", nil)
+	p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
+	p.Inject("GetItem", 4, faultproxy.DynamoInternalError)
+	sum, err := fire(t, h, slot, slot)
+	if sum != (trigger.Summary{Due: 1, Failed: 1}) || problem.CodeOf(err) != problem.ServiceUnavailable {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{}) {
+		t.Errorf("the retry: %+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:05:00Z" || len(sessions(t, h)) != 1 {
+		t.Errorf("%v, %d sessions", tr, len(sessions(t, h)))
 	}
 }

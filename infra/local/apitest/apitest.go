@@ -230,6 +230,14 @@ func (h *Harness) Put(dynamoJSON []byte) {
 // dot-separated names, as an older writer (or a hand) might have.
 func (h *Harness) SetTrigger(id, path string, v types.AttributeValue) {
 	h.t.Helper()
+	if err := h.UpdateTrigger(id, path, v); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// UpdateTrigger is SetTrigger returning its error, for code that runs
+// outside the test's goroutine (a fault proxy's Before).
+func (h *Harness) UpdateTrigger(id, path string, v types.AttributeValue) error {
 	names, parts := map[string]string{}, []string{}
 	for i, name := range strings.Split(path, ".") {
 		ref := "#p" + strconv.Itoa(i)
@@ -245,9 +253,7 @@ func (h *Harness) SetTrigger(id, path string, v types.AttributeValue) {
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": v},
 	})
-	if err != nil {
-		h.t.Fatal(err)
-	}
+	return err
 }
 
 // Items is every item in the table, in DynamoDB JSON.

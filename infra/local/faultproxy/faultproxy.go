@@ -55,6 +55,12 @@ var (
 		"com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
 		"The level of configured provisioned throughput for the table was exceeded.")
 
+	// DynamoConflict is DynamoDB's TransactionConflictException: a write
+	// on an item that a transaction in flight is writing.
+	DynamoConflict = Status(http.StatusBadRequest,
+		"com.amazonaws.dynamodb.v20120810#TransactionConflictException",
+		"Transaction is ongoing for the item")
+
 	// DynamoInternalError is DynamoDB's InternalServerError.
 	DynamoInternalError = Status(http.StatusInternalServerError,
 		"com.amazonaws.dynamodb.v20120810#InternalServerError",
@@ -213,14 +219,18 @@ func (p *Proxy) next(op string) Fault {
 			return q.fault
 		}
 	}
+	f := Fault{delay: p.latency}
+	given := false
 	for _, r := range p.standing {
 		if r.op == "" || r.op == op {
-			if r.seen++; r.seen%r.every == 0 {
-				return r.fault
+			// Every rule counts every request it matches, whichever gives
+			// the request its fault.
+			if r.seen++; r.seen%r.every == 0 && !given {
+				f, given = r.fault, true
 			}
 		}
 	}
-	return Fault{delay: p.latency}
+	return f
 }
 
 // ServeHTTP counts the request and applies the fault it takes.

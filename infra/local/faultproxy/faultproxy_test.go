@@ -227,6 +227,19 @@ func TestInjectEvery(t *testing.T) {
 	if !stored(t, once, table, "a") || stored(t, direct, table, "c") {
 		t.Error("a refused put was stored, or a passed one was not")
 	}
+	// Two rules count every request they match, whichever gives its fault.
+	p.ClearEvery()
+	p.InjectEvery("PutItem", 2, faultproxy.DynamoInternalError)
+	p.InjectEvery("PutItem", 3, faultproxy.DynamoThrottle)
+	refused = nil
+	for i := range 6 {
+		if err := put(once, table, string(rune('m'+i))); err != nil {
+			refused = append(refused, i)
+		}
+	}
+	if len(refused) != 4 || refused[0] != 1 || refused[1] != 2 || refused[2] != 3 || refused[3] != 5 {
+		t.Errorf("refused %v, want [1 2 3 5]", refused)
+	}
 	p.ClearEvery()
 	for i := range 3 {
 		if err := put(once, table, string(rune('A'+i))); err != nil {
