@@ -267,7 +267,12 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 		}
 		slot, count := sched.Latest(tr.NextRunAt, at)
 		if slot.IsZero() {
-			slot, count = tr.NextRunAt, 1
+			// nextRunAt is no slot of the schedule (an older writer's, or a
+			// hand's): the slot is still the latest at or before the minute.
+			if slot, _ = sched.Latest(at.AddDate(-5, 0, 0), at); slot.IsZero() {
+				slot = tr.NextRunAt
+			}
+			count = 1
 		}
 		run, duplicate, reason, err := f.run(ctx, policy, tr, slot, sched.Next(slot))
 		if errors.Is(err, store.ErrTriggerMoved) {

@@ -231,6 +231,26 @@ func TestMissedSlots(t *testing.T) {
 	}
 }
 
+// TestOffSchedule: a next run that is no slot of the schedule (an older
+// writer's, or a hand's) fires the latest slot at or before the minute:
+// here one that already fired, so a duplicate.
+func TestOffSchedule(t *testing.T) {
+	h := setup(t, apitest.New(t, nil))
+	id := newTrigger(t, h, "*/5 * * * *", nil)
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	off := slot.Add(time.Minute)
+	rewind(t, h, id, off)
+	if sum, err := fire(t, h, off, off); err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
+		t.Errorf("%+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:05:00Z" || tr["nextRunAt"] != "2026-11-30T10:10:00Z" || len(sessions(t, h)) != 1 {
+		t.Errorf("%v, %d sessions", tr, len(sessions(t, h)))
+	}
+}
+
 // TestFallback: a saved allocation that now fails its checks runs with the
 // effective default, counted as a fallback; one that passes runs as saved.
 func TestFallback(t *testing.T) {
