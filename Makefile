@@ -48,7 +48,7 @@ ONCE := BenchmarkBurst|BenchmarkColdStart|BenchmarkSize
 bench:
 	@mkdir -p build
 	set -o pipefail; { \
-		$(GO) test -run '^$$' -bench . -skip '$(ONCE)' -benchmem ./... && \
+		$(GO) test -run '^$$' -bench . -skip '$(ONCE)' -benchtime 500ms -benchmem ./... && \
 		$(GO) test -run '^$$' -bench '$(ONCE)' -benchtime 1x -benchmem ./... ; \
 	} | tee build/bench.txt
 	$(GO) run ./infra/local/cmd/benchtable < build/bench.txt

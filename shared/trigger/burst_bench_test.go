@@ -36,21 +36,26 @@ type burstTable struct {
 	at    time.Time // the minute last fired
 }
 
-// newBurstTable creates size triggers of `* * * * *` through the API, 100
-// per owner (the limit), with no latency.
-func newBurstTable(b *testing.B, size int) *burstTable {
+// newBurstTable is an empty table reached through a fault proxy.
+func newBurstTable(b *testing.B) *burstTable {
 	bk := dynamotest.Backends(b)[0]
 	direct, name := dynamotest.Table(b, bk)
 	p := faultproxy.New(bk.URL)
 	b.Cleanup(p.Close)
 	api := local.DynamoClient(p.URL(), store.Counting, func(o *dynamodb.Options) {
 		// As many idle connections as requests at once, as lambdaenv keeps.
-		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = 64 })
+		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = 256 })
 	})
-	h := apitest.NewOn(b, api, direct, name)
-	h.Triggers.Now = func() time.Time { return created }
-	for i := range size {
-		r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, Body: apitest.Body(map[string]any{
+	return &burstTable{h: apitest.NewOn(b, api, direct, name), proxy: p, at: created.Truncate(time.Minute)}
+}
+
+// grow creates triggers of `* * * * *` through the API, 100 per owner (the
+// limit), with no latency, until the table holds size of them, all due at
+// the next minute.
+func (bt *burstTable) grow(b *testing.B, size int) {
+	bt.h.Triggers.Now = func() time.Time { return bt.at }
+	for i := bt.size; i < size; i++ {
+		r := bt.h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, Body: apitest.Body(map[string]any{
 			"schedule":   map[string]any{"cron": "* * * * *"},
 			"repository": map[string]any{"type": "github", "repo": "acme/app"},
 			"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
@@ -60,7 +65,7 @@ func newBurstTable(b *testing.B, size int) *burstTable {
 			b.Fatal(r.Raw)
 		}
 	}
-	return &burstTable{h: h, proxy: p, size: size, at: created.Truncate(time.Minute)}
+	bt.size = size
 }
 
 // reset deletes the sessions and ledger rows that firing wrote, so that
@@ -177,8 +182,9 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) (time.Duration, int) {
 // and row the burst wrote), and the time that puts under any burst of that
 // size, since it serves one request at a time (floor-s).
 func BenchmarkBurst(b *testing.B) {
+	bt := newBurstTable(b) // grown from one size to the next
 	for _, size := range []int{100, 1000, 2000} {
-		bt := newBurstTable(b, size)
+		bt.grow(b, size)
 		for _, c := range []int{32, 1} {
 			b.Run(fmt.Sprintf("triggers=%d/concurrency=%d", size, c), func(b *testing.B) {
 				var took, endpoint time.Duration
