@@ -43,13 +43,17 @@ unit:
 
 ## bench: every benchmark, with allocations, then one table of the figures
 ## beside their goals and floors (docs/performance.md keeps the latest).
-## The bursts, cold starts and sizes are one measured run each.
-ONCE := BenchmarkBurst|BenchmarkColdStart|BenchmarkSize
+## The test binaries are built first, in parallel; then the benchmarks run
+## one package at a time, so that none measures beside another. The bursts,
+## cold starts and sizes are one measured run each.
+BENCH_PKGS := $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' .)))
+ONCE       := BenchmarkBurst|BenchmarkColdStart|BenchmarkSize
 bench:
 	@mkdir -p build
+	$(GO) test -run '^$$' -bench '^$$' $(BENCH_PKGS) > /dev/null
 	set -o pipefail; { \
-		$(GO) test -run '^$$' -bench . -skip '$(ONCE)' -benchtime 500ms -benchmem ./... && \
-		$(GO) test -run '^$$' -bench '$(ONCE)' -benchtime 1x -benchmem ./... ; \
+		$(GO) test -p 1 -run '^$$' -bench . -skip '$(ONCE)' -benchtime 500ms -benchmem $(BENCH_PKGS) && \
+		$(GO) test -p 1 -run '^$$' -bench '$(ONCE)' -benchtime 1x -benchmem $(BENCH_PKGS) ; \
 	} | tee build/bench.txt
 	$(GO) run ./infra/local/cmd/benchtable < build/bench.txt
 

@@ -28,7 +28,7 @@ import (
 
 // coldStartSamples is how many cold starts each case's median is taken
 // over, after one round that is not counted.
-const coldStartSamples = 31
+const coldStartSamples = 15
 
 // helloName is the floor's name among the functions' in the benchmarks.
 const helloName = "hello"
