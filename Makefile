@@ -5,6 +5,11 @@ GO       ?= go
 FUZZTIME ?= 30s
 SHELL    := bash
 
+# go.mod names the Go toolchain (1.27.3); machines whose Go ships
+# GOTOOLCHAIN=local in its go.env would refuse it, so the go command is
+# told to fetch it from the module proxy (once), as it does by default.
+export GOTOOLCHAIN := auto
+
 # Lambda builds: `sam build` runs build-<LogicalId> with ARTIFACTS_DIR set
 # (BuildMethod: makefile). Each function's folder under functions/:
 folder_SessionStartFunction     := sessionstart

@@ -1,6 +1,6 @@
 module github.com/cloud-agent/control-plane
 
-go 1.26.6
+go 1.27.3
 
 require (
 	github.com/aws/aws-lambda-go v1.55.1
