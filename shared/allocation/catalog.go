@@ -9,11 +9,10 @@
 package allocation
 
 import (
-	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/strictjson"
 )
 
 // Provider is the id of a sandbox runtime provider.
@@ -206,16 +205,16 @@ var errInvalidAllocation = problem.New(problem.InvalidSandboxAllocation,
 
 // Parse reads an allocation given in JSON as a name or a request object
 // (check 1). A string or object that is not a valid allocation is
-// invalid_sandbox_allocation; any other JSON type, JSON that is not well
-// formed, or a repeated member name is invalid_request. Member names are
-// matched exactly; extra members make the object invalid. A null member is
-// one left out: callers drop it before they call Parse, which refuses it.
-func Parse(raw json.RawMessage) (Allocation, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || strictjson.CheckUnique(raw) != nil {
+// invalid_sandbox_allocation; any other JSON type, or JSON that is not
+// valid (repeated member names and invalid UTF-8 included), is
+// invalid_request. Member names are matched exactly; extra members make the
+// object invalid. A null member is one left out: callers drop it before
+// they call Parse, which refuses it.
+func Parse(raw jsontext.Value) (Allocation, error) {
+	if !raw.IsValid() {
 		return Allocation{}, problem.New(problem.InvalidRequest, "sandboxAllocation must be a well-formed string or object with unique member names.")
 	}
-	switch raw[0] {
+	switch raw.Kind() {
 	case '"':
 		var name string
 		if err := json.Unmarshal(raw, &name); err != nil {
@@ -238,28 +237,24 @@ func Parse(raw json.RawMessage) (Allocation, error) {
 	return Allocation{}, problem.New(problem.InvalidRequest, "sandboxAllocation must be a string or an object.")
 }
 
+// requestObject is a request object as JSON has it: every member must be
+// there, a string, and no other.
+type requestObject struct {
+	Provider *struct {
+		ID      *string `json:"id"`
+		Account *string `json:"account"`
+	} `json:"provider"`
+	InstanceType *string `json:"instanceType"`
+}
+
 // parseRequestObject decodes a request object whose members are exactly
 // provider (an object of exactly id and account, both strings) and
 // instanceType (a string).
-func parseRequestObject(raw []byte) (Request, bool) {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(raw, &top) != nil || len(top) != 2 {
+func parseRequestObject(raw jsontext.Value) (Request, bool) {
+	var o requestObject
+	if json.Unmarshal(raw, &o, json.RejectUnknownMembers(true)) != nil ||
+		o.Provider == nil || o.Provider.ID == nil || o.Provider.Account == nil || o.InstanceType == nil {
 		return Request{}, false
 	}
-	var prov map[string]json.RawMessage
-	if json.Unmarshal(top["provider"], &prov) != nil || len(prov) != 2 {
-		return Request{}, false
-	}
-	var r Request
-	ok := jsonString(top["instanceType"], &r.InstanceType) &&
-		jsonString(prov["account"], &r.Provider.Account)
-	var id string
-	ok = ok && jsonString(prov["id"], &id)
-	r.Provider.ID = Provider(id)
-	return r, ok
-}
-
-// jsonString decodes raw into s when raw is a JSON string.
-func jsonString(raw json.RawMessage, s *string) bool {
-	return len(raw) > 0 && raw[0] == '"' && json.Unmarshal(raw, s) == nil
+	return Request{Provider: RequestProvider{ID: Provider(*o.Provider.ID), Account: *o.Provider.Account}, InstanceType: *o.InstanceType}, true
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/json/jsontext"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -249,44 +251,55 @@ func TestLogLine(t *testing.T) {
 	}
 }
 
-// TestObject: exact, unique member names; null is absent; wrong types,
-// unknown members at any depth and non-objects are invalid_request.
-func TestObject(t *testing.T) {
-	read := func(body string) error {
-		o, err := ParseObject([]byte(body))
-		if err != nil {
-			return err
-		}
-		o.String("name", true)
-		if inner, ok := o.Object("inner", false); ok {
-			inner.String("x", false)
-		}
-		o.Bool("flag")
-		return o.Err()
+// TestDecode: encoding/json/v2's strict reading. Exact, unique member
+// names; null is absent; invalid UTF-8 anywhere, wrong types, unknown
+// members at any depth, excess nesting and non-objects are invalid_request,
+// with a detail that names the member.
+func TestDecode(t *testing.T) {
+	type body struct {
+		Name  *string `json:"name"`
+		Inner *struct {
+			X *string `json:"x"`
+		} `json:"inner"`
+		Flag  *bool          `json:"flag"`
+		Value jsontext.Value `json:"value"`
 	}
-	for body, wantErr := range map[string]bool{
-		`{"name":"a"}`:                               false,
-		`{"name":"a","inner":null,"flag":null}`:      false,
-		`{"name":"a","inner":{"x":"1"},"flag":true}`: false,
-		`{"name":"a","Name":"b"}`:                    true,
-		`{"name":"a","name":"b"}`:                    true,
-		`{"name":1}`:                                 true,
-		`{"name":null}`:                              true,
-		`{}`:                                         true,
-		`{"name":"a","inner":{"y":"1"}}`:             true,
-		`{"name":"a","inner":"x"}`:                   true,
-		`{"name":"a","flag":"yes"}`:                  true,
-		`{"name":"a"} x`:                             true,
-		`["name"]`:                                   true,
-		`"name"`:                                     true,
-		``:                                           true,
+	deep := strings.Repeat("[", 10001) + strings.Repeat("]", 10001)
+	for _, row := range []struct {
+		body, detail string // "" when it decodes
+	}{
+		{`{"name":"a"}`, ""},
+		{`{"name":"a","inner":null,"flag":null}`, ""},
+		{`{"name":"a","inner":{"x":"1"},"flag":true,"value":{"any":[1,2]}}`, ""},
+		{`{"name":"caf\u00e9 \ud83d\ude00"}`, ""},
+		{`{"name":"a","Name":"b"}`, "Name is not a known member."},
+		{`{"name":"a","name":"b"}`, "name is repeated."},
+		{`{"inner":{"x":"1","x":"2"}}`, "inner.x is repeated."},
+		{`{"name":1}`, "name must be a string."},
+		{`{"flag":"yes"}`, "flag must be true or false."},
+		{`{"inner":"x"}`, "inner must be an object."},
+		{`{"inner":{"y":"1"}}`, "inner.y is not a known member."},
+		{"{\"name\":\"a\xffb\"}", "name holds invalid UTF-8."},
+		{"{\"inner\":{\"x\":\"\xc3\"}}", "inner.x holds invalid UTF-8."},
+		{"{\"na\xffme\":\"a\"}", "The body holds invalid UTF-8."},
+		{`{"name":"\ud800"}`, "name holds invalid UTF-8."},
+		{`{"value":` + deep + `}`, "The body is nested too deeply."},
+		{`{"name":"a"} x`, "The body is not valid JSON."},
+		{`{"name":"a"`, "The body is not valid JSON."},
+		{`["name"]`, "The body must be one JSON object."},
+		{`"name"`, "The body must be one JSON object."},
+		{`null`, "The body must be one JSON object."},
+		{``, "The body must be one JSON object."},
 	} {
-		err := read(body)
-		if (err != nil) != wantErr {
-			t.Errorf("%s: %v", body, err)
-		}
-		if err != nil && problem.CodeOf(err) != problem.InvalidRequest {
-			t.Errorf("%s: code %s", body, problem.CodeOf(err))
+		var b body
+		err := Decode([]byte(row.body), &b)
+		var pe *problem.Error
+		switch {
+		case row.detail == "" && err != nil:
+			t.Errorf("%.60s: %v", row.body, err)
+		case row.detail == "":
+		case !errors.As(err, &pe) || pe.Code != problem.InvalidRequest || pe.Detail != row.detail:
+			t.Errorf("%.60s: %v, want %q", row.body, err, row.detail)
 		}
 	}
 }

@@ -2,143 +2,140 @@ package httpapi
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
-	"slices"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"reflect"
+	"strings"
 
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/strictjson"
 )
 
-// Object reads a JSON object strictly: member names are exact and unique,
-// members of the wrong type and members nobody asked for are errors, and a
-// member sent as null is one left out. The first error is kept and
-// reported by Err as invalid_request.
-type Object struct {
-	members  map[string]json.RawMessage
-	path     string
-	read     []string
-	children []*Object
-	err      *error
-}
-
-// ParseObject reads a body that must be one JSON object.
-func ParseObject(body []byte) (*Object, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 || body[0] != '{' || strictjson.CheckUnique(body) != nil {
-		return nil, invalid("The body must be one JSON object with unique member names.")
+// Decode reads a request body that must be one JSON object into v, a
+// pointer to a struct whose json tags name the members it takes. It is
+// encoding/json/v2's strict reading: member names are matched exactly
+// (case included) and may not repeat, invalid UTF-8 anywhere is refused
+// (never replaced), nesting is bounded, and an unknown member or a member
+// of the wrong type is refused; each is invalid_request, with a detail that
+// names the member. A member sent as null leaves its field at its zero
+// value, as one left out does: use pointers, or jsontext.Value, to tell
+// them apart from a zero.
+func Decode(body []byte, v any) error {
+	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
+		return invalid("The body must be one JSON object.")
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, invalid("The body must be one JSON object with unique member names.")
+	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
+		return invalid(describe(err))
 	}
-	var err error
-	return &Object{members: m, err: &err}, nil
+	return nil
 }
 
 func invalid(detail string) error { return problem.New(problem.InvalidRequest, detail) }
 
-// Fail records an error about a member, unless one is recorded already.
-func (o *Object) Fail(name, format string, args ...any) {
-	if *o.err == nil {
-		*o.err = invalid(o.path + name + " " + fmt.Sprintf(format, args...) + ".")
-	}
-}
-
-// Raw returns a member's JSON; ok is false when it is absent or null.
-func (o *Object) Raw(name string) (json.RawMessage, bool) {
-	o.read = append(o.read, name)
-	v, ok := o.members[name]
-	if !ok || string(v) == "null" {
-		return nil, false
-	}
-	return v, true
-}
-
-// String returns a string member; "" and false when absent or null. A
-// required member that is absent is an error.
-func (o *Object) String(name string, required bool) (string, bool) {
-	raw, ok := o.Raw(name)
-	if !ok {
-		if required {
-			o.Fail(name, "is required")
+// describe says, for people, what a decoding error found and where.
+func describe(err error) string {
+	var syn *jsontext.SyntacticError
+	var sem *json.SemanticError
+	switch {
+	case errors.As(err, &syn):
+		name := member(syn.JSONPointer)
+		switch msg := syn.Err.Error(); {
+		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
+			return name + " is repeated."
+		case (strings.Contains(msg, "UTF-8") || strings.Contains(msg, "surrogate")) && name != "":
+			return name + " holds invalid UTF-8."
+		case strings.Contains(msg, "UTF-8") || strings.Contains(msg, "surrogate"):
+			return "The body holds invalid UTF-8."
+		case strings.Contains(msg, "depth"):
+			return "The body is nested too deeply."
 		}
-		return "", false
+		return "The body is not valid JSON."
+	case errors.As(err, &sem) && errors.Is(sem.Err, json.ErrUnknownName):
+		return member(sem.JSONPointer) + " is not a known member."
+	case errors.As(err, &sem) && sem.JSONPointer != "":
+		return member(sem.JSONPointer) + " must be " + kind(sem.GoType) + "."
 	}
-	var s string
-	if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		o.Fail(name, "must be a string")
-		return "", false
-	}
-	return s, true
+	return "The body must be one JSON object."
 }
 
-// Optional returns an optional string member that, when sent, may not be
-// empty; "" when absent or null.
-func (o *Object) Optional(name string) string {
-	v, ok := o.String(name, false)
-	if ok && v == "" {
-		o.Fail(name, "may not be empty")
-	}
-	return v
-}
-
-// Bool returns a boolean member.
-func (o *Object) Bool(name string) (v, ok bool) {
-	raw, ok := o.Raw(name)
-	if !ok {
-		return false, false
-	}
-	if json.Unmarshal(raw, &v) != nil {
-		o.Fail(name, "must be true or false")
-		return false, false
-	}
-	return v, true
-}
-
-// Object returns an object member, reading into the same error.
-func (o *Object) Object(name string, required bool) (*Object, bool) {
-	raw, ok := o.Raw(name)
-	if !ok {
-		if required {
-			o.Fail(name, "is required")
-		}
-		return nil, false
-	}
-	var m map[string]json.RawMessage
-	if raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
-		o.Fail(name, "must be an object")
-		return nil, false
-	}
-	child := &Object{members: m, path: o.path + name + ".", err: o.err}
-	o.children = append(o.children, child)
-	return child, true
-}
-
-// Err finishes reading: it reports the first error, or a member that was
-// not asked for here or in an object read from this one.
-func (o *Object) Err() error {
-	if *o.err != nil {
-		return *o.err
-	}
-	return o.unknown()
-}
-
-func (o *Object) unknown() error {
-	names := make([]string, 0, len(o.members))
-	for name := range o.members {
+// member is a JSON pointer written as the contract names members:
+// repository.branch.
+func member(p jsontext.Pointer) string {
+	var names []string
+	for name := range p.Tokens() {
 		names = append(names, name)
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		if !slices.Contains(o.read, name) {
-			return invalid(fmt.Sprintf("%s%s is not a known member.", o.path, name))
-		}
+	return strings.Join(names, ".")
+}
+
+// kind is what a member decoded into t must be, in JSON's words.
+func kind(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	for _, c := range o.children {
-		if err := c.unknown(); err != nil {
-			return err
-		}
+	switch {
+	case t == nil:
+		return "of another type"
+	case t.Kind() == reflect.String:
+		return "a string"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
+		return "an object"
 	}
-	return nil
+	return "of another type"
+}
+
+// Members checks the members a body decoded into, in the order they are
+// asked for, and keeps the first failure, which Err reports as
+// invalid_request.
+type Members struct{ err error }
+
+// Fail records that a member is wrong, unless a failure is recorded
+// already; detail completes the sentence ("is required").
+func (m *Members) Fail(name, detail string) {
+	if m.err == nil {
+		m.err = invalid(name + " " + detail + ".")
+	}
+}
+
+// Required is a string member that must be sent (null is not sent).
+func (m *Members) Required(name string, v *string) string {
+	if v == nil {
+		m.Fail(name, "is required")
+		return ""
+	}
+	return *v
+}
+
+// Optional is a string member that, when sent, may not be empty; "" when
+// it was not.
+func (m *Members) Optional(name string, v *string) string {
+	if v != nil && *v == "" {
+		m.Fail(name, "may not be empty")
+	}
+	if v == nil {
+		return ""
+	}
+	return *v
+}
+
+// Present reports whether an object member was sent, failing when it is
+// required and was not.
+func (m *Members) Present(name string, sent, required bool) bool {
+	if !sent && required {
+		m.Fail(name, "is required")
+	}
+	return sent
+}
+
+// Err is the first failure, or nil.
+func (m *Members) Err() error { return m.err }
+
+// Value is a member kept as sent, or nil when it was not sent or was null.
+func Value(v jsontext.Value) jsontext.Value {
+	if len(v) == 0 || v.Kind() == 'n' {
+		return nil
+	}
+	return v
 }

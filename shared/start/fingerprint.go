@@ -3,9 +3,10 @@ package start
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/canonicaljson"
 )
 
 // Fingerprint is the SHA-256, in hex, of the validated request in canonical
@@ -48,8 +49,12 @@ func Fingerprint(r *Request, a allocation.Allocation) (string, error) {
 		doc["runtime"] = runtime
 	}
 	put(doc, "createdOnPlatform", r.CreatedOnPlatform)
-	canonical, err := canonicaljson.Marshal(doc)
+	b, err := json.Marshal(doc)
 	if err != nil {
+		return "", err
+	}
+	canonical := jsontext.Value(b)
+	if err := canonical.Canonicalize(); err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(canonical)

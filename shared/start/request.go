@@ -5,7 +5,8 @@
 package start
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"net/url"
 	"strconv"
 	"strings"
@@ -52,7 +53,7 @@ type Request struct {
 	Repository        session.Repository
 	Agent             session.Agent
 	Prompt            *string // initialTurn.prompt; nil when absent
-	Allocation        json.RawMessage
+	Allocation        jsontext.Value
 	Kind              allocation.Kind // "" when not sent
 	CreatedOnPlatform string
 }
@@ -61,41 +62,56 @@ func bad(detail string) error { return problem.New(problem.InvalidRequest, detai
 
 var errSecret = bad("The request contains what looks like a secret token; send credentials through the provider's integration instead.")
 
+// startBody is a POST /v1/sessions body as JSON has it.
+type startBody struct {
+	OperationKey *string         `json:"operationKey"`
+	OrgID        *string         `json:"orgId"`
+	Repository   *RepositoryBody `json:"repository"`
+	Agent        *AgentBody      `json:"agent"`
+	InitialTurn  *struct {
+		Prompt *string `json:"prompt"`
+	} `json:"initialTurn"`
+	Runtime *struct {
+		SandboxAllocation jsontext.Value `json:"sandboxAllocation"`
+		SandboxKind       *string        `json:"sandboxKind"`
+	} `json:"runtime"`
+	CreatedOnPlatform *string `json:"createdOnPlatform"`
+}
+
 // ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
 // header (hasHeader says whether it was sent; both given, they must be
 // equal). Reserved values (trigger: keys, the scheduled platform) are
 // refused: they belong to trigger firings.
 func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request, error) {
-	o, err := httpapi.ParseObject(body)
-	if err != nil {
+	var b startBody
+	if err := httpapi.Decode(body, &b); err != nil {
 		return nil, err
 	}
+	var m httpapi.Members
 	var r Request
-	key := o.Optional("operationKey")
-	r.OrgID = o.Optional("orgId")
-	if repo, ok := o.Object("repository", true); ok {
-		r.Repository = ParseRepository(repo)
+	key := m.Optional("operationKey", b.OperationKey)
+	r.OrgID = m.Optional("orgId", b.OrgID)
+	if m.Present("repository", b.Repository != nil, true) {
+		r.Repository = ParseRepository(&m, "repository", b.Repository)
 	}
-	if ag, ok := o.Object("agent", true); ok {
-		r.Agent = ParseAgent(ag)
+	if m.Present("agent", b.Agent != nil, true) {
+		r.Agent = ParseAgent(&m, "agent", b.Agent)
 	}
-	if it, ok := o.Object("initialTurn", false); ok {
-		if p, ok := it.String("prompt", false); ok {
-			r.Prompt = &p
-		}
+	if b.InitialTurn != nil {
+		r.Prompt = b.InitialTurn.Prompt
 	}
-	kind, hasKind := "", false
-	if rt, ok := o.Object("runtime", false); ok {
-		if raw, ok := rt.Raw("sandboxAllocation"); ok {
-			if raw[0] != '"' && raw[0] != '{' {
-				rt.Fail("sandboxAllocation", "must be a name or an object")
+	var kind *string
+	if rt := b.Runtime; rt != nil {
+		if raw := httpapi.Value(rt.SandboxAllocation); raw != nil {
+			if k := raw.Kind(); k != '"' && k != '{' {
+				m.Fail("runtime.sandboxAllocation", "must be a name or an object")
 			}
 			r.Allocation = raw
 		}
-		kind, hasKind = rt.String("sandboxKind", false)
+		kind = rt.SandboxKind
 	}
-	r.CreatedOnPlatform = o.Optional("createdOnPlatform")
-	if err := o.Err(); err != nil {
+	r.CreatedOnPlatform = m.Optional("createdOnPlatform", b.CreatedOnPlatform)
+	if err := m.Err(); err != nil {
 		return nil, err
 	}
 	switch {
@@ -107,8 +123,9 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 		key = idempotencyKey
 	}
 	r.OperationKey = key
-	if hasKind {
-		if r.Kind, err = allocation.ParseKind(kind); err != nil {
+	if kind != nil {
+		var err error
+		if r.Kind, err = allocation.ParseKind(*kind); err != nil {
 			return nil, err
 		}
 	}
@@ -158,31 +175,52 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-// ParseRepository reads a repository object: github takes repo, gitlab and
-// git take url.
-func ParseRepository(o *httpapi.Object) session.Repository {
+// RepositoryBody is a repository object as a body sends it.
+type RepositoryBody struct {
+	Type   *string `json:"type"`
+	Repo   *string `json:"repo"`
+	URL    *string `json:"url"`
+	Branch *string `json:"branch"`
+}
+
+// ParseRepository reads a repository object, the member at name: github
+// takes repo, gitlab and git take url, and no other of the two.
+func ParseRepository(m *httpapi.Members, name string, b *RepositoryBody) session.Repository {
 	var rep session.Repository
-	rep.Type, _ = o.String("type", true)
+	rep.Type = m.Required(name+".type", b.Type)
 	switch rep.Type {
 	case "github":
-		rep.Repo, _ = o.String("repo", true)
+		rep.Repo = m.Required(name+".repo", b.Repo)
+		if b.URL != nil {
+			m.Fail(name+".url", "is not a member of a github repository")
+		}
 	case "gitlab", "git":
-		rep.URL, _ = o.String("url", true)
+		rep.URL = m.Required(name+".url", b.URL)
+		if b.Repo != nil {
+			m.Fail(name+".repo", "is not a member of a "+rep.Type+" repository")
+		}
 	case "":
 	default:
-		o.Fail("type", "must be github, gitlab or git")
+		m.Fail(name+".type", "must be github, gitlab or git")
 	}
-	rep.Branch = o.Optional("branch")
+	rep.Branch = m.Optional(name+".branch", b.Branch)
 	return rep
 }
 
-// ParseAgent reads an agent object.
-func ParseAgent(o *httpapi.Object) session.Agent {
-	var ag session.Agent
-	ag.Mode, _ = o.String("mode", true)
-	ag.Model, _ = o.String("model", true)
-	ag.Variant = o.Optional("variant")
-	return ag
+// AgentBody is an agent object as a body sends it.
+type AgentBody struct {
+	Mode    *string `json:"mode"`
+	Model   *string `json:"model"`
+	Variant *string `json:"variant"`
+}
+
+// ParseAgent reads an agent object, the member at name.
+func ParseAgent(m *httpapi.Members, name string, b *AgentBody) session.Agent {
+	return session.Agent{
+		Mode:    m.Required(name+".mode", b.Mode),
+		Model:   m.Required(name+".model", b.Model),
+		Variant: m.Optional(name+".variant", b.Variant),
+	}
 }
 
 // ValidateRepository checks a repository's limits.

@@ -97,6 +97,13 @@ func TestRequestValidation(t *testing.T) {
 		{"trailing data", body(nil) + ` {}`, "", bad},
 		{"empty body", ``, "", bad},
 		{"nested too deep", `{"x":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, "", bad},
+		{"invalid UTF-8 in the branch", strings.Replace(branch("main"), "main", "ma\xffin", 1), "", bad},
+		{"invalid UTF-8 in the prompt", strings.Replace(body(map[string]any{"initialTurn": map[string]any{"prompt": "PROMPT"}}), "PROMPT", "caf\xc3", 1), "", bad},
+		{"invalid UTF-8 in a member name", strings.Replace(body(nil), `"agent"`, "\"ag\xffent\"", 1), "", bad},
+		{"invalid UTF-8 in an allocation name", strings.Replace(body(map[string]any{"runtime": map[string]any{"sandboxAllocation": "NAME"}}), "NAME", "vercel-sm\xe9ll", 1), "", bad},
+		{"a lone surrogate escape in the prompt", strings.Replace(body(map[string]any{"initialTurn": map[string]any{"prompt": "PROMPT"}}), "PROMPT", `\ud800`, 1), "", bad},
+		{"repeated member in an allocation object", strings.Replace(body(map[string]any{"runtime": map[string]any{"sandboxAllocation": map[string]any{
+			"provider": map[string]any{"id": "vercel", "account": "kilo"}, "instanceType": "small"}}}), `"instanceType"`, `"instanceType":"large","instanceType"`, 1), "", bad},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {

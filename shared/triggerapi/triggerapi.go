@@ -6,7 +6,8 @@ package triggerapi
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"net/http"
 	"strconv"
@@ -65,40 +66,55 @@ type createRequest struct {
 	repository session.Repository
 	agent      session.Agent
 	prompt     string
-	allocation json.RawMessage
+	allocation jsontext.Value
 	active     bool
+}
+
+// createBody is a POST /v1/triggers body as JSON has it.
+type createBody struct {
+	OrgID    *string `json:"orgId"`
+	Schedule *struct {
+		Cron     *string `json:"cron"`
+		Timezone *string `json:"timezone"`
+	} `json:"schedule"`
+	Repository        *start.RepositoryBody `json:"repository"`
+	Agent             *start.AgentBody      `json:"agent"`
+	Prompt            *string               `json:"prompt"`
+	SandboxAllocation jsontext.Value        `json:"sandboxAllocation"`
+	Active            *bool                 `json:"active"`
 }
 
 // parseCreate validates the body, the cron expression and the zone (400).
 func parseCreate(body []byte, now time.Time) (*createRequest, error) {
-	o, err := httpapi.ParseObject(body)
-	if err != nil {
+	var b createBody
+	if err := httpapi.Decode(body, &b); err != nil {
 		return nil, err
 	}
+	var m httpapi.Members
 	r := createRequest{active: true}
 	var cron, zone string
-	r.orgID = o.Optional("orgId")
-	if sch, ok := o.Object("schedule", true); ok {
-		cron, _ = sch.String("cron", true)
-		zone = sch.Optional("timezone")
+	r.orgID = m.Optional("orgId", b.OrgID)
+	if m.Present("schedule", b.Schedule != nil, true) {
+		cron = m.Required("schedule.cron", b.Schedule.Cron)
+		zone = m.Optional("schedule.timezone", b.Schedule.Timezone)
 	}
-	if repo, ok := o.Object("repository", true); ok {
-		r.repository = start.ParseRepository(repo)
+	if m.Present("repository", b.Repository != nil, true) {
+		r.repository = start.ParseRepository(&m, "repository", b.Repository)
 	}
-	if ag, ok := o.Object("agent", true); ok {
-		r.agent = start.ParseAgent(ag)
+	if m.Present("agent", b.Agent != nil, true) {
+		r.agent = start.ParseAgent(&m, "agent", b.Agent)
 	}
-	r.prompt, _ = o.String("prompt", true)
-	if raw, ok := o.Raw("sandboxAllocation"); ok {
-		if raw[0] != '"' && raw[0] != '{' {
-			o.Fail("sandboxAllocation", "must be a name or an object")
+	r.prompt = m.Required("prompt", b.Prompt)
+	if raw := httpapi.Value(b.SandboxAllocation); raw != nil {
+		if k := raw.Kind(); k != '"' && k != '{' {
+			m.Fail("sandboxAllocation", "must be a name or an object")
 		}
 		r.allocation = raw
 	}
-	if active, ok := o.Bool("active"); ok {
-		r.active = active
+	if b.Active != nil {
+		r.active = *b.Active
 	}
-	if err := o.Err(); err != nil {
+	if err := m.Err(); err != nil {
 		return nil, err
 	}
 	if r.prompt == "" {
@@ -113,9 +129,11 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	if zone == "" {
 		zone = "UTC" // left out
 	}
-	if r.schedule, err = trigger.ParseSchedule(cron, zone, now); err != nil {
+	schedule, err := trigger.ParseSchedule(cron, zone, now)
+	if err != nil {
 		return nil, err
 	}
+	r.schedule = schedule
 	return &r, nil
 }
 
