@@ -26,7 +26,7 @@ func (k Kind) Known() bool {
 
 // ParseKind reads runtime.sandboxKind: isolated, code-review or shared (which
 // is accepted here and refused as retired when a session is created, see
-// CheckKind). Anything else is invalid_request.
+// Policy.Place). Anything else is invalid_request.
 func ParseKind(s string) (Kind, error) {
 	if k := Kind(s); k.Known() {
 		return k, nil

@@ -26,8 +26,8 @@ func Key(sessionID string) Item {
 	return Item{"PK": s(keyPrefix + sessionID), "SK": s(sortKey)}
 }
 
-// InvalidRecordError is a stored session that does not decode. Owner holds
-// the owner when it could still be read, so that the owner can be told.
+// InvalidRecordError is a stored session that does not decode, with its
+// owner when that could still be read, so that the owner can be told.
 type InvalidRecordError struct {
 	SessionID string
 	Reason    string
