@@ -5,8 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/store"
 )
 
 // noInternals fails when an answer shows what lies behind the service: the
@@ -98,4 +101,23 @@ func TestFaults(t *testing.T) {
 			t.Errorf("%d %s", res.Status, res.Raw)
 		}
 	})
+}
+
+// TestStorageFaultsThatAreNotTransient: a DynamoDB error a retry cannot
+// mend (here a table that does not exist) is internal_error, not 503.
+func TestStorageFaultsThatAreNotTransient(t *testing.T) {
+	b := dynamotest.Backends(t)[0]
+	c := local.DynamoClient(b.URL, store.Counting)
+	h := apitest.NewOn(t, c, c, "NoSuchTable")
+	for _, k := range []string{"", "k"} {
+		set := map[string]any{}
+		if k != "" {
+			set["operationKey"] = k
+		}
+		r := post(h, user, body(set))
+		if r.Status != 500 || r.Code() != "internal_error" || r.Headers["Retry-After"] != "" {
+			t.Errorf("key %q: %d %v %s", k, r.Status, r.Headers, r.Raw)
+		}
+		noInternals(t, h, r)
+	}
 }

@@ -7,7 +7,9 @@ import "testing"
 // turn every retry in flight into operation_key_payload_mismatch. Each body
 // is validated and fingerprinted as the start route does; the corpus spans
 // non-ASCII text, escapes, every allocation form, byoc objects, members at
-// their defaults, nulls and empty objects.
+// their defaults, nulls and empty objects. The "every member" value was
+// also computed independently of this code, as RFC 8785 has it (non-ASCII
+// and U+2028 written as they are).
 func TestFingerprintCorpus(t *testing.T) {
 	rows := []struct {
 		rule, body, want string

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/start"
@@ -132,6 +134,149 @@ func TestLedgerRules(t *testing.T) {
 				if again.Status != 200 || again.Body["sessionId"] != r.replay {
 					t.Errorf("the replaced row does not replay: %d %s", again.Status, again.Raw)
 				}
+			}
+		})
+	}
+}
+
+// TestLedgerRuleOrder: when a row breaks several rules, the first in the
+// contract's order answers.
+func TestLedgerRuleOrder(t *testing.T) {
+	b := body(map[string]any{"operationKey": "k"})
+	fp := fingerprint(t, b)
+	live := map[string]int64{"leaseUntil": time.Now().Add(time.Minute).UnixMilli()}
+	rows := []struct {
+		rule     string
+		row      []byte
+		settings []local.Parameter
+		code     string
+	}{
+		{"1 before 2", row("k", map[string]string{"orgId": "o1", "fingerprint": fp, "sessionId": "w", "sandboxKind": "shared"}, nil), nil, "operation_key_reuse_mismatch"},
+		{"2 before 3", row("k", map[string]string{"fingerprint": fp, "sessionId": "w", "sandboxKind": "shared", "sandboxProvider": "cloudflare"}, nil), nil, "sandbox_allocation_retired"},
+		{"2 before 4", row("k", map[string]string{"status": "in_progress", "fingerprint": fp, "sessionId": "w", "sandboxKind": "shared"}, live), nil, "sandbox_allocation_retired"},
+		{"3 before 4", row("k", map[string]string{"status": "in_progress", "fingerprint": fp, "sessionId": "w", "sandboxId": "ses-" + hex48}, live), nil, "sandbox_runtime_retired"},
+		{"4 before 6", row("k", map[string]string{"status": "in_progress", "fingerprint": "other", "sessionId": "w"}, live), nil, "creation_in_progress"},
+		{"2: an allocation retired by settings", row("k", map[string]string{"fingerprint": fp, "sessionId": "w", "sandboxAllocation": "vercel-small", "sandboxProvider": "vercel"}, nil),
+			[]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}}, "sandbox_allocation_retired"},
+		{"3: a provider retired by settings", row("k", map[string]string{"fingerprint": fp, "sessionId": "w", "sandboxAllocation": "vercel-small"}, nil),
+			[]local.Parameter{{Name: "provider/retired", Type: "StringList", Value: "vercel"}}, "sandbox_runtime_retired"},
+	}
+	for _, r := range rows {
+		t.Run(r.rule, func(t *testing.T) {
+			h := apitest.New(t, nil)
+			h.SetSettings(r.settings)
+			h.Put(r.row)
+			if res := post(h, user, b); res.Code() != r.code {
+				t.Errorf("%d %s", res.Status, res.Raw)
+			}
+		})
+	}
+}
+
+// TestLedgerDetails: the row a new session writes expires 24 hours after
+// its creation; a live lease's Retry-After counts the seconds it has left;
+// an expired row does not stand in the way of checks 3 to 6.
+func TestLedgerDetails(t *testing.T) {
+	h := apitest.New(t, nil)
+	before := time.Now()
+	if r := post(h, user, body(map[string]any{"operationKey": "k"})); r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Raw)
+	}
+	written, err := h.Start.Table.GetLedger(t.Context(), "u1", "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created, _ := time.Parse(time.RFC3339, written.CreatedAt)
+	if written.Status != "completed" || written.ExpiresAt.Sub(created) != 24*time.Hour || created.Before(before.Truncate(time.Second)) {
+		t.Errorf("row %+v", written)
+	}
+
+	b := body(map[string]any{"operationKey": "lease"})
+	h.Put(row2("lease", fingerprint(t, b), map[string]int64{"leaseUntil": time.Now().Add(30 * time.Second).UnixMilli()}))
+	if r := post(h, user, b); r.Headers["Retry-After"] != "30" && r.Headers["Retry-After"] != "29" {
+		t.Errorf("Retry-After %q for a lease of 30 seconds", r.Headers["Retry-After"])
+	}
+
+	retiredBody := body(map[string]any{"operationKey": "old", "runtime": map[string]any{"sandboxAllocation": "cloudflare-single"}})
+	h.Put(row("old", map[string]string{"fingerprint": fingerprint(t, retiredBody), "sessionId": "w"}, map[string]int64{"expiresAt": time.Now().Add(-time.Minute).Unix()}))
+	if r := post(h, user, retiredBody); r.Code() != "sandbox_runtime_retired" {
+		t.Errorf("an expired row judged the start: %d %s", r.Status, r.Raw)
+	}
+}
+
+func row2(k, fp string, n map[string]int64) []byte {
+	return row(k, map[string]string{"status": "in_progress", "fingerprint": fp, "sessionId": "w"}, n)
+}
+
+// TestLapsedRowReplacement: rows of older writers whose fingerprint or
+// lease is unset are replaced too; concurrent starts on one lapsed row
+// create exactly one session, with the recorded id.
+func TestLapsedRowReplacement(t *testing.T) {
+	b := body(map[string]any{"operationKey": "k"})
+	for name, r := range map[string][]byte{
+		"no fingerprint": row("k", map[string]string{"status": "failed", "sessionId": "workspace_rec"}, nil),
+		"NULL lease":     []byte(strings.Replace(string(row("k", map[string]string{"status": "in_progress", "fingerprint": "x", "sessionId": "workspace_rec"}, nil)), `"SK"`, `"leaseUntil":{"NULL":true},"SK"`, 1)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := apitest.New(t, nil)
+			h.Put(r)
+			if res := post(h, user, b); res.Status != 201 || res.Body["sessionId"] != "workspace_rec" {
+				t.Errorf("%d %s", res.Status, res.Raw)
+			}
+		})
+	}
+	t.Run("concurrent", func(t *testing.T) {
+		h := apitest.New(t, nil)
+		h.Put(row("k", map[string]string{"status": "in_progress", "fingerprint": "x", "sessionId": "workspace_rec"}, map[string]int64{"leaseUntil": 1}))
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		for range 10 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res := post(h, user, b)
+				mu.Lock()
+				defer mu.Unlock()
+				statuses[res.Status]++
+				if res.Body["sessionId"] != "workspace_rec" {
+					t.Errorf("%d %s", res.Status, res.Raw)
+				}
+			}()
+		}
+		wg.Wait()
+		if statuses[201] != 1 || statuses[200] != 9 || len(h.Items()) != 2 {
+			t.Errorf("statuses %v, %d items", statuses, len(h.Items()))
+		}
+	})
+}
+
+// TestRecordedRowIsJudged: the row this writer records carries the
+// session's provider and allocation, so that a replay after they are
+// retired is refused by rules 2 and 3, never replayed.
+func TestRecordedRowIsJudged(t *testing.T) {
+	small := map[string]any{"sandboxAllocation": "vercel-small"}
+	for _, r := range []struct {
+		rule    string
+		runtime map[string]any
+		setting local.Parameter
+		code    string
+	}{
+		{"2: the recorded allocation is retired", small, local.Parameter{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}, "sandbox_allocation_retired"},
+		{"3: the recorded allocation's provider is retired", small, local.Parameter{Name: "provider/retired", Type: "StringList", Value: "vercel"}, "sandbox_runtime_retired"},
+		// A code-review session records no allocation: only its provider.
+		{"3: the recorded provider is retired", map[string]any{"sandboxKind": "code-review"},
+			local.Parameter{Name: "provider/retired", Type: "StringList", Value: "cloudflare-containers"}, "sandbox_runtime_retired"},
+	} {
+		t.Run(r.rule, func(t *testing.T) {
+			h := apitest.New(t, nil)
+			b := body(map[string]any{"operationKey": "k", "runtime": r.runtime})
+			if first := post(h, user, b); first.Status != 201 {
+				t.Fatalf("%d %s", first.Status, first.Raw)
+			}
+			h.SetSettings([]local.Parameter{r.setting})
+			if again := post(h, user, b); again.Status != 422 || again.Code() != r.code {
+				t.Errorf("%d %s", again.Status, again.Raw)
 			}
 		})
 	}
