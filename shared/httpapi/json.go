@@ -120,10 +120,10 @@ func (m *Members) Optional(name string, v *string) string {
 	return *v
 }
 
-// Present reports whether an object member was sent, failing when it is
-// required and was not.
-func (m *Members) Present(name string, sent, required bool) bool {
-	if !sent && required {
+// RequiredObject reports whether an object member that must be sent was
+// (null is not sent), failing when it was not.
+func (m *Members) RequiredObject(name string, sent bool) bool {
+	if !sent {
 		m.Fail(name, "is required")
 	}
 	return sent

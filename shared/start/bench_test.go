@@ -14,7 +14,7 @@ func BenchmarkParseAndFingerprint(b *testing.B) {
 		"runtime": map[string]any{"sandboxAllocation": "vercel-small"}}))
 	b.ReportAllocs()
 	for b.Loop() {
-		req, err := start.ParseRequest(raw, "", false)
+		req, err := start.ParseRequest(raw, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

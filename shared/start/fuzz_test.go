@@ -20,7 +20,11 @@ func FuzzParseRequest(f *testing.F) {
 		f.Add([]byte(s), "")
 	}
 	f.Fuzz(func(t *testing.T, b []byte, key string) {
-		req, err := start.ParseRequest(b, key, key != "")
+		var header *string
+		if key != "" {
+			header = &key
+		}
+		req, err := start.ParseRequest(b, header)
 		if err != nil {
 			if c := problem.CodeOf(err); c != problem.InvalidRequest {
 				t.Fatalf("code %s", c)

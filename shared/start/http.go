@@ -27,8 +27,11 @@ func Route(s *Service) httpapi.Route {
 // (403), allocation checks 1 and 2, then the start, whose ledger comes
 // before the shared kind and checks 3 to 6.
 func (s *Service) handle(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	key, hasKey := r.Header("Idempotency-Key")
-	req, err := ParseRequest(r.Body, key, hasKey)
+	var header *string
+	if key, ok := r.Header("Idempotency-Key"); ok {
+		header = &key
+	}
+	req, err := ParseRequest(r.Body, header)
 	if err != nil {
 		return httpapi.Response{}, err
 	}

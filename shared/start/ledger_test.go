@@ -19,7 +19,7 @@ const hex48 = "0123456789abcdef0123456789abcdef0123456789abcdef"
 // fingerprint is the fingerprint of a body as the start computes it.
 func fingerprint(t *testing.T, b string) string {
 	t.Helper()
-	req, err := start.ParseRequest([]byte(b), "", false)
+	req, err := start.ParseRequest([]byte(b), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,10 +79,10 @@ type startBody struct {
 }
 
 // ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
-// header (hasHeader says whether it was sent; both given, they must be
-// equal). Reserved values (trigger: keys, the scheduled platform) are
-// refused: they belong to trigger firings.
-func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request, error) {
+// header (nil when it was not sent; both given, they must be equal).
+// Reserved values (trigger: keys, the scheduled platform) are refused: they
+// belong to trigger firings.
+func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	var b startBody
 	if err := httpapi.Decode(body, &b); err != nil {
 		return nil, err
@@ -91,10 +91,10 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 	var r Request
 	key := m.Optional("operationKey", b.OperationKey)
 	r.OrgID = m.Optional("orgId", b.OrgID)
-	if m.Present("repository", b.Repository != nil, true) {
+	if m.RequiredObject("repository", b.Repository != nil) {
 		r.Repository = ParseRepository(&m, "repository", b.Repository)
 	}
-	if m.Present("agent", b.Agent != nil, true) {
+	if m.RequiredObject("agent", b.Agent != nil) {
 		r.Agent = ParseAgent(&m, "agent", b.Agent)
 	}
 	if b.InitialTurn != nil {
@@ -114,13 +114,14 @@ func ParseRequest(body []byte, idempotencyKey string, hasHeader bool) (*Request,
 	if err := m.Err(); err != nil {
 		return nil, err
 	}
-	switch {
-	case hasHeader && idempotencyKey == "":
-		return nil, bad("The Idempotency-Key header may not be empty.")
-	case key != "" && hasHeader && key != idempotencyKey:
-		return nil, bad("operationKey and the Idempotency-Key header must be equal when both are given.")
-	case key == "":
-		key = idempotencyKey
+	if h := idempotencyKey; h != nil {
+		switch {
+		case *h == "":
+			return nil, bad("The Idempotency-Key header may not be empty.")
+		case key != "" && key != *h:
+			return nil, bad("operationKey and the Idempotency-Key header must be equal when both are given.")
+		}
+		key = *h
 	}
 	r.OperationKey = key
 	if kind != nil {

@@ -94,14 +94,14 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	r := createRequest{active: true}
 	var cron, zone string
 	r.orgID = m.Optional("orgId", b.OrgID)
-	if m.Present("schedule", b.Schedule != nil, true) {
+	if m.RequiredObject("schedule", b.Schedule != nil) {
 		cron = m.Required("schedule.cron", b.Schedule.Cron)
 		zone = m.Optional("schedule.timezone", b.Schedule.Timezone)
 	}
-	if m.Present("repository", b.Repository != nil, true) {
+	if m.RequiredObject("repository", b.Repository != nil) {
 		r.repository = start.ParseRepository(&m, "repository", b.Repository)
 	}
-	if m.Present("agent", b.Agent != nil, true) {
+	if m.RequiredObject("agent", b.Agent != nil) {
 		r.agent = start.ParseAgent(&m, "agent", b.Agent)
 	}
 	r.prompt = m.Required("prompt", b.Prompt)
