@@ -10,18 +10,21 @@ import (
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
+// everyMinute is a trigger body that is due every minute.
+var everyMinute = apitest.Body(map[string]any{
+	"schedule":   map[string]any{"cron": "* * * * *"},
+	"repository": map[string]any{"type": "github", "repo": "acme/app"},
+	"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
+	"prompt":     "Triage new issues.",
+}, nil)
+
 // BenchmarkFire: one invocation that fires one due trigger, from the due
 // index to the recorded run, on the embedded endpoint (settings are reread
 // at every call here).
 func BenchmarkFire(b *testing.B) {
 	h := apitest.New(b, nil)
 	h.Triggers.Now = func() time.Time { return created }
-	r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: owner, Body: apitest.Body(map[string]any{
-		"schedule":   map[string]any{"cron": "* * * * *"},
-		"repository": map[string]any{"type": "github", "repo": "acme/app"},
-		"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
-		"prompt":     "Triage new issues.",
-	}, nil)})
+	r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: owner, Body: everyMinute})
 	if r.Status != 201 {
 		b.Fatal(r.Raw)
 	}

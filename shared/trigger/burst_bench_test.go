@@ -55,12 +55,7 @@ func newBurstTable(b *testing.B) *burstTable {
 func (bt *burstTable) grow(b *testing.B, size int) {
 	bt.h.Triggers.Now = func() time.Time { return bt.at }
 	for i := bt.size; i < size; i++ {
-		r := bt.h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, Body: apitest.Body(map[string]any{
-			"schedule":   map[string]any{"cron": "* * * * *"},
-			"repository": map[string]any{"type": "github", "repo": "acme/app"},
-			"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
-			"prompt":     "Triage new issues.",
-		}, nil)})
+		r := bt.h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, Body: everyMinute})
 		if r.Status != 201 {
 			b.Fatal(r.Raw)
 		}
