@@ -8,8 +8,8 @@ import (
 )
 
 func main() {
-	lambdaenv.Start(func(env *lambdaenv.Env) any {
+	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
 		svc := &start.Service{Table: env.Table, Settings: env.Settings}
-		return httpapi.New(env.Log, start.Route(svc)).Handle
+		return httpapi.New(env.Log, start.Route(svc)).Handle, nil
 	})
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"log"
 	"os"
 
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
@@ -12,15 +11,15 @@ import (
 )
 
 func main() {
-	concurrency, err := trigger.ParseConcurrency(os.Getenv(trigger.VarConcurrency))
-	if err != nil {
-		log.Fatal(err)
-	}
-	lambdaenv.Start(func(env *lambdaenv.Env) any {
+	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
+		concurrency, err := trigger.ParseConcurrency(os.Getenv(trigger.VarConcurrency))
+		if err != nil {
+			return nil, err
+		}
 		f := &trigger.Firing{
 			Table: env.Table, Settings: env.Settings, Log: env.Log, Concurrency: concurrency,
 			Start: &start.Service{Table: env.Table, Settings: env.Settings},
 		}
-		return f.Handle
+		return f.Handle, nil
 	})
 }

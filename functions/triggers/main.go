@@ -9,8 +9,8 @@ import (
 )
 
 func main() {
-	lambdaenv.Start(func(env *lambdaenv.Env) any {
+	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
 		svc := &triggerapi.Service{Table: env.Table, Settings: env.Settings}
-		return httpapi.New(env.Log, svc.Routes()...).Handle
+		return httpapi.New(env.Log, svc.Routes()...).Handle, nil
 	})
 }

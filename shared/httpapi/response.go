@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"strconv"
@@ -42,8 +43,9 @@ func NewProblemBody(status int, code problem.Code, detail, requestID string) Pro
 const unexpectedDetail = "An unexpected error occurred."
 
 // encode turns a response into the gateway's shape. Every response carries
-// Cache-Control: no-store.
-func encode(r Response) events.APIGatewayV2HTTPResponse {
+// Cache-Control: no-store. A body that does not marshal is an error that
+// names its type and the marshaller's error type, never the values.
+func encode(r Response) (events.APIGatewayV2HTTPResponse, error) {
 	out := events.APIGatewayV2HTTPResponse{StatusCode: r.Status, Headers: map[string]string{"Cache-Control": "no-store"}}
 	for k, v := range r.Headers {
 		out.Headers[k] = v
@@ -51,14 +53,14 @@ func encode(r Response) events.APIGatewayV2HTTPResponse {
 	if r.Body != nil {
 		b, err := json.Marshal(r.Body)
 		if err != nil {
-			return encode(problemResponse(err, ""))
+			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("the response body, a %T, does not marshal: %T", r.Body, err)
 		}
 		out.Body = string(b)
 		if _, set := out.Headers["Content-Type"]; !set {
 			out.Headers["Content-Type"] = "application/json"
 		}
 	}
-	return out
+	return out, nil
 }
 
 // problemResponse is the problem+json answer for err: its code and detail

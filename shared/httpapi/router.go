@@ -63,8 +63,9 @@ func New(log *slog.Logger, routes ...Route) *API { return &API{routes: routes, l
 
 // Handle answers one event, in the contract's order of checks: routing (404,
 // 405), the caller (401), the body size (413), then the handler. It never
-// returns an error to Lambda: every failure is a problem+json response. It
-// logs one JSON line per invocation.
+// returns an error to Lambda: every failure is a problem+json response,
+// with the request id. It logs one JSON line per invocation: the request
+// id, the route, the status, a problem's code, and for a 5xx its cause.
 func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
 	ctx, record := invocation.With(ctx)
@@ -73,26 +74,36 @@ func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (ev
 	if err != nil {
 		resp = problemResponse(err, r.RequestID)
 	}
+	out, merr := encode(resp)
+	if merr != nil {
+		// The answer cannot be sent: internal_error takes its place, for
+		// the same request.
+		err = merr
+		resp = problemResponse(err, r.RequestID)
+		out, _ = encode(resp) // a problem body always marshals
+	}
 	attrs := []slog.Attr{
 		slog.String("requestId", r.RequestID),
 		slog.String("route", route),
-		slog.Int("status", resp.Status),
+		slog.Int("status", out.StatusCode),
 		slog.Int64("latencyMs", time.Since(start).Milliseconds()),
 		slog.Int("dynamodbRequests", record.Requests()),
 	}
 	if w := record.Warnings(); len(w) > 0 {
 		attrs = append(attrs, slog.Any("warnings", w))
 	}
+	if p, ok := resp.Body.(ProblemBody); ok {
+		attrs = append(attrs, slog.String("code", string(p.Code)))
+	}
 	level := slog.LevelInfo
-	if err != nil {
-		attrs = append(attrs, slog.String("code", string(problem.CodeOf(err))))
-		if resp.Status >= 500 {
-			level = slog.LevelError
+	if out.StatusCode >= 500 {
+		level = slog.LevelError
+		if err != nil {
 			attrs = append(attrs, slog.String("error", err.Error()))
 		}
 	}
 	a.log.LogAttrs(ctx, level, "request", attrs...)
-	return encode(resp), nil
+	return out, nil
 }
 
 func (a *API) serve(ctx context.Context, r *Request) (route string, resp Response, err error) {

@@ -11,9 +11,9 @@ package lambdaenv
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
-	"log"
 	"log/slog"
 	"net/http"
 	"os"
@@ -55,16 +55,27 @@ type Env struct {
 	Settings *settings.Settings
 }
 
-// Start loads the environment once per execution environment (a function
-// that cannot load it stops), and hands the handler that handler builds
-// from it to the Lambda runtime.
-func Start(handler func(env *Env) any) {
+// Start loads the environment and builds the handler from it, once per
+// execution environment, and hands the handler to the Lambda runtime. A
+// function that cannot load its environment or build its handler logs one
+// JSON line at level ERROR with the cause (which names variables, never
+// their secret values) and exits with status 1, so that Lambda reports the
+// init as failed.
+func Start(build func(env *Env) (any, error)) {
 	env, err := Load()
-	if err != nil {
-		log.Fatal(err)
+	var handler any
+	if err == nil {
+		handler, err = build(env)
 	}
-	lambda.Start(handler(env))
+	if err != nil {
+		newLogger().LogAttrs(context.Background(), slog.LevelError, "init", slog.String("error", err.Error()))
+		os.Exit(1)
+	}
+	lambda.Start(handler)
 }
+
+// newLogger is the functions' logger: JSON lines on standard output.
+func newLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
 
 // Load reads the environment and builds the clients. The region and the
 // credentials are those Lambda sets in the environment (AWS_REGION,
@@ -73,7 +84,6 @@ func Start(handler func(env *Env) any) {
 // AWS_ENDPOINT_URL_SSM or AWS_ENDPOINT_URL sets another, as the SDK's
 // default configuration reads them. Nothing here does I/O.
 func Load() (*Env, error) {
-	logger := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	table, path := os.Getenv(VarTable), os.Getenv(VarConfig)
 	if table == "" || path == "" {
 		return nil, fmt.Errorf("%s and %s must be set", VarTable, VarConfig)
@@ -97,7 +107,7 @@ func Load() (*Env, error) {
 	dynamo := dynamodb.New(dynamodb.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("DYNAMODB")}, store.Counting)
 	params := ssm.New(ssm.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("SSM")})
 	return &Env{
-		Log:      logger,
+		Log:      newLogger(),
 		Table:    store.New(dynamo, table),
 		Settings: settings.New(params, path, ttl),
 	}, nil

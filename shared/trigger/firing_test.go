@@ -359,17 +359,25 @@ func TestOutOfTime(t *testing.T) {
 // TestParked: a stored trigger that does not decode, or whose schedule no
 // longer parses, cannot fire and a retry cannot mend it: it is counted as
 // failed once, recorded, and stopped, and the invocation does not fail.
-// The other triggers fire.
+// The other triggers fire. The log line's warnings count the due-index
+// entries that did not decode, without their values.
 func TestParked(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	undecodable := newTrigger(t, h, "*/5 * * * *", nil)
 	unparsable := newTrigger(t, h, "*/5 * * * *", nil)
 	newTrigger(t, h, "*/5 * * * *", nil)
-	h.SetTrigger(undecodable, "active", &types.AttributeValueMemberS{Value: "yes"})
+	h.SetTrigger(undecodable, "active", &types.AttributeValueMemberS{Value: "stored-value"})
 	h.SetTrigger(unparsable, "cron", &types.AttributeValueMemberS{Value: "0 9 L * *"})
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	before := len(h.Logs())
 	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 3, Fired: 1, Failed: 2}) {
 		t.Errorf("%+v %v", sum, err)
+	}
+	if w := warnings(t, h.Logs()[before:]); len(w) != 1 || w[0] != "due-index entries that did not decode, each read again: 1" {
+		t.Errorf("warnings %q", w)
+	}
+	if line := h.Logs()[len(h.Logs())-1]; strings.Contains(line, "stored-value") {
+		t.Errorf("a stored value is logged: %s", line)
 	}
 	if tr := read(t, h, unparsable); tr["active"] != false || tr["lastRunStatus"] != "failed" || tr["lastError"] != "invalid_request" {
 		t.Errorf("%v", tr)
@@ -378,9 +386,26 @@ func TestParked(t *testing.T) {
 		t.Errorf("%v", tr)
 	}
 	next := slot.Add(5 * time.Minute)
+	before = len(h.Logs())
 	if sum, err := fire(t, h, next, next); err != nil || sum != (trigger.Summary{Due: 1, Fired: 1}) {
 		t.Errorf("the next slot: %+v %v", sum, err)
 	}
+	if w := warnings(t, h.Logs()[before:]); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// warnings are the warnings of an invocation's one log line.
+func warnings(t *testing.T, lines []string) []string {
+	t.Helper()
+	if len(lines) != 1 {
+		t.Fatalf("%d lines: %v", len(lines), lines)
+	}
+	var line struct{ Warnings []string }
+	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
+		t.Fatal(err)
+	}
+	return line.Warnings
 }
 
 // TestOneLogLine: an invocation logs one JSON line, with its summary and
