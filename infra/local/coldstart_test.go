@@ -22,8 +22,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/cloud-agent/control-plane/shared/ddbjson"
 )
 
 // coldStartSamples is how many cold starts each case's median is taken
@@ -344,7 +342,7 @@ func plantDueTrigger(ctx context.Context, c *dynamodb.Client, n int) error {
 }
 
 func putItem(ctx context.Context, c *dynamodb.Client, data []byte) error {
-	item, err := ddbjson.Unmarshal(data)
+	item, err := UnmarshalItem(data)
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/cloud-agent/control-plane/shared/ddbjson"
 )
 
 var (
@@ -119,7 +117,7 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	}
 	for _, f := range []string{"session/testdata/items/session-v2-current", "session/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc"} {
 		data, _ := os.ReadFile("../../shared/" + f + ".json")
-		item, _ := ddbjson.Unmarshal(data)
+		item, _ := UnmarshalItem(data)
 		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
 			t.Fatal(err)
 		}

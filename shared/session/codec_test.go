@@ -11,8 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/ddbjson"
 )
 
 // fixture reads testdata/items/<name>.json, or testdata/ledger/ for a
@@ -27,7 +27,7 @@ func fixture(t testing.TB, name string) Item {
 	if err != nil {
 		t.Fatal(err)
 	}
-	item, err := ddbjson.Unmarshal(data)
+	item, err := local.UnmarshalItem(data)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -332,7 +332,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	p := allocation.DefaultPolicy()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		item, err := ddbjson.Unmarshal(data)
+		item, err := local.UnmarshalItem(data)
 		if err != nil {
 			return
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -217,7 +218,7 @@ func decodeTrigger(item session.Item) (*Trigger, error) {
 		return &InvalidTriggerError{ID: id, UserID: str("ownerUserId"), OrgID: str("orgId"), Cause: cause}
 	}
 	var it triggerItem
-	if err := attributevalue.UnmarshalMap(item, &it); err != nil {
+	if err := unmarshalExact(item, reflect.ValueOf(&it).Elem(), ""); err != nil {
 		return nil, invalid(err)
 	}
 	if it.TriggerID != id || it.OwnerUserID == "" {
@@ -256,6 +257,63 @@ func decodeTrigger(item session.Item) (*Trigger, error) {
 		return nil, invalid(err)
 	}
 	return tr, nil
+}
+
+// unmarshalExact decodes item into the struct v attribute by attribute,
+// each field from the attribute its dynamodbav tag names, exactly; a
+// struct field (or a pointer to one) from a map, by the same rule.
+// attributevalue.UnmarshalMap also matches names that differ in case
+// (Prompt for prompt), and of two such takes either. Other attributes are
+// ignored; a value of another type is an error naming the attribute's
+// path, never its value.
+func unmarshalExact(item session.Item, v reflect.Value, path string) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("dynamodbav"), ",")
+		av, ok := item[name]
+		if !ok {
+			continue
+		}
+		fv := v.Field(i)
+		if m, isMap := av.(*types.AttributeValueMemberM); isMap && isStruct(f.Type) {
+			if f.Type.Kind() == reflect.Pointer {
+				fv.Set(reflect.New(f.Type.Elem()))
+				fv = fv.Elem()
+			}
+			if err := unmarshalExact(m.Value, fv, path+name+"."); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := valueDecoder.Decode(av, fv.Addr().Interface()); err != nil {
+			return fmt.Errorf("%s%s is not %s", path, name, attributeType(f.Type))
+		}
+	}
+	return nil
+}
+
+// valueDecoder decodes the attributes of unmarshalExact one by one.
+var valueDecoder = attributevalue.NewDecoder()
+
+func isStruct(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct
+}
+
+// attributeType names the attribute type a field of triggerItem reads.
+func attributeType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int64:
+		return "an integer"
+	}
+	return "a map"
 }
 
 // ownerCountKey is the item that counts an owner's triggers: the org's

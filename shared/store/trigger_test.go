@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"strings"
@@ -13,11 +14,12 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/ddbjson"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
@@ -398,7 +400,7 @@ func TestTriggerItemShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			item, err := ddbjson.Unmarshal(data)
+			item, err := local.UnmarshalItem(data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -412,7 +414,7 @@ func TestTriggerItemShape(t *testing.T) {
 			}
 			delete(item, "lastError") // stored NULL: unset
 			if !reflect.DeepEqual(encoded, item) {
-				a, _ := ddbjson.Marshal(encoded)
+				a, _ := attributevalue.MarshalMapJSON(encoded)
 				t.Errorf("encoded %s", a)
 			}
 		})
@@ -480,6 +482,11 @@ func TestInvalidTrigger(t *testing.T) {
 	}{
 		{"a time that is not one", "nextRunAt", &types.AttributeValueMemberS{Value: "next tuesday"}},
 		{"a flag of another type", "active", &types.AttributeValueMemberS{Value: "next tuesday"}},
+		{"a version that is not a number", "version", &types.AttributeValueMemberS{Value: "next tuesday"}},
+		{"a section of another type", "agent", &types.AttributeValueMemberS{Value: "next tuesday"}},
+		{"a nested attribute of another type", "repository", &types.AttributeValueMemberM{Value: session.Item{
+			"type": &types.AttributeValueMemberBOOL{Value: true}, "repo": &types.AttributeValueMemberS{Value: "next tuesday"},
+		}}},
 		{"an id that differs from the key", "triggerId", &types.AttributeValueMemberS{Value: "trg_b"}},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
@@ -496,6 +503,88 @@ func TestInvalidTrigger(t *testing.T) {
 			if strings.Contains(err.Error(), "tuesday") || strings.Contains(err.Error(), "trg_b") {
 				t.Errorf("the reason shows the stored value: %v", err)
 			}
+			if !strings.Contains(err.Error(), row.name) {
+				t.Errorf("the reason does not name %s: %v", row.name, err)
+			}
 		})
 	}
+}
+
+// TestTriggerAttributeCase: attributes are read by their exact names, at
+// every depth: one whose name differs only in case is another attribute,
+// ignored as unknown ones are, never read as the right one. The due
+// index's copies decode the same way.
+func TestTriggerAttributeCase(t *testing.T) {
+	good, err := encodeTrigger(newTrigger("trg_a", "u1", "o1", now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// miscased is good with the attribute at path (dot-separated) renamed
+	// to wrong, and the right one kept when keep says so.
+	miscased := func(path, wrong string, keep bool) session.Item {
+		item := maps.Clone(good)
+		parent, name := item, path
+		if section, field, nested := strings.Cut(path, "."); nested {
+			inner := maps.Clone(item[section].(*types.AttributeValueMemberM).Value)
+			item[section] = &types.AttributeValueMemberM{Value: inner}
+			parent, name = inner, field
+		}
+		parent[wrong] = &types.AttributeValueMemberS{Value: "wrongly cased"}
+		if !keep {
+			delete(parent, name)
+		}
+		return item
+	}
+	for _, row := range []struct {
+		rule  string
+		item  session.Item
+		check func(*Trigger) bool
+	}{
+		{"Prompt is not prompt", miscased("prompt", "Prompt", false), func(tr *Trigger) bool { return tr.Prompt == "" }},
+		{"beside prompt, Prompt is ignored", miscased("prompt", "Prompt", true), func(tr *Trigger) bool { return tr.Prompt == "Update the dependencies." }},
+		{"CRON is not cron", miscased("cron", "CRON", false), func(tr *Trigger) bool { return tr.Cron == "" }},
+		{"in a map, Type is not type", miscased("repository.type", "Type", false), func(tr *Trigger) bool {
+			return tr.Repository == session.Repository{Repo: "acme/app", Branch: "main"}
+		}},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			for range 20 { // map order must not matter
+				tr, err := decodeTrigger(row.item)
+				if err != nil || !row.check(tr) {
+					t.Fatalf("%+v %v", tr, err)
+				}
+			}
+		})
+	}
+	t.Run("ownerUserID is not ownerUserId", func(t *testing.T) {
+		_, err := decodeTrigger(miscased("ownerUserId", "ownerUserID", false))
+		var invalid *InvalidTriggerError
+		if !errors.As(err, &invalid) || invalid.ID != "trg_a" || invalid.UserID != "" {
+			t.Fatalf("%#v", err)
+		}
+	})
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		for id, rename := range map[string][2]string{"trg_p": {"prompt", "Prompt"}, "trg_o": {"ownerUserId", "ownerUserID"}} {
+			tr := newTrigger(id, "u1", "", now)
+			tr.NextRunAt = now
+			item, err := encodeTrigger(tr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			item[rename[1]] = item[rename[0]]
+			delete(item, rename[0])
+			if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(tbl.name), Item: item}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		due, err := tbl.DueTriggers(ctx, now)
+		got := map[string]*Trigger{}
+		for _, d := range due {
+			got[d.ID] = d.Trigger
+		}
+		if err != nil || len(got) != 2 || got["trg_p"] == nil || got["trg_p"].Prompt != "" || got["trg_o"] != nil {
+			t.Errorf("%v %v", got, err)
+		}
+	})
 }

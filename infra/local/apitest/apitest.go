@@ -23,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -30,7 +31,6 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
-	"github.com/cloud-agent/control-plane/shared/ddbjson"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lookup"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -217,7 +217,7 @@ func Body(base, set map[string]any) string {
 // Put writes an item given in DynamoDB JSON straight into the table.
 func (h *Harness) Put(dynamoJSON []byte) {
 	h.t.Helper()
-	item, err := ddbjson.Unmarshal(dynamoJSON)
+	item, err := local.UnmarshalItem(dynamoJSON)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func (h *Harness) Items() []string {
 	}
 	var items []string
 	for _, it := range out.Items {
-		b, _ := ddbjson.Marshal(it)
+		b, _ := attributevalue.MarshalMapJSON(it)
 		items = append(items, string(b))
 	}
 	return items

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
@@ -27,7 +28,6 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/ddbjson"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
@@ -216,11 +216,11 @@ func (f *floorBench) clone(tb testing.TB, key string) (sess, row session.Item) {
 		"#"+f.key, "#"+key)
 	out := [2]session.Item{}
 	for i, item := range []session.Item{f.sessionItem, f.rowItem} {
-		data, err := ddbjson.Marshal(item)
+		data, err := attributevalue.MarshalMapJSON(item)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if out[i], err = ddbjson.Unmarshal([]byte(swap.Replace(string(data)))); err != nil {
+		if out[i], err = local.UnmarshalItem([]byte(swap.Replace(string(data)))); err != nil {
 			tb.Fatal(err)
 		}
 	}
