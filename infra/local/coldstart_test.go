@@ -85,19 +85,8 @@ var coldEvents = map[string][]coldEvent{
 // sample: run it with -benchtime=1x.
 func BenchmarkColdStart(b *testing.B) {
 	ctx := context.Background()
-	tpl, err := LoadTemplate("../../template.yaml")
-	if err != nil {
-		b.Fatal(err)
-	}
-	fns, err := Functions(tpl)
-	if err != nil {
-		b.Fatal(err)
-	}
+	tpl, fns, ids := templateFunctions(b)
 	dir := b.TempDir()
-	var ids []string
-	for _, fn := range fns {
-		ids = append(ids, fn.LogicalID)
-	}
 	if err := BuildFunctions(ctx, "../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
@@ -376,12 +365,9 @@ func benchTable(b *testing.B, tpl *Template) (*dynamodb.Client, string) {
 	return c, d.URL
 }
 
-// BenchmarkSize reports the size of each function's bootstrap, built
-// exactly as `make build-<LogicalId>` builds it for Lambda (arm64,
-// stripped), and of the zip that deploys it (deflate, as `sam` zips it),
-// beside the hello-world bootstrap built the same way.
-func BenchmarkSize(b *testing.B) {
-	ctx := context.Background()
+// templateFunctions reads template.yaml: the template, its functions and
+// their logical ids.
+func templateFunctions(b *testing.B) (*Template, []Function, []string) {
 	tpl, err := LoadTemplate("../../template.yaml")
 	if err != nil {
 		b.Fatal(err)
@@ -390,11 +376,21 @@ func BenchmarkSize(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	dir := b.TempDir()
 	var ids []string
 	for _, fn := range fns {
 		ids = append(ids, fn.LogicalID)
 	}
+	return tpl, fns, ids
+}
+
+// BenchmarkSize reports the size of each function's bootstrap, built
+// exactly as `make build-<LogicalId>` builds it for Lambda (arm64,
+// stripped), and of the zip that deploys it (deflate, as `sam` zips it),
+// beside the hello-world bootstrap built the same way.
+func BenchmarkSize(b *testing.B) {
+	ctx := context.Background()
+	_, _, ids := templateFunctions(b)
+	dir := b.TempDir()
 	if err := BuildFunctionsFor(ctx, "arm64", "../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
