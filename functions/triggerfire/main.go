@@ -5,18 +5,18 @@ package main
 import (
 	"os"
 
+	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/start"
-	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 func main() {
 	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
-		concurrency, err := trigger.ParseConcurrency(os.Getenv(trigger.VarConcurrency))
+		concurrency, err := firing.ParseConcurrency(os.Getenv(firing.VarConcurrency))
 		if err != nil {
 			return nil, err
 		}
-		f := &trigger.Firing{
+		f := &firing.Firing{
 			Table: env.Table, Settings: env.Settings, Log: env.Log, Concurrency: concurrency,
 			Start: &start.Service{Table: env.Table, Settings: env.Settings},
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 	"gopkg.in/yaml.v3"
 
+	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
-	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 func loadFunctions(t *testing.T) []Function {
@@ -153,7 +153,7 @@ func TestTemplateFunctions(t *testing.T) {
 			slices.Sort(names)
 			want := slices.Clone(lambdaenv.Variables)
 			if fn.LogicalID == "TriggerFireFunction" {
-				want = append(want, trigger.VarConcurrency)
+				want = append(want, firing.VarConcurrency)
 			}
 			slices.Sort(want)
 			if !slices.Equal(names, want) {

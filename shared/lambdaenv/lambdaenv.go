@@ -45,7 +45,7 @@ const attemptTimeout = 2 * time.Second
 
 // maxIdleConns is how many idle connections to one endpoint the clients
 // keep: the SDK keeps 10, fewer than the firing's requests at once
-// (FIRING_CONCURRENCY, at most trigger.MaxConcurrency, the same number).
+// (FIRING_CONCURRENCY, at most firing.MaxConcurrency, the same number).
 const maxIdleConns = 256
 
 // Env is a function's shared wiring.

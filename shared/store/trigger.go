@@ -20,6 +20,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 // Trigger errors the caller acts on.
@@ -58,45 +59,8 @@ func (e *InvalidTriggerError) Unwrap() error { return e.Cause }
 
 // Trigger is the part of the invalid item that is still readable: its
 // id and owner, enough to judge ownership and to delete it.
-func (e *InvalidTriggerError) Trigger() *Trigger {
-	return &Trigger{ID: e.ID, UserID: e.UserID, OrgID: e.OrgID}
-}
-
-// Trigger is a stored scheduled trigger. The saved allocation is kept as
-// it was stored, a name or a byoc request (or neither): it is judged when
-// the trigger fires.
-type Trigger struct {
-	ID         string
-	UserID     string
-	OrgID      string // "" when none
-	Active     bool
-	Cron       string
-	Timezone   string
-	Repository session.Repository
-	Agent      session.Agent
-	Prompt     string
-	// SavedAllocation is the saved name; SavedRequest the saved byoc
-	// request; both empty when none was saved.
-	SavedAllocation string
-	SavedRequest    *allocation.Request
-	// CreatedAt is the creation instant, to the nanosecond: the item shows
-	// it in whole seconds, and orders a user's triggers by it in full.
-	CreatedAt time.Time
-	NextRunAt time.Time
-	LastRun   Run // zero before the first slot
-	// Version counts the writes of the trigger's slots (1 when created; 0
-	// for an item an older writer stored without it): each is conditioned
-	// on the version it saw and moves it on. Stopping a trigger (Park) and
-	// deleting it take it out of the firing without one.
-	Version int64
-}
-
-// Run is what the last slot of a trigger did.
-type Run struct {
-	At        time.Time // the slot; zero when none
-	SessionID string    // "" when no session was obtained
-	Status    string    // fired, fallback or failed
-	Error     string    // a problem code, or ""
+func (e *InvalidTriggerError) Trigger() *trigger.Trigger {
+	return &trigger.Trigger{ID: e.ID, UserID: e.UserID, OrgID: e.OrgID}
 }
 
 // triggerItem is a trigger's item. dueShard is set only while the trigger
@@ -182,7 +146,7 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format(session.TimeFormat)
 }
 
-func encodeTrigger(tr *Trigger) (session.Item, error) {
+func encodeTrigger(tr *trigger.Trigger) (session.Item, error) {
 	it := triggerItem{
 		PK: triggerPrefix + tr.ID, SK: triggerSortKey, TriggerID: tr.ID,
 		OwnerUserID: tr.UserID, OrgID: tr.OrgID, Active: tr.Active,
@@ -205,7 +169,7 @@ func encodeTrigger(tr *Trigger) (session.Item, error) {
 }
 
 // decodeTrigger reads a trigger item; its id is the key's.
-func decodeTrigger(item session.Item) (*Trigger, error) {
+func decodeTrigger(item session.Item) (*trigger.Trigger, error) {
 	str := func(name string) string {
 		v, _ := item[name].(*types.AttributeValueMemberS)
 		if v == nil {
@@ -224,12 +188,12 @@ func decodeTrigger(item session.Item) (*Trigger, error) {
 	if it.TriggerID != id || it.OwnerUserID == "" {
 		return nil, invalid(errors.New("triggerId differs from the key, or ownerUserId is missing"))
 	}
-	tr := &Trigger{
+	tr := &trigger.Trigger{
 		ID: id, UserID: it.OwnerUserID, OrgID: it.OrgID, Active: it.Active,
 		Cron: it.Cron, Timezone: it.Timezone,
 		Repository: session.Repository(it.Repository), Agent: session.Agent(it.Agent), Prompt: it.Prompt,
 		SavedAllocation: it.SandboxAllocation,
-		LastRun:         Run{SessionID: it.LastSessionID, Status: it.LastRunStatus, Error: it.LastError},
+		LastRun:         trigger.Run{SessionID: it.LastSessionID, Status: it.LastRunStatus, Error: it.LastError},
 		Version:         it.Version,
 	}
 	if r := it.SandboxAllocationRequest; r != nil {
@@ -318,7 +282,7 @@ func attributeType(t reflect.Type) string {
 
 // ownerCountKey is the item that counts an owner's triggers: the org's
 // when the trigger has one, else the user's.
-func ownerCountKey(tr *Trigger) session.Item {
+func ownerCountKey(tr *trigger.Trigger) session.Item {
 	owner := "USER#" + tr.UserID
 	if tr.OrgID != "" {
 		owner = "ORG#" + tr.OrgID
@@ -332,7 +296,7 @@ func ownerCountKey(tr *Trigger) session.Item {
 // CreateTrigger writes a new trigger, at version 1, and counts it against
 // its owner, in one transaction: when the owner already has limit
 // triggers, nothing is written and the error is ErrTriggerLimit.
-func (t *Table) CreateTrigger(ctx context.Context, tr *Trigger, limit int) error {
+func (t *Table) CreateTrigger(ctx context.Context, tr *trigger.Trigger, limit int) error {
 	first := *tr
 	first.Version = 1
 	item, err := encodeTrigger(&first)
@@ -386,7 +350,7 @@ func countError(op string, err error) error {
 }
 
 // GetTrigger reads a trigger, strongly consistent.
-func (t *Table) GetTrigger(ctx context.Context, id string) (*Trigger, error) {
+func (t *Table) GetTrigger(ctx context.Context, id string) (*trigger.Trigger, error) {
 	item, err := t.get(ctx, triggerKey(id))
 	if err != nil {
 		return nil, err
@@ -396,7 +360,7 @@ func (t *Table) GetTrigger(ctx context.Context, id string) (*Trigger, error) {
 
 // DeleteTrigger deletes a trigger and uncounts it from its owner, in one
 // transaction; ErrNotFound when it is already gone.
-func (t *Table) DeleteTrigger(ctx context.Context, tr *Trigger) error {
+func (t *Table) DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error {
 	// A count that was never written (a trigger put in by other means)
 	// goes to 0, never below.
 	count := expression.Name("triggers")
@@ -425,18 +389,11 @@ func (t *Table) DeleteTrigger(ctx context.Context, tr *Trigger) error {
 	return countError("delete trigger", err)
 }
 
-// Position is where a page of a user's triggers ends: the last trigger
-// returned.
-type Position struct {
-	ID        string
-	CreatedAt time.Time
-}
-
 // ListTriggers returns up to limit of a user's triggers that keep accepts,
 // newest first, after the position (nil: from the start). more says
 // whether further accepted triggers follow. The index is eventually
 // consistent: a trigger created a moment ago may show only a moment later.
-func (t *Table) ListTriggers(ctx context.Context, userID string, after *Position, limit int, keep func(*Trigger) bool) (page []*Trigger, more bool, err error) {
+func (t *Table) ListTriggers(ctx context.Context, userID string, after *trigger.Position, limit int, keep func(*trigger.Trigger) bool) (page []*trigger.Trigger, more bool, err error) {
 	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key("ownerUserId").Equal(expression.Value(userID))).Build()
 	if err != nil {
 		return nil, false, err
@@ -485,7 +442,7 @@ func (t *Table) ListTriggers(ctx context.Context, userID string, after *Position
 // (unchangedSince), or read the trigger again.
 type Due struct {
 	ID      string
-	Trigger *Trigger
+	Trigger *trigger.Trigger
 }
 
 // DueTriggers returns the active triggers whose next run is at or before
@@ -550,7 +507,7 @@ func (t *Table) dueInShard(ctx context.Context, shard int, at time.Time) ([]Due,
 
 // unchangedSince is the condition that a trigger is still as it was read:
 // there, active, with the same next run and version.
-func unchangedSince(tr *Trigger) expression.ConditionBuilder {
+func unchangedSince(tr *trigger.Trigger) expression.ConditionBuilder {
 	return expression.AttributeExists(expression.Name("PK")).
 		And(expression.Name("active").Equal(expression.Value(true))).
 		And(expression.Name("nextRunAt").Equal(expression.Value(formatTime(tr.NextRunAt)))).
@@ -568,7 +525,7 @@ func versionIs(v int64) expression.ConditionBuilder {
 
 // runUpdate records what a slot did and the next slot, and moves the
 // version on. An unset value is written NULL, which reads back as unset.
-func runUpdate(run Run, next time.Time) expression.UpdateBuilder {
+func runUpdate(run trigger.Run, next time.Time) expression.UpdateBuilder {
 	set := func(u expression.UpdateBuilder, name, v string) expression.UpdateBuilder {
 		if v == "" {
 			return u.Set(expression.Name(name), expression.Value(nil))
@@ -590,7 +547,7 @@ func runUpdate(run Run, next time.Time) expression.UpdateBuilder {
 // still as it was seen (unchangedSince). When that condition fails nothing at all is
 // written, and the error is ErrTriggerMoved.
 type Advance struct {
-	Seen   *Trigger
+	Seen   *trigger.Trigger
 	Slot   time.Time
 	Status string // fired or fallback
 	Next   time.Time
@@ -599,7 +556,7 @@ type Advance struct {
 // update is the advance as a transaction item, for the session id.
 func (a *Advance) update(table, sessionID string) (types.TransactWriteItem, error) {
 	e, err := expression.NewBuilder().
-		WithUpdate(runUpdate(Run{At: a.Slot, SessionID: sessionID, Status: a.Status}, a.Next)).
+		WithUpdate(runUpdate(trigger.Run{At: a.Slot, SessionID: sessionID, Status: a.Status}, a.Next)).
 		WithCondition(unchangedSince(a.Seen)).Build()
 	if err != nil {
 		return types.TransactWriteItem{}, err
@@ -615,7 +572,7 @@ func (a *Advance) update(table, sessionID string) (types.TransactWriteItem, erro
 // on the condition that the trigger is still as it was seen (unchangedSince): never
 // backward, never onto a deleted or changed trigger. When the condition
 // fails the error is ErrTriggerMoved.
-func (t *Table) RecordRun(ctx context.Context, seen *Trigger, run Run, next time.Time) error {
+func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time) error {
 	e, err := expression.NewBuilder().WithUpdate(runUpdate(run, next)).WithCondition(unchangedSince(seen)).Build()
 	if err != nil {
 		return err
@@ -649,7 +606,7 @@ func (t *Table) Park(ctx context.Context, id, code string) error {
 		ConditionExpression: aws.String("attribute_exists(PK)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":false":  &types.AttributeValueMemberBOOL{Value: false},
-			":status": &types.AttributeValueMemberS{Value: "failed"}, ":code": &types.AttributeValueMemberS{Value: code},
+			":status": &types.AttributeValueMemberS{Value: trigger.StatusFailed}, ":code": &types.AttributeValueMemberS{Value: code},
 		},
 	})
 	var ccf *types.ConditionalCheckFailedException

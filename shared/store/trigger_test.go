@@ -22,10 +22,11 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
-func newTrigger(id, user, org string, created time.Time) *Trigger {
-	return &Trigger{
+func newTrigger(id, user, org string, created time.Time) *trigger.Trigger {
+	return &trigger.Trigger{
 		ID: id, UserID: user, OrgID: org, Active: true, Cron: "0 9 * * 1-5", Timezone: "Europe/Berlin",
 		Repository: session.Repository{Type: "github", Repo: "acme/app", Branch: "main"},
 		Agent:      session.Agent{Mode: "code", Model: "anthropic/claude"},
@@ -42,7 +43,7 @@ func TestTriggerRoundTrip(t *testing.T) {
 		tr := newTrigger("trg_a", "u1", "o1", now)
 		tr.SavedAllocation = ""
 		tr.SavedRequest = &allocation.Request{Provider: allocation.RequestProvider{ID: allocation.Vercel, Account: allocation.AccountBYOC}, InstanceType: "small"}
-		tr.LastRun = Run{At: now.Add(-time.Hour), SessionID: "workspace_x", Status: "fallback"}
+		tr.LastRun = trigger.Run{At: now.Add(-time.Hour), SessionID: "workspace_x", Status: "fallback"}
 		tr.Repository.Branch = ""
 		tr.Agent.Variant = "fast"
 		if err := tbl.CreateTrigger(ctx, tr, 100); err != nil {
@@ -107,11 +108,11 @@ func TestTriggerLimit(t *testing.T) {
 		if err := tbl.CreateTrigger(ctx, newTrigger("trg_org", "u1", "o1", now), limit); err != nil {
 			t.Errorf("org trigger: %v", err)
 		}
-		page, _, err := tbl.ListTriggers(ctx, "u1", nil, 100, func(*Trigger) bool { return true })
+		page, _, err := tbl.ListTriggers(ctx, "u1", nil, 100, func(*trigger.Trigger) bool { return true })
 		if err != nil {
 			t.Fatal(err)
 		}
-		var victim *Trigger
+		var victim *trigger.Trigger
 		for _, tr := range page {
 			if tr.OrgID == "" {
 				victim = tr
@@ -146,9 +147,9 @@ func TestListTriggers(t *testing.T) {
 		if err := tbl.CreateTrigger(ctx, newTrigger("trg_other", "u2", "", now), 100); err != nil {
 			t.Fatal(err)
 		}
-		noO2 := func(tr *Trigger) bool { return tr.OrgID != "o2" }
+		noO2 := func(tr *trigger.Trigger) bool { return tr.OrgID != "o2" }
 		var ids []string
-		var after *Position
+		var after *trigger.Position
 		for pages := 0; ; pages++ {
 			page, more, err := tbl.ListTriggers(ctx, "u1", after, 2, noO2)
 			if err != nil {
@@ -161,7 +162,7 @@ func TestListTriggers(t *testing.T) {
 				break
 			}
 			last := page[len(page)-1]
-			after = &Position{last.ID, last.CreatedAt}
+			after = &trigger.Position{ID: last.ID, CreatedAt: last.CreatedAt}
 		}
 		want := []string{"trg_5", "trg_4", "trg_2", "trg_1"}
 		if !reflect.DeepEqual(ids, want) {
@@ -262,51 +263,51 @@ func TestRecordRun(t *testing.T) {
 		createDue(t, tbl)
 		seen, _ := tbl.GetTrigger(ctx, "trg_a")
 		slot := now.Add(2 * time.Minute) // a later slot: missed ones are skipped
-		if err := tbl.RecordRun(ctx, seen, Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
+		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := tbl.GetTrigger(ctx, "trg_a")
-		if !got.NextRunAt.Equal(slot.Add(time.Hour)) || got.LastRun != (Run{At: slot, SessionID: "workspace_1", Status: "fired"}) || got.Version != seen.Version+1 {
+		if !got.NextRunAt.Equal(slot.Add(time.Hour)) || got.LastRun != (trigger.Run{At: slot, SessionID: "workspace_1", Status: "fired"}) || got.Version != seen.Version+1 {
 			t.Fatalf("%+v", got)
 		}
 		// The same read again (a late retry of the slot) changes nothing.
-		if err := tbl.RecordRun(ctx, seen, Run{At: slot, Status: "failed", Error: "internal_error"}, slot.Add(time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, Status: "failed", Error: "internal_error"}, slot.Add(time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("a stale read: %v", err)
 		}
 		if again, _ := tbl.GetTrigger(ctx, "trg_a"); !reflect.DeepEqual(again, got) {
 			t.Errorf("moved: %+v", again)
 		}
 		// Changed since it was read: another version, another next run.
-		for _, change := range []func(tr *Trigger){
-			func(tr *Trigger) { tr.Version++ },
-			func(tr *Trigger) { tr.NextRunAt = tr.NextRunAt.Add(-time.Minute) },
+		for _, change := range []func(tr *trigger.Trigger){
+			func(tr *trigger.Trigger) { tr.Version++ },
+			func(tr *trigger.Trigger) { tr.NextRunAt = tr.NextRunAt.Add(-time.Minute) },
 		} {
 			stale := *got
 			change(&stale)
-			if err := tbl.RecordRun(ctx, &stale, Run{At: slot, Status: "fired"}, slot.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+			if err := tbl.RecordRun(ctx, &stale, trigger.Run{At: slot, Status: "fired"}, slot.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 				t.Errorf("%+v: %v", stale, err)
 			}
 		}
 		// A failed run clears the session.
 		next := slot.Add(time.Hour)
-		if err := tbl.RecordRun(ctx, got, Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour)); err != nil {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = tbl.GetTrigger(ctx, "trg_a")
-		if got.LastRun != (Run{At: next, Status: "failed", Error: "invalid_request"}) {
+		if got.LastRun != (trigger.Run{At: next, Status: "failed", Error: "invalid_request"}) {
 			t.Errorf("%+v", got.LastRun)
 		}
 		// Stopped since it was read.
 		if err := tbl.Park(ctx, "trg_a", "invalid_request"); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, got, Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("a stopped trigger: %v", err)
 		}
 		if err := tbl.DeleteTrigger(ctx, got); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, got, Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("deleted trigger: %v", err)
 		}
 		if _, err := tbl.GetTrigger(ctx, "trg_a"); !errors.Is(err, ErrNotFound) {
@@ -329,7 +330,7 @@ func TestRecordRunUnversioned(t *testing.T) {
 		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, tr, Run{At: now, Status: "fired"}, now.Add(time.Hour)); err != nil {
+		if err := tbl.RecordRun(ctx, tr, trigger.Run{At: now, Status: "fired"}, now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := tbl.GetTrigger(ctx, "trg_a"); got.Version != 1 || !got.NextRunAt.Equal(now.Add(time.Hour)) {
@@ -351,7 +352,7 @@ func TestAdvance(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, _ := tbl.GetTrigger(ctx, "trg_a")
-		if got.LastRun != (Run{At: now, SessionID: "workspace_a", Status: "fallback"}) || !got.NextRunAt.Equal(now.Add(time.Hour)) || got.Version != seen.Version+1 {
+		if got.LastRun != (trigger.Run{At: now, SessionID: "workspace_a", Status: "fallback"}) || !got.NextRunAt.Equal(now.Add(time.Hour)) || got.Version != seen.Version+1 {
 			t.Errorf("%+v", got)
 		}
 		// The same advance again, with another session and key: refused,
@@ -376,7 +377,7 @@ func TestAdvance(t *testing.T) {
 // to what they hold, and a trigger encodes back to the same item, its due
 // shard included.
 func TestTriggerItemShape(t *testing.T) {
-	for name, want := range map[string]*Trigger{
+	for name, want := range map[string]*trigger.Trigger{
 		"trigger-weekdays": {
 			ID: "trg_9b2e4f61-0c3a-4d8e-b5f7-1a6c3e9d2b40", UserID: "u1", OrgID: "o1", Active: true,
 			Cron: "0 9 * * 1-5", Timezone: "Europe/Berlin",
@@ -384,7 +385,7 @@ func TestTriggerItemShape(t *testing.T) {
 			Agent:      session.Agent{Mode: "code", Model: "anthropic/claude"},
 			Prompt:     "Update the dependencies and open a pull request.", SavedAllocation: "vercel-large",
 			CreatedAt: time.Date(2026, 11, 20, 15, 12, 0, 123456789, time.UTC), NextRunAt: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC),
-			LastRun: Run{At: time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC), SessionID: "workspace_3f0c8a52-7d4e-4b1a-9c6f-2e8d5a1b7c90", Status: "fired"},
+			LastRun: trigger.Run{At: time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC), SessionID: "workspace_3f0c8a52-7d4e-4b1a-9c6f-2e8d5a1b7c90", Status: "fired"},
 		},
 		"trigger-byoc": {
 			ID: "trg_4d7a1e39-8b2c-4f05-9e6d-3c1b0a8f7e52", UserID: "u1", Active: true, Cron: "30 6 * * *", Timezone: "UTC",
@@ -538,12 +539,12 @@ func TestTriggerAttributeCase(t *testing.T) {
 	for _, row := range []struct {
 		rule  string
 		item  session.Item
-		check func(*Trigger) bool
+		check func(*trigger.Trigger) bool
 	}{
-		{"Prompt is not prompt", miscased("prompt", "Prompt", false), func(tr *Trigger) bool { return tr.Prompt == "" }},
-		{"beside prompt, Prompt is ignored", miscased("prompt", "Prompt", true), func(tr *Trigger) bool { return tr.Prompt == "Update the dependencies." }},
-		{"CRON is not cron", miscased("cron", "CRON", false), func(tr *Trigger) bool { return tr.Cron == "" }},
-		{"in a map, Type is not type", miscased("repository.type", "Type", false), func(tr *Trigger) bool {
+		{"Prompt is not prompt", miscased("prompt", "Prompt", false), func(tr *trigger.Trigger) bool { return tr.Prompt == "" }},
+		{"beside prompt, Prompt is ignored", miscased("prompt", "Prompt", true), func(tr *trigger.Trigger) bool { return tr.Prompt == "Update the dependencies." }},
+		{"CRON is not cron", miscased("cron", "CRON", false), func(tr *trigger.Trigger) bool { return tr.Cron == "" }},
+		{"in a map, Type is not type", miscased("repository.type", "Type", false), func(tr *trigger.Trigger) bool {
 			return tr.Repository == session.Repository{Repo: "acme/app", Branch: "main"}
 		}},
 	} {
@@ -579,7 +580,7 @@ func TestTriggerAttributeCase(t *testing.T) {
 			}
 		}
 		due, err := tbl.DueTriggers(ctx, now)
-		got := map[string]*Trigger{}
+		got := map[string]*trigger.Trigger{}
 		for _, d := range due {
 			got[d.ID] = d.Trigger
 		}

@@ -1,6 +1,6 @@
 // Package trigger owns scheduled triggers: their schedules (five-field cron in
-// an IANA time zone, with the contract's daylight-saving rules), their slots,
-// and the firing of due triggers.
+// an IANA time zone, with the contract's daylight-saving rules) and their
+// slots. Package firing fires them.
 package trigger
 
 import (

@@ -149,7 +149,7 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	if req.orgID != "" && !r.Caller.InOrg(req.orgID) {
 		return httpapi.Response{}, problem.New(problem.Forbidden, "The caller is not a member of the org.")
 	}
-	tr := &store.Trigger{
+	tr := &trigger.Trigger{
 		ID: s.newTriggerID(), UserID: r.Caller.UserID, OrgID: req.orgID, Active: req.active,
 		Cron: req.schedule.Cron(), Timezone: req.schedule.Timezone(),
 		Repository: req.repository, Agent: req.agent, Prompt: req.prompt,
@@ -203,7 +203,7 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 		}
 		limit = n
 	}
-	var after *store.Position
+	var after *trigger.Position
 	if v, ok := r.Query("cursor"); ok {
 		p, err := decodeCursor(v)
 		if err != nil {
@@ -211,7 +211,7 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 		}
 		after = p
 	}
-	owned := func(tr *store.Trigger) bool { return r.Caller.Owns(tr.UserID, tr.OrgID) }
+	owned := func(tr *trigger.Trigger) bool { return r.Caller.Owns(tr.UserID, tr.OrgID) }
 	triggers, more, err := s.Table.ListTriggers(ctx, r.Caller.UserID, after, limit, owned)
 	if err != nil {
 		return httpapi.Response{}, err
@@ -222,7 +222,7 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	}
 	if more {
 		last := triggers[len(triggers)-1]
-		c := encodeCursor(store.Position{ID: last.ID, CreatedAt: last.CreatedAt})
+		c := encodeCursor(trigger.Position{ID: last.ID, CreatedAt: last.CreatedAt})
 		page.NextCursor = &c
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
@@ -235,12 +235,12 @@ type cursor struct {
 	CreatedAt string `json:"createdAt"`
 }
 
-func encodeCursor(p store.Position) string {
+func encodeCursor(p trigger.Position) string {
 	b, _ := json.Marshal(cursor{p.ID, p.CreatedAt.UTC().Format(time.RFC3339Nano)})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func decodeCursor(s string) (*store.Position, error) {
+func decodeCursor(s string) (*trigger.Position, error) {
 	errCursor := bad("cursor is not a cursor this API returned.")
 	raw, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
@@ -254,13 +254,13 @@ func decodeCursor(s string) (*store.Position, error) {
 	if err != nil {
 		return nil, errCursor
 	}
-	return &store.Position{ID: c.ID, CreatedAt: created}, nil
+	return &trigger.Position{ID: c.ID, CreatedAt: created}, nil
 }
 
 // owned reads the path's trigger; one the caller does not own is, to the
 // caller, one that does not exist. A stored trigger that does not decode is
 // its owner's to delete, and an internal error to read.
-func (s *Service) owned(ctx context.Context, r *httpapi.Request) (tr *store.Trigger, invalid bool, err error) {
+func (s *Service) owned(ctx context.Context, r *httpapi.Request) (tr *trigger.Trigger, invalid bool, err error) {
 	id := r.Params["triggerId"]
 	if !httpapi.IsPathID(id) {
 		return nil, false, bad("The trigger id is not valid.")

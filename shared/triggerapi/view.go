@@ -2,7 +2,7 @@ package triggerapi
 
 import (
 	"github.com/cloud-agent/control-plane/shared/session"
-	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 // View is a trigger as the API shows it; an unknown value is null.
@@ -45,7 +45,7 @@ type AgentView struct {
 	Variant *string `json:"variant"`
 }
 
-func viewOf(tr *store.Trigger) View {
+func viewOf(tr *trigger.Trigger) View {
 	v := View{
 		TriggerID: tr.ID, OrgID: nullable(tr.OrgID), Active: tr.Active,
 		Schedule: ScheduleView{tr.Cron, tr.Timezone},

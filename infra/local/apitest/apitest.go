@@ -31,12 +31,12 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lookup"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
-	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
@@ -51,7 +51,7 @@ type Harness struct {
 	Table    string
 	Start    *start.Service
 	Triggers *triggerapi.Service
-	Firing   *trigger.Firing
+	Firing   *firing.Firing
 	settings string
 	logs     *syncBuffer
 }
@@ -84,7 +84,7 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string) *Harness {
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
 	lk := &lookup.Service{Table: tbl, Settings: cfg}
 	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg}
-	h.Firing = &trigger.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log}
+	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log}
 	routes := append(lk.Routes(), start.Route(h.Start))
 	h.API = httpapi.New(log, append(routes, h.Triggers.Routes()...)...)
 	return h

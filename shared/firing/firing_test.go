@@ -1,4 +1,4 @@
-package trigger_test
+package firing_test
 
 import (
 	"context"
@@ -16,8 +16,8 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -63,7 +63,7 @@ func read(t *testing.T, h *apitest.Harness, id string) map[string]any {
 
 // fire invokes the firing with a Scheduled Event of time at, the clock at
 // clock.
-func fire(t *testing.T, h *apitest.Harness, at, clock time.Time) (trigger.Summary, error) {
+func fire(t *testing.T, h *apitest.Harness, at, clock time.Time) (firing.Summary, error) {
 	t.Helper()
 	h.Firing.Now = func() time.Time { return clock }
 	sum, err := h.Firing.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: at})
@@ -104,11 +104,11 @@ func TestFireOnce(t *testing.T) {
 	later := newTrigger(t, h, "0 12 * * *", nil)
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 
-	if sum, err := fire(t, h, slot.Add(-time.Minute), slot.Add(-time.Minute)); err != nil || sum != (trigger.Summary{}) {
+	if sum, err := fire(t, h, slot.Add(-time.Minute), slot.Add(-time.Minute)); err != nil || sum != (firing.Summary{}) {
 		t.Fatalf("before the slot: %+v %v", sum, err)
 	}
 	sum, err := fire(t, h, slot.Add(20*time.Second), slot)
-	if err != nil || sum != (trigger.Summary{Due: 1, Fired: 1}) {
+	if err != nil || sum != (firing.Summary{Due: 1, Fired: 1}) {
 		t.Fatalf("at the slot: %+v %v", sum, err)
 	}
 	tr := read(t, h, id)
@@ -132,7 +132,7 @@ func TestFireOnce(t *testing.T) {
 			t.Errorf("a trigger that was not due ran: %v", tr)
 		}
 	}
-	if sum, err := fire(t, h, slot.Add(20*time.Second), slot.Add(time.Minute)); err != nil || sum != (trigger.Summary{}) {
+	if sum, err := fire(t, h, slot.Add(20*time.Second), slot.Add(time.Minute)); err != nil || sum != (firing.Summary{}) {
 		t.Errorf("the same event again: %+v %v", sum, err)
 	}
 	if n := len(sessions(t, h)); n != 1 {
@@ -161,7 +161,7 @@ func TestDuplicates(t *testing.T) {
 
 	rewind(t, h, id, slot)
 	sum, err := fire(t, h, slot, slot)
-	if err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
+	if err != nil || sum != (firing.Summary{Due: 1, Duplicates: 1}) {
 		t.Errorf("a replayed slot: %+v %v", sum, err)
 	}
 	if tr := read(t, h, id); tr["lastSessionId"] != first || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
@@ -183,7 +183,7 @@ func TestDuplicates(t *testing.T) {
 	firstOfSaved := read(t, h, saved)["lastSessionId"]
 	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
 	rewind(t, h, saved, slot)
-	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{Due: 1, Duplicates: 1}) {
 		t.Errorf("another fingerprint: %+v %v", sum, err)
 	}
 	if tr := read(t, h, saved); tr["lastSessionId"] != firstOfSaved || tr["lastRunStatus"] != "fired" {
@@ -197,7 +197,7 @@ func TestDuplicates(t *testing.T) {
 	next := slot.Add(5 * time.Minute)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	var total trigger.Summary
+	var total firing.Summary
 	for range 4 {
 		wg.Go(func() {
 			sum, err := h.Firing.Handle(context.Background(), events.EventBridgeEvent{Time: next})
@@ -223,7 +223,7 @@ func TestMissedSlots(t *testing.T) {
 	id := newTrigger(t, h, "* * * * *", nil) // next run 10:01
 	at := time.Date(2026, 11, 30, 10, 11, 40, 0, time.UTC)
 	sum, err := fire(t, h, at, at)
-	if err != nil || sum != (trigger.Summary{Due: 1, Fired: 1, Skipped: 10}) {
+	if err != nil || sum != (firing.Summary{Due: 1, Fired: 1, Skipped: 10}) {
 		t.Fatalf("%+v %v", sum, err)
 	}
 	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:11:00Z" || tr["nextRunAt"] != "2026-11-30T10:12:00Z" {
@@ -243,7 +243,7 @@ func TestOffSchedule(t *testing.T) {
 	}
 	off := slot.Add(time.Minute)
 	rewind(t, h, id, off)
-	if sum, err := fire(t, h, off, off); err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
+	if sum, err := fire(t, h, off, off); err != nil || sum != (firing.Summary{Due: 1, Duplicates: 1}) {
 		t.Errorf("%+v %v", sum, err)
 	}
 	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:05:00Z" || tr["nextRunAt"] != "2026-11-30T10:10:00Z" || len(sessions(t, h)) != 1 {
@@ -260,7 +260,7 @@ func TestFallback(t *testing.T) {
 	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 	sum, err := fire(t, h, slot, slot)
-	if err != nil || sum != (trigger.Summary{Due: 2, Fired: 2, Fallbacks: 1}) {
+	if err != nil || sum != (firing.Summary{Due: 2, Fired: 2, Fallbacks: 1}) {
 		t.Fatalf("%+v %v", sum, err)
 	}
 	for id, want := range map[string][2]string{kept: {"fired", "vercel-large"}, retired: {"fallback", "cloudflare-containers-standard-4"}} {
@@ -273,7 +273,7 @@ func TestFallback(t *testing.T) {
 	// Fallbacks count fired slots only: a replay of the slot is a
 	// duplicate, still recorded as a fallback.
 	rewind(t, h, retired, slot)
-	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 1, Duplicates: 1}) {
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{Due: 1, Duplicates: 1}) {
 		t.Errorf("the replay: %+v %v", sum, err)
 	}
 	if tr := read(t, h, retired); tr["lastRunStatus"] != "fallback" {
@@ -298,7 +298,7 @@ func TestRefusedSlot(t *testing.T) {
 			h.SetTrigger(id, row.path, &types.AttributeValueMemberS{Value: row.value})
 			slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 			sum, err := fire(t, h, slot, slot)
-			if err != nil || sum != (trigger.Summary{Due: 1, Failed: 1}) {
+			if err != nil || sum != (firing.Summary{Due: 1, Failed: 1}) {
 				t.Fatalf("%+v %v", sum, err)
 			}
 			tr := read(t, h, id)
@@ -318,7 +318,7 @@ func TestEventAhead(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	id := newTrigger(t, h, "*/5 * * * *", nil)
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
-	if sum, err := fire(t, h, slot, slot.Add(-5*time.Minute-time.Second)); err != nil || sum != (trigger.Summary{}) {
+	if sum, err := fire(t, h, slot, slot.Add(-5*time.Minute-time.Second)); err != nil || sum != (firing.Summary{}) {
 		t.Errorf("ahead: %+v %v", sum, err)
 	}
 	if tr := read(t, h, id); tr["lastRunAt"] != nil {
@@ -342,7 +342,7 @@ func TestOutOfTime(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Second)
 	defer cancel()
 	sum, err := h.Firing.Handle(ctx, events.EventBridgeEvent{Time: slot})
-	if err != nil || sum != (trigger.Summary{}) {
+	if err != nil || sum != (firing.Summary{}) {
 		t.Errorf("%+v %v", sum, err)
 	}
 	if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:05:00Z" {
@@ -370,7 +370,7 @@ func TestParked(t *testing.T) {
 	h.SetTrigger(unparsable, "cron", &types.AttributeValueMemberS{Value: "0 9 L * *"})
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 	before := len(h.Logs())
-	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{Due: 3, Fired: 1, Failed: 2}) {
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{Due: 3, Fired: 1, Failed: 2}) {
 		t.Errorf("%+v %v", sum, err)
 	}
 	if w := warnings(t, h.Logs()[before:]); len(w) != 1 || w[0] != "due-index entries that did not decode, each read again: 1" {
@@ -387,7 +387,7 @@ func TestParked(t *testing.T) {
 	}
 	next := slot.Add(5 * time.Minute)
 	before = len(h.Logs())
-	if sum, err := fire(t, h, next, next); err != nil || sum != (trigger.Summary{Due: 1, Fired: 1}) {
+	if sum, err := fire(t, h, next, next); err != nil || sum != (firing.Summary{Due: 1, Fired: 1}) {
 		t.Errorf("the next slot: %+v %v", sum, err)
 	}
 	if w := warnings(t, h.Logs()[before:]); len(w) != 0 {
@@ -425,13 +425,13 @@ func TestOneLogLine(t *testing.T) {
 	}
 	var line struct {
 		Msg      string
-		Summary  trigger.Summary
+		Summary  firing.Summary
 		Triggers []struct{ Trigger, Slot, Outcome, Reason string }
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
 		t.Fatal(err)
 	}
-	if line.Msg != "fire" || line.Summary != (trigger.Summary{Due: 1, Fired: 1, Fallbacks: 1}) || len(line.Triggers) != 1 ||
+	if line.Msg != "fire" || line.Summary != (firing.Summary{Due: 1, Fired: 1, Fallbacks: 1}) || len(line.Triggers) != 1 ||
 		line.Triggers[0].Trigger != id || line.Triggers[0].Outcome != "fallback" || line.Triggers[0].Reason == "" {
 		t.Errorf("%s", lines[0])
 	}
@@ -449,18 +449,18 @@ func TestFaults(t *testing.T) {
 		rule   string
 		replay bool // the slot's session exists already: the retry replays it
 		inject func(h *apitest.Harness, p *faultproxy.Proxy, id string)
-		first  trigger.Summary // the failed invocation
-		retry  trigger.Summary // its retry
+		first  firing.Summary // the failed invocation
+		retry  firing.Summary // its retry
 	}{
 		{"the due index is unreachable", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("Query", 16*attempts, faultproxy.DynamoThrottle) // every shard's attempts
-		}, trigger.Summary{}, trigger.Summary{Due: 1, Fired: 1}},
+		}, firing.Summary{}, firing.Summary{Due: 1, Fired: 1}},
 		{"the session cannot be written", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", attempts, faultproxy.Drop)
-		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
+		}, firing.Summary{Due: 1, Failed: 1}, firing.Summary{Due: 1, Fired: 1}},
 		{"the session's answer is refused", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", attempts, faultproxy.DynamoInternalError)
-		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
+		}, firing.Summary{Due: 1, Failed: 1}, firing.Summary{Due: 1, Fired: 1}},
 		// The trigger changed after the index showed it: it is read again.
 		{"the trigger cannot be read again", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
@@ -469,11 +469,11 @@ func TestFaults(t *testing.T) {
 				}
 			}))
 			p.Inject("GetItem", attempts, faultproxy.DynamoInternalError)
-		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Fired: 1}},
+		}, firing.Summary{Due: 1, Failed: 1}, firing.Summary{Due: 1, Fired: 1}},
 		// The session exists: the retry finds it through the slot's key.
 		{"a replay cannot be recorded", true, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("UpdateItem", attempts, faultproxy.DynamoThrottle)
-		}, trigger.Summary{Due: 1, Failed: 1}, trigger.Summary{Due: 1, Duplicates: 1}},
+		}, firing.Summary{Due: 1, Failed: 1}, firing.Summary{Due: 1, Duplicates: 1}},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
 			f, p := apitest.Faulty(t)
@@ -508,11 +508,11 @@ func TestFaults(t *testing.T) {
 		h := setup(t, apitest.New(t, nil))
 		h.BreakSettings()
 		// Nothing due: the settings are not needed.
-		if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{}) {
+		if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{}) {
 			t.Errorf("nothing due: %+v %v", sum, err)
 		}
 		newTrigger(t, h, "*/5 * * * *", nil)
-		if sum, err := fire(t, h, slot, slot); err == nil || sum != (trigger.Summary{Due: 1, Failed: 1}) {
+		if sum, err := fire(t, h, slot, slot); err == nil || sum != (firing.Summary{Due: 1, Failed: 1}) {
 			t.Errorf("%+v %v", sum, err)
 		}
 	})
@@ -530,28 +530,28 @@ func TestRequestsPerPath(t *testing.T) {
 	for _, row := range []struct {
 		path    string
 		prepare func(h *apitest.Harness, p *faultproxy.Proxy, id string)
-		want    trigger.Summary
+		want    firing.Summary
 		ops     ops
 	}{
-		{"fired", func(*apitest.Harness, *faultproxy.Proxy, string) {}, trigger.Summary{Due: 1, Fired: 1},
+		{"fired", func(*apitest.Harness, *faultproxy.Proxy, string) {}, firing.Summary{Due: 1, Fired: 1},
 			ops{"TransactWriteItems": 1}},
 		{"fallback", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
 			h.SetTrigger(id, "sandboxAllocation", &types.AttributeValueMemberS{Value: "cloudflare-shared"})
-		}, trigger.Summary{Due: 1, Fired: 1, Fallbacks: 1}, ops{"TransactWriteItems": 1}},
+		}, firing.Summary{Due: 1, Fired: 1, Fallbacks: 1}, ops{"TransactWriteItems": 1}},
 		{"changed after the index showed it: read again, fired as stored", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
 				if err := h.UpdateTrigger(id, "version", &types.AttributeValueMemberN{Value: "7"}); err != nil {
 					t.Error(err)
 				}
 			}))
-		}, trigger.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1}},
+		}, firing.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1}},
 		{"moved on since the index showed it (by hand): read again, not due", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
 				if err := h.UpdateTrigger(id, "nextRunAt", &types.AttributeValueMemberS{Value: "2026-11-30T10:10:00Z"}); err != nil {
 					t.Error(err)
 				}
 			}))
-		}, trigger.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 1}},
+		}, firing.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 1}},
 		// The embedded endpoint reports only the first refusing item of a
 		// transaction, the ledger row here: the slot is judged as a replay,
 		// whose record finds the trigger moved. DynamoDB reports the
@@ -564,26 +564,26 @@ func TestRequestsPerPath(t *testing.T) {
 					t.Errorf("the other invocation: %+v %v", sum, err)
 				}
 			}))
-		}, trigger.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 3, "UpdateItem": 1}},
+		}, firing.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 3, "UpdateItem": 1}},
 		{"the transaction's answer is lost: the SDK's retry finds its own session", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
-		}, trigger.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1, "retried": 1}},
+		}, firing.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1, "retried": 1}},
 		{"duplicate: the slot's session exists", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
 				t.Fatalf("%+v %v", sum, err)
 			}
 			rewind(t, h, id, slot)
-		}, trigger.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 1, "GetItem": 2, "UpdateItem": 1}},
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 1, "GetItem": 2, "UpdateItem": 1}},
 		{"duplicate whose record meets a transaction on the trigger: judged again", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
 				t.Fatalf("%+v %v", sum, err)
 			}
 			rewind(t, h, id, slot)
 			p.Inject("UpdateItem", 1, faultproxy.DynamoConflict)
-		}, trigger.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 5, "UpdateItem": 2}},
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 5, "UpdateItem": 2}},
 		{"refused with a 4xx", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
 			h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
-		}, trigger.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "UpdateItem": 1}},
+		}, firing.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "UpdateItem": 1}},
 	} {
 		t.Run(row.path, func(t *testing.T) {
 			f, p := apitest.Faulty(t)
@@ -633,10 +633,10 @@ func TestLostAnswerUnknown(t *testing.T) {
 	p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
 	p.Inject("GetItem", 4, faultproxy.DynamoInternalError)
 	sum, err := fire(t, h, slot, slot)
-	if sum != (trigger.Summary{Due: 1, Failed: 1}) || problem.CodeOf(err) != problem.ServiceUnavailable {
+	if sum != (firing.Summary{Due: 1, Failed: 1}) || problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Fatalf("%+v %v", sum, err)
 	}
-	if sum, err := fire(t, h, slot, slot); err != nil || sum != (trigger.Summary{}) {
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{}) {
 		t.Errorf("the retry: %+v %v", sum, err)
 	}
 	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:05:00Z" || len(sessions(t, h)) != 1 {

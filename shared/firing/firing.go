@@ -1,4 +1,7 @@
-package trigger
+// Package firing fires due scheduled triggers: every minute it finds them
+// in the due index, takes each one's slot, and starts its session through
+// the start service, once per trigger and slot, a bounded number at a time.
+package firing
 
 import (
 	"context"
@@ -20,13 +23,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
-)
-
-// Run statuses of a trigger's last slot.
-const (
-	StatusFired    = "fired"
-	StatusFallback = "fallback"
-	StatusFailed   = "failed"
+	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 const (
@@ -265,7 +262,7 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 		if !tr.Active || tr.NextRunAt.After(at) {
 			return outcome{}
 		}
-		sched, err := ParseSchedule(tr.Cron, tr.Timezone, at)
+		sched, err := trigger.ParseSchedule(tr.Cron, tr.Timezone, at)
 		if err != nil && !strong {
 			tr = nil
 			continue
@@ -301,11 +298,11 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 		case duplicate:
 			o.sum.Duplicates = 1
 			n.Outcome = "duplicate"
-		case run.Status == StatusFailed:
+		case run.Status == trigger.StatusFailed:
 			o.sum.Failed = 1
 		default:
 			o.sum.Fired = 1
-			if run.Status == StatusFallback {
+			if run.Status == trigger.StatusFallback {
 				o.sum.Fallbacks = 1
 			}
 		}
@@ -330,7 +327,7 @@ func pause(ctx context.Context) error {
 func failure(id, slot string, err error) outcome {
 	return outcome{
 		sum:   Summary{Due: 1, Failed: 1},
-		note:  &note{Trigger: id, Slot: slot, Outcome: StatusFailed, Code: string(problem.CodeOf(err))},
+		note:  &note{Trigger: id, Slot: slot, Outcome: trigger.StatusFailed, Code: string(problem.CodeOf(err))},
 		fault: err,
 	}
 }
@@ -339,7 +336,7 @@ func failure(id, slot string, err error) outcome {
 func (f *Firing) park(ctx context.Context, id string, code problem.Code, reason string) outcome {
 	return outcome{
 		sum:   Summary{Due: 1, Failed: 1},
-		note:  &note{Trigger: id, Outcome: StatusFailed, Code: string(code), Reason: reason},
+		note:  &note{Trigger: id, Outcome: trigger.StatusFailed, Code: string(code), Reason: reason},
 		fault: f.Table.Park(ctx, id, string(code)),
 	}
 }
@@ -350,10 +347,10 @@ func (f *Firing) park(ctx context.Context, id string, code problem.Code, reason 
 // what was recorded, whether the slot's ledger row existed already, and why
 // a saved allocation fell back. The error is store.ErrTriggerMoved when the
 // trigger changed since tr was read, or a fault that leaves the slot due.
-func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.Trigger, slot, next time.Time) (run store.Run, duplicate bool, reason string, err error) {
+func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger.Trigger, slot, next time.Time) (run trigger.Run, duplicate bool, reason string, err error) {
 	saved, reason, err := policy.Saved(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
 	if err != nil {
-		return store.Run{}, false, "", err // no usable default
+		return trigger.Run{}, false, "", err // no usable default
 	}
 	status := statusOf(tr, saved) // what a new session will run on
 	if reason != "" || tr.SavedAllocation == "" && tr.SavedRequest == nil {
@@ -378,36 +375,36 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *store.T
 	switch {
 	case err == nil && !res.Replayed:
 		// New: the run went in with the session.
-		return store.Run{At: slot, SessionID: res.Record.SessionID, Status: status}, false, reason, nil
+		return trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: status}, false, reason, nil
 	case err == nil:
-		run = store.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation())}
+		run = trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation())}
 		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
 	case errors.Is(err, store.ErrTriggerMoved) || code == problem.ServiceUnavailable:
-		return store.Run{}, false, reason, err
+		return trigger.Run{}, false, reason, err
 	}
 	// Any ledger row for the slot consumes it, whatever it records.
 	row, rerr := f.Table.GetLedger(ctx, tr.UserID, req.OperationKey)
 	switch {
 	case rerr == nil && !row.Expired(f.now()):
-		run = store.Run{At: slot, SessionID: row.SessionID, Status: StatusFired}
+		run = trigger.Run{At: slot, SessionID: row.SessionID, Status: trigger.StatusFired}
 		if rec, err := f.Table.GetSession(ctx, row.SessionID); err == nil {
 			run.Status = statusOf(tr, rec.Allocation())
 		} else if reason != "" {
-			run.Status = StatusFallback
+			run.Status = trigger.StatusFallback
 		}
 		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
 	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
-		return store.Run{}, false, reason, rerr
+		return trigger.Run{}, false, reason, rerr
 	case code.Status() >= 500:
-		return store.Run{}, false, reason, err // unexpected: leave the slot due
+		return trigger.Run{}, false, reason, err // unexpected: leave the slot due
 	}
-	run = store.Run{At: slot, Status: StatusFailed, Error: string(code)}
+	run = trigger.Run{At: slot, Status: trigger.StatusFailed, Error: string(code)}
 	return run, false, reason, f.Table.RecordRun(ctx, tr, run, next)
 }
 
 // statusOf is the status of a slot whose session runs on a: a fallback
 // when the trigger saved an allocation and the session does not run on it.
-func statusOf(tr *store.Trigger, a allocation.Allocation) string {
+func statusOf(tr *trigger.Trigger, a allocation.Allocation) string {
 	var saved allocation.Allocation
 	switch {
 	case tr.SavedRequest != nil:
@@ -415,12 +412,12 @@ func statusOf(tr *store.Trigger, a allocation.Allocation) string {
 	case tr.SavedAllocation != "":
 		saved, _ = allocation.ByName(tr.SavedAllocation)
 	default:
-		return StatusFired
+		return trigger.StatusFired
 	}
 	if saved.IsZero() || saved.String() != a.String() {
-		return StatusFallback
+		return trigger.StatusFallback
 	}
-	return StatusFired
+	return trigger.StatusFired
 }
 
 func (f *Firing) now() time.Time {

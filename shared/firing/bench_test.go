@@ -1,4 +1,4 @@
-package trigger_test
+package firing_test
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
-	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/firing"
 )
 
 // everyMinute is a trigger body that is due every minute.
@@ -34,7 +34,7 @@ func BenchmarkFire(b *testing.B) {
 		at = at.Add(time.Minute)
 		h.Firing.Now = func() time.Time { return at }
 		sum, err := h.Firing.Handle(b.Context(), events.EventBridgeEvent{Time: at})
-		if err != nil || sum != (trigger.Summary{Due: 1, Fired: 1}) {
+		if err != nil || sum != (firing.Summary{Due: 1, Fired: 1}) {
 			b.Fatalf("%+v %v", sum, err)
 		}
 	}

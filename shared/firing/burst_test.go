@@ -1,4 +1,4 @@
-package trigger_test
+package firing_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
-	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/firing"
 )
 
 // burstSize is how many triggers fall due in the same minute in these
@@ -37,7 +37,7 @@ func burst(t *testing.T, h *apitest.Harness) []string {
 
 // fireAt invokes the firing with the event of burstSlot, concurrency at a
 // time.
-func fireAt(h *apitest.Harness, concurrency int) (trigger.Summary, error) {
+func fireAt(h *apitest.Harness, concurrency int) (firing.Summary, error) {
 	f := *h.Firing
 	f.Concurrency = concurrency
 	f.Now = func() time.Time { return burstSlot }
@@ -81,7 +81,7 @@ func TestBurstOverlapping(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	ids := burst(t, h)
 	var wg sync.WaitGroup
-	sums := make([]trigger.Summary, 2)
+	sums := make([]firing.Summary, 2)
 	for i := range sums {
 		wg.Go(func() {
 			var err error
@@ -102,10 +102,10 @@ func TestBurstOverlapping(t *testing.T) {
 func TestBurstTwice(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	ids := burst(t, h)
-	if sum, err := fireAt(h, 32); err != nil || sum != (trigger.Summary{Due: burstSize, Fired: burstSize}) {
+	if sum, err := fireAt(h, 32); err != nil || sum != (firing.Summary{Due: burstSize, Fired: burstSize}) {
 		t.Fatalf("%+v %v", sum, err)
 	}
-	if sum, err := fireAt(h, 32); err != nil || sum != (trigger.Summary{}) {
+	if sum, err := fireAt(h, 32); err != nil || sum != (firing.Summary{}) {
 		t.Errorf("again: %+v %v", sum, err)
 	}
 	exactlyOnce(t, h, ids)
@@ -148,7 +148,7 @@ func TestBurstFaults(t *testing.T) {
 		t.Errorf("%d sessions for %d slots fired", n, burstSize-due)
 	}
 	retry, err := fireAt(h, 32)
-	if err != nil || retry != (trigger.Summary{Due: due, Fired: due}) {
+	if err != nil || retry != (firing.Summary{Due: due, Fired: due}) {
 		t.Errorf("the retry: %+v %v, %d were due", retry, err, due)
 	}
 	exactlyOnce(t, h, ids)
@@ -160,12 +160,12 @@ func TestBurstLogLine(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	ids := burst(t, h)
 	sum, err := fireAt(h, 32)
-	if err != nil || sum != (trigger.Summary{Due: burstSize, Fired: burstSize}) {
+	if err != nil || sum != (firing.Summary{Due: burstSize, Fired: burstSize}) {
 		t.Fatalf("%+v %v", sum, err)
 	}
 	logs := h.Logs()
 	var line struct {
-		Summary  trigger.Summary
+		Summary  firing.Summary
 		Triggers []struct{ Trigger, Outcome string }
 	}
 	if err := json.Unmarshal([]byte(logs[len(logs)-1]), &line); err != nil {

@@ -1,4 +1,4 @@
-package trigger_test
+package firing_test
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/store"
-	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 // latency stands in for the network between Lambda and DynamoDB: the fault
@@ -154,7 +154,7 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) (time.Duration, int) {
 	begun := time.Now()
 	sum, err := f.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: bt.at})
 	took := time.Since(begun)
-	if err != nil || sum != (trigger.Summary{Due: bt.size, Fired: bt.size}) {
+	if err != nil || sum != (firing.Summary{Due: bt.size, Fired: bt.size}) {
 		b.Fatalf("%+v %v", sum, err)
 	}
 	logs := bt.h.Logs()

@@ -1,0 +1,59 @@
+package trigger
+
+import (
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/session"
+)
+
+// Run statuses of a trigger's last slot.
+const (
+	StatusFired    = "fired"
+	StatusFallback = "fallback"
+	StatusFailed   = "failed"
+)
+
+// Trigger is a stored scheduled trigger. The saved allocation is kept as
+// it was stored, a name or a byoc request (or neither): it is judged when
+// the trigger fires.
+type Trigger struct {
+	ID         string
+	UserID     string
+	OrgID      string // "" when none
+	Active     bool
+	Cron       string
+	Timezone   string
+	Repository session.Repository
+	Agent      session.Agent
+	Prompt     string
+	// SavedAllocation is the saved name; SavedRequest the saved byoc
+	// request; both empty when none was saved.
+	SavedAllocation string
+	SavedRequest    *allocation.Request
+	// CreatedAt is the creation instant, to the nanosecond: the item shows
+	// it in whole seconds, and orders a user's triggers by it in full.
+	CreatedAt time.Time
+	NextRunAt time.Time
+	LastRun   Run // zero before the first slot
+	// Version counts the writes of the trigger's slots (1 when created; 0
+	// for an item an older writer stored without it): each is conditioned
+	// on the version it saw and moves it on. Stopping a trigger (Park) and
+	// deleting it take it out of the firing without one (store.Table.Park).
+	Version int64
+}
+
+// Run is what the last slot of a trigger did.
+type Run struct {
+	At        time.Time // the slot; zero when none
+	SessionID string    // "" when no session was obtained
+	Status    string    // fired, fallback or failed
+	Error     string    // a problem code, or ""
+}
+
+// Position is where a page of a user's triggers ends: the last trigger
+// returned.
+type Position struct {
+	ID        string
+	CreatedAt time.Time
+}
