@@ -1,6 +1,7 @@
 // Package session owns the session record: its fields, its codec for the
 // DynamoDB item (the current version 2 shape and every legacy shape still in
-// the table), and the view the API shows of it.
+// the table), the view the API shows of it, and the repository and agent of
+// a request body, read into the record's types.
 package session
 
 import (

@@ -64,10 +64,10 @@ var errSecret = bad("The request contains what looks like a secret token; send c
 
 // startBody is a POST /v1/sessions body as JSON has it.
 type startBody struct {
-	OperationKey *string         `json:"operationKey"`
-	OrgID        *string         `json:"orgId"`
-	Repository   *RepositoryBody `json:"repository"`
-	Agent        *AgentBody      `json:"agent"`
+	OperationKey *string                 `json:"operationKey"`
+	OrgID        *string                 `json:"orgId"`
+	Repository   *session.RepositoryBody `json:"repository"`
+	Agent        *session.AgentBody      `json:"agent"`
 	InitialTurn  *struct {
 		Prompt *string `json:"prompt"`
 	} `json:"initialTurn"`
@@ -87,15 +87,15 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	if err := httpapi.Decode(body, &b); err != nil {
 		return nil, err
 	}
-	var m httpapi.Members
+	var m problem.Members
 	var r Request
 	key := m.Optional("operationKey", b.OperationKey)
 	r.OrgID = m.Optional("orgId", b.OrgID)
 	if m.RequiredObject("repository", b.Repository != nil) {
-		r.Repository = ParseRepository(&m, "repository", b.Repository)
+		r.Repository = session.ParseRepository(&m, "repository", b.Repository)
 	}
 	if m.RequiredObject("agent", b.Agent != nil) {
-		r.Agent = ParseAgent(&m, "agent", b.Agent)
+		r.Agent = session.ParseAgent(&m, "agent", b.Agent)
 	}
 	if b.InitialTurn != nil {
 		r.Prompt = b.InitialTurn.Prompt
@@ -174,54 +174,6 @@ func (r *Request) Validate() error {
 		return errSecret
 	}
 	return nil
-}
-
-// RepositoryBody is a repository object as a body sends it.
-type RepositoryBody struct {
-	Type   *string `json:"type"`
-	Repo   *string `json:"repo"`
-	URL    *string `json:"url"`
-	Branch *string `json:"branch"`
-}
-
-// ParseRepository reads a repository object, the member at name: github
-// takes repo, gitlab and git take url, and no other of the two.
-func ParseRepository(m *httpapi.Members, name string, b *RepositoryBody) session.Repository {
-	var rep session.Repository
-	rep.Type = m.Required(name+".type", b.Type)
-	switch rep.Type {
-	case "github":
-		rep.Repo = m.Required(name+".repo", b.Repo)
-		if b.URL != nil {
-			m.Fail(name+".url", "is not a member of a github repository")
-		}
-	case "gitlab", "git":
-		rep.URL = m.Required(name+".url", b.URL)
-		if b.Repo != nil {
-			m.Fail(name+".repo", "is not a member of a "+rep.Type+" repository")
-		}
-	case "":
-	default:
-		m.Fail(name+".type", "must be github, gitlab or git")
-	}
-	rep.Branch = m.Optional(name+".branch", b.Branch)
-	return rep
-}
-
-// AgentBody is an agent object as a body sends it.
-type AgentBody struct {
-	Mode    *string `json:"mode"`
-	Model   *string `json:"model"`
-	Variant *string `json:"variant"`
-}
-
-// ParseAgent reads an agent object, the member at name.
-func ParseAgent(m *httpapi.Members, name string, b *AgentBody) session.Agent {
-	return session.Agent{
-		Mode:    m.Required(name+".mode", b.Mode),
-		Model:   m.Required(name+".model", b.Model),
-		Variant: m.Optional(name+".variant", b.Variant),
-	}
 }
 
 // ValidateRepository checks a repository's limits.

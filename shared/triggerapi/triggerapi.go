@@ -77,11 +77,11 @@ type createBody struct {
 		Cron     *string `json:"cron"`
 		Timezone *string `json:"timezone"`
 	} `json:"schedule"`
-	Repository        *start.RepositoryBody `json:"repository"`
-	Agent             *start.AgentBody      `json:"agent"`
-	Prompt            *string               `json:"prompt"`
-	SandboxAllocation jsontext.Value        `json:"sandboxAllocation"`
-	Active            *bool                 `json:"active"`
+	Repository        *session.RepositoryBody `json:"repository"`
+	Agent             *session.AgentBody      `json:"agent"`
+	Prompt            *string                 `json:"prompt"`
+	SandboxAllocation jsontext.Value          `json:"sandboxAllocation"`
+	Active            *bool                   `json:"active"`
 }
 
 // parseCreate validates the body, the cron expression and the zone (400).
@@ -90,7 +90,7 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	if err := httpapi.Decode(body, &b); err != nil {
 		return nil, err
 	}
-	var m httpapi.Members
+	var m problem.Members
 	r := createRequest{active: true}
 	var cron, zone string
 	r.orgID = m.Optional("orgId", b.OrgID)
@@ -99,10 +99,10 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 		zone = m.Optional("schedule.timezone", b.Schedule.Timezone)
 	}
 	if m.RequiredObject("repository", b.Repository != nil) {
-		r.repository = start.ParseRepository(&m, "repository", b.Repository)
+		r.repository = session.ParseRepository(&m, "repository", b.Repository)
 	}
 	if m.RequiredObject("agent", b.Agent != nil) {
-		r.agent = start.ParseAgent(&m, "agent", b.Agent)
+		r.agent = session.ParseAgent(&m, "agent", b.Agent)
 	}
 	r.prompt = m.Required("prompt", b.Prompt)
 	if raw := httpapi.Value(b.SandboxAllocation); raw != nil {
