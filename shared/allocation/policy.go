@@ -10,8 +10,8 @@ import (
 // Built-in settings (section 7 of the contract).
 const (
 	BuiltinDefault = ContainersStandard4
-	// AllOwners in the selection owners setting lets every owner select.
-	AllOwners = "*"
+	// allOwners in the selection owners setting lets every owner select.
+	allOwners = "*"
 )
 
 var (
@@ -100,7 +100,7 @@ func NewPolicy(c Config) (p *Policy, warnings []string) {
 	}
 	owners := c.SelectionOwners
 	if owners == nil {
-		owners = []string{AllOwners}
+		owners = []string{allOwners}
 	}
 	for _, o := range owners {
 		p.owners[o] = true
@@ -165,7 +165,7 @@ func Owner(userID, orgID string) string {
 // MaySelect reports whether the owner (the org when there is one, else the
 // user) may select allocations (check 5).
 func (p *Policy) MaySelect(owner string) bool {
-	return p.owners[AllOwners] || p.owners[owner]
+	return p.owners[allOwners] || p.owners[owner]
 }
 
 // Check runs checks 3 to 6 of the contract, in order, on an explicit
@@ -177,7 +177,7 @@ func (p *Policy) Check(a Allocation, owner string) error {
 	case p.AllocationRetired(a):
 		return problem.New(problem.SandboxAllocationRetired, AllocationRetiredDetail(a))
 	case p.retiredProviders[a.spec.Provider]:
-		return problem.New(problem.SandboxRuntimeRetired, RuntimeRetiredDetail(a))
+		return problem.New(problem.SandboxRuntimeRetired, runtimeRetiredDetail(a))
 	case p.isDefault(a):
 		return nil
 	case !p.MaySelect(owner):
@@ -331,11 +331,11 @@ func (p *Policy) SessionRuntime(a Allocation, prov Provider) Runtime {
 	var msg string
 	switch {
 	case p.retiredProviders[prov]:
-		code, msg = problem.SandboxRuntimeRetired, SessionRuntimeRetiredMessage(prov)
+		code, msg = problem.SandboxRuntimeRetired, sessionRuntimeRetiredMessage(prov)
 	case !a.IsZero() && p.retiredProviders[a.Provider()]:
-		code, msg = problem.SandboxRuntimeRetired, SessionRuntimeRetiredMessage(a.Provider())
+		code, msg = problem.SandboxRuntimeRetired, sessionRuntimeRetiredMessage(a.Provider())
 	case !a.IsZero() && p.AllocationRetired(a):
-		code, msg = problem.SandboxAllocationRetired, SessionAllocationRetiredMessage(a)
+		code, msg = problem.SandboxAllocationRetired, sessionAllocationRetiredMessage(a)
 	default:
 		return Runtime{State: StateAllocated}
 	}
@@ -349,22 +349,22 @@ func AllocationRetiredDetail(a Allocation) string {
 		"Start the session without an allocation to use the default, or choose another allocation.", a)
 }
 
-// RuntimeRetiredDetail is the detail of check 4.
-func RuntimeRetiredDetail(a Allocation) string {
+// runtimeRetiredDetail is the detail of check 4.
+func runtimeRetiredDetail(a Allocation) string {
 	return fmt.Sprintf("The %s allocation runs on the retired %s runtime and cannot start new sessions. "+
 		"Start the session without an allocation to use the default, or choose another allocation.", a, a.Provider().DisplayName())
 }
 
-// SessionAllocationRetiredMessage is the lookup's message for a stored
+// sessionAllocationRetiredMessage is the lookup's message for a stored
 // session whose allocation is retired on a provider that is not.
-func SessionAllocationRetiredMessage(a Allocation) string {
+func sessionAllocationRetiredMessage(a Allocation) string {
 	return fmt.Sprintf("The %s sandbox allocation is retired: this session cannot be started or resumed. "+
 		"Start a new session with the default sandbox to continue.", a)
 }
 
-// SessionRuntimeRetiredMessage is the lookup's message for a stored session
+// sessionRuntimeRetiredMessage is the lookup's message for a stored session
 // whose provider is retired.
-func SessionRuntimeRetiredMessage(p Provider) string {
+func sessionRuntimeRetiredMessage(p Provider) string {
 	return fmt.Sprintf("This session ran on the retired %s runtime and cannot be started or resumed. "+
 		"Start a new session with the default sandbox to continue.", p.DisplayName())
 }

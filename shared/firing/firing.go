@@ -42,9 +42,9 @@ const (
 	// maxJudgements bounds how often one trigger is judged again after it
 	// changed under the firing's write.
 	maxJudgements = 3
-	// DefaultConcurrency is how many due triggers fire at a time when
+	// defaultConcurrency is how many due triggers fire at a time when
 	// FIRING_CONCURRENCY is not set.
-	DefaultConcurrency = 32
+	defaultConcurrency = 32
 )
 
 // VarConcurrency is the environment variable that bounds how many due
@@ -56,10 +56,10 @@ const VarConcurrency = "FIRING_CONCURRENCY"
 const MaxConcurrency = 256
 
 // ParseConcurrency reads FIRING_CONCURRENCY: a whole number from 1 to
-// MaxConcurrency, DefaultConcurrency when empty.
+// MaxConcurrency, defaultConcurrency when empty.
 func ParseConcurrency(s string) (int, error) {
 	if s == "" {
-		return DefaultConcurrency, nil
+		return defaultConcurrency, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxConcurrency {
@@ -95,7 +95,7 @@ type Firing struct {
 	Start    *start.Service
 	Log      *slog.Logger
 	// Concurrency bounds how many due triggers fire at a time
-	// (DefaultConcurrency when 0; 1 fires them one at a time).
+	// (defaultConcurrency when 0; 1 fires them one at a time).
 	Concurrency int
 	// Now defaults to the clock.
 	Now func() time.Time
@@ -234,7 +234,7 @@ func (f *Firing) concurrency() int {
 	if f.Concurrency > 0 {
 		return f.Concurrency
 	}
-	return DefaultConcurrency
+	return defaultConcurrency
 }
 
 // fireOne fires one trigger that the index showed due at the minute at,

@@ -59,10 +59,10 @@ func (c Caller) Owns(userID, orgID string) bool {
 
 var errUnauthorized = problem.New(problem.Unauthorized, "The request has no valid caller.")
 
-// CallerFrom reads the caller from the claims the authorizer put in the
+// callerFrom reads the caller from the claims the authorizer put in the
 // event. It never reads the Authorization header. No sub, or a claim that
 // is malformed, is unauthorized.
-func CallerFrom(req *events.APIGatewayV2HTTPRequest) (Caller, error) {
+func callerFrom(req *events.APIGatewayV2HTTPRequest) (Caller, error) {
 	auth := req.RequestContext.Authorizer
 	if auth == nil || auth.JWT == nil {
 		return Caller{}, errUnauthorized

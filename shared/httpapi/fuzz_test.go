@@ -12,7 +12,7 @@ func FuzzCallerFrom(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, sub, orgs, bot, scope string) {
 		ev := event("GET", "/", map[string]string{"sub": sub, "org_ids": orgs, "bot_id": bot, "scope": scope}, "")
-		c, err := CallerFrom(&ev)
+		c, err := callerFrom(&ev)
 		if err != nil {
 			return
 		}

@@ -64,7 +64,7 @@ func TestCallerFrom(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
 			ev := event("GET", "/", r.claims, "")
-			c, err := CallerFrom(&ev)
+			c, err := callerFrom(&ev)
 			if r.fail {
 				if problem.CodeOf(err) != problem.Unauthorized {
 					t.Fatalf("err %v", err)
@@ -81,7 +81,7 @@ func TestCallerFrom(t *testing.T) {
 	}
 	ev := event("GET", "/", nil, "")
 	ev.Headers["authorization"] = "Bearer x"
-	if _, err := CallerFrom(&ev); problem.CodeOf(err) != problem.Unauthorized {
+	if _, err := callerFrom(&ev); problem.CodeOf(err) != problem.Unauthorized {
 		t.Error("no authorizer claims must be unauthorized, whatever the header says")
 	}
 }
@@ -150,7 +150,7 @@ func testAPI(log *slog.Logger) *API {
 // (401), which comes before the body size (413).
 func TestOrderOfChecks(t *testing.T) {
 	user := map[string]string{"sub": "u1"}
-	big := strings.Repeat("x", MaxBody+1)
+	big := strings.Repeat("x", maxBody+1)
 	rows := []struct {
 		rule   string
 		ev     events.APIGatewayV2HTTPRequest

@@ -16,8 +16,8 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
-// MaxBody is the largest decoded body accepted.
-const MaxBody = 256 << 10
+// maxBody is the largest decoded body accepted.
+const maxBody = 256 << 10
 
 // Request is one matched request with its caller.
 type Request struct {
@@ -143,7 +143,7 @@ func (a *API) call(ctx context.Context, rt Route, r *Request) (resp Response, er
 			err = fmt.Errorf("panic of type %T: %s", p, debug.Stack())
 		}
 	}()
-	caller, err := CallerFrom(r.Event)
+	caller, err := callerFrom(r.Event)
 	if err != nil {
 		return Response{}, err
 	}
@@ -154,7 +154,7 @@ func (a *API) call(ctx context.Context, rt Route, r *Request) (resp Response, er
 			return Response{}, problem.New(problem.InvalidRequest, "The body is not valid base64.")
 		}
 	}
-	if len(body) > MaxBody {
+	if len(body) > maxBody {
 		return Response{}, problem.New(problem.PayloadTooLarge, "The body is larger than 256 KiB.")
 	}
 	r.Body = body

@@ -32,13 +32,13 @@ import (
 
 // The environment variables a function reads; template.yaml sets them.
 const (
-	VarTable     = "TABLE_NAME"
-	VarConfig    = "CONFIG_PATH"
-	VarConfigTTL = "CONFIG_TTL_SECONDS"
+	varTable     = "TABLE_NAME"
+	varConfig    = "CONFIG_PATH"
+	varConfigTTL = "CONFIG_TTL_SECONDS"
 )
 
 // Variables are the names of every variable a function reads.
-var Variables = []string{VarTable, VarConfig, VarConfigTTL}
+var Variables = []string{varTable, varConfig, varConfigTTL}
 
 // attemptTimeout bounds one attempt of an AWS request.
 const attemptTimeout = 2 * time.Second
@@ -84,11 +84,11 @@ func newLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, n
 // AWS_ENDPOINT_URL_SSM or AWS_ENDPOINT_URL sets another, as the SDK's
 // default configuration reads them. Nothing here does I/O.
 func Load() (*Env, error) {
-	table, path := os.Getenv(VarTable), os.Getenv(VarConfig)
+	table, path := os.Getenv(varTable), os.Getenv(varConfig)
 	if table == "" || path == "" {
-		return nil, fmt.Errorf("%s and %s must be set", VarTable, VarConfig)
+		return nil, fmt.Errorf("%s and %s must be set", varTable, varConfig)
 	}
-	ttl, err := settings.ParseTTL(os.Getenv(VarConfigTTL))
+	ttl, err := settings.ParseTTL(os.Getenv(varConfigTTL))
 	if err != nil {
 		return nil, err
 	}

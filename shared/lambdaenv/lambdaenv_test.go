@@ -33,7 +33,7 @@ func TestEndpoint(t *testing.T) {
 // region and credentials Lambda sets, and refuses to start without them.
 func TestLoad(t *testing.T) {
 	for k, v := range map[string]string{
-		VarTable: "SessionsTable", VarConfig: "/cloud-agent/dev", VarConfigTTL: "",
+		varTable: "SessionsTable", varConfig: "/cloud-agent/dev", varConfigTTL: "",
 		"AWS_REGION": "eu-central-1", "AWS_DEFAULT_REGION": "", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token",
 	} {
 		t.Setenv(k, v)
@@ -42,7 +42,7 @@ func TestLoad(t *testing.T) {
 	if err != nil || env.Table == nil || env.Settings == nil || env.Log == nil {
 		t.Fatalf("%+v %v", env, err)
 	}
-	for _, name := range []string{VarTable, "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
+	for _, name := range []string{varTable, "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, "")
 			if _, err := Load(); err == nil {
@@ -50,7 +50,7 @@ func TestLoad(t *testing.T) {
 			}
 		})
 	}
-	t.Setenv(VarConfigTTL, "0")
+	t.Setenv(varConfigTTL, "0")
 	if _, err := Load(); err == nil {
 		t.Error("started with a TTL of 0")
 	}

@@ -28,11 +28,11 @@ const DefaultTTL = 60 * time.Second
 
 // The parameters, relative to the configuration path.
 const (
-	ParamDefault            = "allocation/default"
-	ParamSelectable         = "allocation/selectable"
-	ParamRetiredAllocations = "allocation/retired"
-	ParamRetiredProviders   = "provider/retired"
-	ParamSelectionOwners    = "selection/owners"
+	paramDefault            = "allocation/default"
+	paramSelectable         = "allocation/selectable"
+	paramRetiredAllocations = "allocation/retired"
+	paramRetiredProviders   = "provider/retired"
+	paramSelectionOwners    = "selection/owners"
 )
 
 // emptyList is the StringList value that means an empty list (SSM cannot
@@ -120,7 +120,7 @@ func (s *Settings) load(ctx context.Context) (*allocation.Policy, error) {
 // value applies); a StringList of "-" is empty.
 func Config(values map[string]string) allocation.Config {
 	var c allocation.Config
-	if v, ok := values[ParamDefault]; ok {
+	if v, ok := values[paramDefault]; ok {
 		v = strings.TrimSpace(v)
 		c.Default = &v
 	}
@@ -140,9 +140,9 @@ func Config(values map[string]string) allocation.Config {
 		}
 		return out
 	}
-	c.Selectable = list(ParamSelectable)
-	c.RetiredAllocations = list(ParamRetiredAllocations)
-	c.RetiredProviders = list(ParamRetiredProviders)
-	c.SelectionOwners = list(ParamSelectionOwners)
+	c.Selectable = list(paramSelectable)
+	c.RetiredAllocations = list(paramRetiredAllocations)
+	c.RetiredProviders = list(paramRetiredProviders)
+	c.SelectionOwners = list(paramSelectionOwners)
 	return c
 }

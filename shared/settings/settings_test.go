@@ -70,11 +70,11 @@ func defaultName(t *testing.T, p *allocation.Policy) string {
 // more parameters than one page are all read.
 func TestParameters(t *testing.T) {
 	params := []local.Parameter{
-		{Name: ParamDefault, Type: "String", Value: "vercel-small"},
-		{Name: ParamSelectable, Type: "StringList", Value: "vercel-small, vercel-large"},
-		{Name: ParamRetiredAllocations, Type: "StringList", Value: "cloudflare-containers-standard-3"},
-		{Name: ParamRetiredProviders, Type: "StringList", Value: "-"},
-		{Name: ParamSelectionOwners, Type: "StringList", Value: "org_a,u9"},
+		{Name: paramDefault, Type: "String", Value: "vercel-small"},
+		{Name: paramSelectable, Type: "StringList", Value: "vercel-small, vercel-large"},
+		{Name: paramRetiredAllocations, Type: "StringList", Value: "cloudflare-containers-standard-3"},
+		{Name: paramRetiredProviders, Type: "StringList", Value: "-"},
+		{Name: paramSelectionOwners, Type: "StringList", Value: "org_a,u9"},
 	}
 	for i := range 12 {
 		params = append(params, local.Parameter{Name: fmt.Sprintf("other/p%02d", i), Type: "String", Value: "x"})
@@ -115,8 +115,8 @@ func TestParameters(t *testing.T) {
 // for the invocation's log line.
 func TestIgnoredValuesAreLogged(t *testing.T) {
 	url, _ := standIn(t, []local.Parameter{
-		{Name: ParamSelectable, Type: "StringList", Value: "vercel-small,vercel-huge,cloudflare-shared"},
-		{Name: ParamRetiredProviders, Type: "StringList", Value: "aws"},
+		{Name: paramSelectable, Type: "StringList", Value: "vercel-small,vercel-huge,cloudflare-shared"},
+		{Name: paramRetiredProviders, Type: "StringList", Value: "aws"},
 	})
 	ctx, record := invocation.With(context.Background())
 	p, err := New(client(url), path, time.Minute).Policy(ctx)
@@ -140,7 +140,7 @@ func TestIgnoredValuesAreLogged(t *testing.T) {
 // TestConfigValues: "-" is an empty list, a missing parameter is unset, list
 // items are trimmed.
 func TestConfigValues(t *testing.T) {
-	c := Config(map[string]string{ParamSelectable: "-", ParamSelectionOwners: " a , ,b "})
+	c := Config(map[string]string{paramSelectable: "-", paramSelectionOwners: " a , ,b "})
 	if c.Selectable == nil || len(c.Selectable) != 0 || c.RetiredAllocations != nil || c.Default != nil ||
 		!slices.Equal(c.SelectionOwners, []string{"a", "b"}) {
 		t.Errorf("%+v", c)
@@ -150,7 +150,7 @@ func TestConfigValues(t *testing.T) {
 // TestCacheAndLastGood: settings are read once per TTL; a failed refresh
 // keeps the last good ones, with a warning; a cold start that cannot read them is 503.
 func TestCacheAndLastGood(t *testing.T) {
-	url, file := standIn(t, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-small"}})
+	url, file := standIn(t, []local.Parameter{{Name: paramDefault, Type: "String", Value: "vercel-small"}})
 	s := New(client(url), path, time.Minute)
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	s.now = func() time.Time { return clock }
@@ -158,7 +158,7 @@ func TestCacheAndLastGood(t *testing.T) {
 	if p, err := s.Policy(ctx); err != nil || defaultName(t, p) != allocation.VercelSmall {
 		t.Fatal(err)
 	}
-	write(t, file, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-large"}})
+	write(t, file, []local.Parameter{{Name: paramDefault, Type: "String", Value: "vercel-large"}})
 	clock = clock.Add(59 * time.Second)
 	if p, _ := s.Policy(ctx); defaultName(t, p) != allocation.VercelSmall {
 		t.Error("read again before the TTL")
@@ -202,7 +202,7 @@ func viaProxy(t *testing.T, url string) (*faultproxy.Proxy, *ssm.Client) {
 // answer is service_unavailable, and after a good read the last good
 // settings stay.
 func TestSSMFaults(t *testing.T) {
-	url, _ := standIn(t, []local.Parameter{{Name: ParamDefault, Type: "String", Value: "vercel-small"}})
+	url, _ := standIn(t, []local.Parameter{{Name: paramDefault, Type: "String", Value: "vercel-small"}})
 	ctx := context.Background()
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
@@ -260,9 +260,9 @@ func TestMoto(t *testing.T) {
 	}
 	c := client(url)
 	ctx := context.Background()
-	for name, v := range map[string]string{ParamDefault: "vercel-large", ParamSelectionOwners: "-"} {
+	for name, v := range map[string]string{paramDefault: "vercel-large", paramSelectionOwners: "-"} {
 		typ := ssmtypes.ParameterTypeString
-		if name != ParamDefault {
+		if name != paramDefault {
 			typ = ssmtypes.ParameterTypeStringList
 		}
 		if _, err := c.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(path + "/" + name), Value: aws.String(v), Type: typ, Overwrite: aws.Bool(true)}); err != nil {

@@ -161,10 +161,10 @@ func (r *Request) Validate() error {
 	case utf8.RuneCountInString(r.CreatedOnPlatform) > maxPlatform:
 		return bad("createdOnPlatform is longer than 100 characters.")
 	}
-	if err := ValidateRepository(r.Repository); err != nil {
+	if err := validateRepository(r.Repository); err != nil {
 		return err
 	}
-	if err := ValidateAgent(r.Agent); err != nil {
+	if err := validateAgent(r.Agent); err != nil {
 		return err
 	}
 	rep, ag := r.Repository, r.Agent
@@ -176,8 +176,8 @@ func (r *Request) Validate() error {
 	return nil
 }
 
-// ValidateRepository checks a repository's limits.
-func ValidateRepository(rep session.Repository) error {
+// validateRepository checks a repository's limits.
+func validateRepository(rep session.Repository) error {
 	switch rep.Type {
 	case "github":
 		if !validGitHubRepo(rep.Repo) {
@@ -222,9 +222,9 @@ func validRefName(s string) bool {
 	return true
 }
 
-// ValidateAgent checks an agent's limits: mode, model and variant are not
+// validateAgent checks an agent's limits: mode, model and variant are not
 // empty and at most 50, 200 and 50 characters.
-func ValidateAgent(ag session.Agent) error {
+func validateAgent(ag session.Agent) error {
 	check := func(name, v string, max int, required bool) error {
 		if (v == "" && required) || utf8.RuneCountInString(v) > max {
 			return bad("agent." + name + " must not be empty and may be at most " + strconv.Itoa(max) + " characters.")

@@ -27,9 +27,9 @@ import (
 
 // Limits of the contract.
 const (
-	// MaxPerOwner is how many triggers an owner (the org, else the user)
+	// maxPerOwner is how many triggers an owner (the org, else the user)
 	// may have.
-	MaxPerOwner  = 100
+	maxPerOwner  = 100
 	defaultLimit = 50
 	maxLimit     = 100
 )
@@ -175,7 +175,7 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 			tr.SavedAllocation = a.Name()
 		}
 	}
-	switch err := s.Table.CreateTrigger(ctx, tr, MaxPerOwner); {
+	switch err := s.Table.CreateTrigger(ctx, tr, maxPerOwner); {
 	case errors.Is(err, store.ErrTriggerLimit):
 		return httpapi.Response{}, problem.New(problem.TriggerLimitReached, "The owner already has 100 triggers. Delete one to make room.")
 	case err != nil:
