@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
@@ -118,10 +117,7 @@ func TestBurstTwice(t *testing.T) {
 func TestBurstFaults(t *testing.T) {
 	// Only the faults fail a call: no retry, and time enough for each
 	// attempt however busy the machine.
-	f, p := apitest.Faulty(t, func(o *dynamodb.Options) {
-		o.RetryMaxAttempts = 1
-		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second)
-	})
+	f, p := apitest.Faulty(t, patient, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	h := setup(t, f)
 	ids := burst(t, h)
 	p.InjectEvery("TransactWriteItems", 5, faultproxy.DynamoThrottle)

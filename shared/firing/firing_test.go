@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local"
@@ -518,6 +520,12 @@ func TestFaults(t *testing.T) {
 	})
 }
 
+// patient gives every attempt of a request time enough however busy the
+// machine, so that a count of requests counts no retry after a timeout.
+func patient(o *dynamodb.Options) {
+	o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second)
+}
+
 // TestRequestsPerPath: the DynamoDB requests of each way a due trigger can
 // go, beside the 16 queries of the due index. A fired slot is one write:
 // the session, its ledger row and the trigger's advance in one
@@ -586,7 +594,7 @@ func TestRequestsPerPath(t *testing.T) {
 		}, firing.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "UpdateItem": 1}},
 	} {
 		t.Run(row.path, func(t *testing.T) {
-			f, p := apitest.Faulty(t)
+			f, p := apitest.Faulty(t, patient)
 			h := setup(t, f)
 			id := newTrigger(t, h, "*/5 * * * *", nil)
 			row.prepare(h, p, id)
