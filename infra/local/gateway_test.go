@@ -219,7 +219,8 @@ func TestGatewayAnswers(t *testing.T) {
 		{"no token", "GET", "/v1/allocations", "", 401, "unauthorized", ""},
 		{"not a JWT", "GET", "/v1/allocations", "Bearer abc", 401, "unauthorized", ""},
 		{"payload not JSON", "GET", "/v1/allocations", "Bearer a.bm90IGpzb24.c", 401, "unauthorized", ""},
-		{"another method reaches the function without a token", "DELETE", "/v1/allocations", "", 201, "", "AllocationLookupFunction"},
+		{"another method without a token is 401, before 405", "DELETE", "/v1/allocations", "", 401, "unauthorized", ""},
+		{"another method with a token reaches the function", "DELETE", "/v1/allocations", "Bearer " + DevToken(map[string]any{"sub": "u1"}), 201, "", "AllocationLookupFunction"},
 		{"a token", "GET", "/v1/allocations", "Bearer " + DevToken(map[string]any{"sub": "u1"}), 201, "", "AllocationLookupFunction"},
 	}
 	for _, r := range rows {

@@ -121,7 +121,10 @@ func TestStack(t *testing.T) {
 	if status, body := call(t, "GET", s.APIURL+"/v1/allocations", token, ""); status != 200 || body["enabled"] != true {
 		t.Errorf("allocations: %d %v", status, body)
 	}
-	if status, _ := call(t, "PUT", s.APIURL+"/v1/sessions", "", ""); status != 405 {
+	if status, _ := call(t, "PUT", s.APIURL+"/v1/sessions", "", ""); status != 401 {
+		t.Errorf("another method without a token: %d", status)
+	}
+	if status, _ := call(t, "PUT", s.APIURL+"/v1/sessions", token, ""); status != 405 {
 		t.Errorf("another method: %d", status)
 	}
 	if err := s.Close(context.Background()); err != nil {

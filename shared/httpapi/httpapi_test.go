@@ -146,8 +146,9 @@ func testAPI(log *slog.Logger) *API {
 	)
 }
 
-// TestOrderOfChecks: routing (404, 405 with Allow) comes before the caller
-// (401), which comes before the body size (413).
+// TestOrderOfChecks: an unknown route (404) comes before the caller (401),
+// which comes before another method on a known path (405 with Allow) and
+// the body size (413).
 func TestOrderOfChecks(t *testing.T) {
 	user := map[string]string{"sub": "u1"}
 	big := strings.Repeat("x", maxBody+1)
@@ -159,7 +160,9 @@ func TestOrderOfChecks(t *testing.T) {
 	}{
 		{"unknown route is 404, even without a caller", event("GET", "/v1/nothing", nil, ""), 404, "not_found"},
 		{"trailing slash is another path", event("GET", "/v1/things/a/", user, ""), 404, "not_found"},
-		{"known path, other method is 405, even without a caller", event("PUT", "/v1/things/a", nil, ""), 405, "method_not_allowed"},
+		{"known path, other method without a caller is 401", event("PUT", "/v1/things/a", nil, ""), 401, "unauthorized"},
+		{"known path, other method without a valid caller is 401", event("PUT", "/v1/things/a", map[string]string{"sub": "bad id"}, ""), 401, "unauthorized"},
+		{"known path, other method with a caller is 405", event("PUT", "/v1/things/a", user, ""), 405, "method_not_allowed"},
 		{"no caller is 401, even with a body too large", event("POST", "/v1/things", nil, big), 401, "unauthorized"},
 		{"a body over 256 KiB is 413", event("POST", "/v1/things", user, big), 413, "payload_too_large"},
 		{"a body of exactly 256 KiB passes", event("POST", "/v1/things", user, big[1:]), 200, ""},

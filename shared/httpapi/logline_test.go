@@ -38,7 +38,7 @@ func TestLogLineOfEachAnswer(t *testing.T) {
 		code   string
 	}{
 		{"an unknown route", event("GET", "/v1/nothing", nil, ""), 404, "not_found"},
-		{"a known path with another method", event("PUT", "/v1/things/a", nil, ""), 405, "method_not_allowed"},
+		{"a known path with another method", event("PUT", "/v1/things/a", user, ""), 405, "method_not_allowed"},
 		{"no caller", event("GET", "/v1/things/a", nil, ""), 401, "unauthorized"},
 		{"a body too large", event("POST", "/v1/things", user, strings.Repeat("x", maxBody+1)), 413, "payload_too_large"},
 		{"a handler's problem", event("GET", "/v1/fail/busy", user, ""), 409, "creation_in_progress"},

@@ -61,8 +61,9 @@ type API struct {
 // New returns an API over the routes that logs to log.
 func New(log *slog.Logger, routes ...Route) *API { return &API{routes: routes, log: log} }
 
-// Handle answers one event, in the contract's order of checks: routing (404,
-// 405), the caller (401), the body size (413), then the handler. It never
+// Handle answers one event, in the contract's order of checks: an unknown
+// route (404), the caller (401), a known path with another method (405),
+// the body size (413), then the handler. It never
 // returns an error to Lambda: every failure is a problem+json response,
 // with the request id. It logs one JSON line per invocation: the request
 // id, the route, the status, a problem's code, and for a 5xx its cause.
@@ -128,6 +129,11 @@ func (a *API) serve(ctx context.Context, r *Request) (route string, resp Respons
 	}
 	if len(allow) == 0 {
 		return "unmatched", Response{}, problem.New(problem.NotFound, "There is no such resource.")
+	}
+	// A known path with another method: the caller comes first (401), as
+	// the authorizer in front of every route answers it in AWS.
+	if _, err := callerFrom(r.Event); err != nil {
+		return "unmatched", Response{}, err
 	}
 	slices.Sort(allow)
 	resp = problemResponse(problem.New(problem.MethodNotAllowed, "The method is not allowed on this resource."), r.RequestID)
