@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/awslabs/goformation/v7/intrinsics"
-	"gopkg.in/yaml.v3"
 
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
@@ -202,97 +201,6 @@ func TestCfnLint(t *testing.T) {
 // hasArn: the dead-letter queue is named by its ARN (which resolves only
 // in AWS).
 func hasArn(m map[string]any) bool { _, ok := m["Arn"]; return ok }
-
-// TestTemplatePolicies: least privilege. Each function may do exactly what
-// its code does: on the table and the indexes it queries, on the
-// settings path, and, for the firing, on its dead-letter queue.
-func TestTemplatePolicies(t *testing.T) {
-	data, err := os.ReadFile("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	const (
-		table    = "!GetAtt SessionsTable.Arn"
-		settings = "!Sub arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/cloud-agent/${Stage}"
-	)
-	want := map[string][]string{
-		"SessionStartFunction": {
-			"dynamodb:GetItem " + table, "dynamodb:PutItem " + table,
-			"ssm:GetParametersByPath " + settings, "ssm:GetParametersByPath " + settings + "/*",
-		},
-		"AllocationLookupFunction": {
-			"dynamodb:GetItem " + table,
-			"ssm:GetParametersByPath " + settings, "ssm:GetParametersByPath " + settings + "/*",
-		},
-		"TriggersFunction": {
-			"dynamodb:DeleteItem " + table, "dynamodb:GetItem " + table, "dynamodb:PutItem " + table, "dynamodb:UpdateItem " + table,
-			"dynamodb:Query !Sub ${SessionsTable.Arn}/index/TriggersByUser",
-			"ssm:GetParametersByPath " + settings, "ssm:GetParametersByPath " + settings + "/*",
-		},
-		"TriggerFireFunction": {
-			"dynamodb:GetItem " + table, "dynamodb:PutItem " + table, "dynamodb:UpdateItem " + table,
-			"dynamodb:Query !Sub ${SessionsTable.Arn}/index/DueTriggersAll",
-			"sqs:SendMessage !GetAtt TriggerFireDeadLetterQueue.Arn",
-			"ssm:GetParametersByPath " + settings, "ssm:GetParametersByPath " + settings + "/*",
-		},
-	}
-	resources := child(child(doc.Content[0], "Resources"), "")
-	for _, fn := range loadFunctions(t) {
-		var got []string
-		for _, policy := range child(child(child(resources, fn.LogicalID), "Properties"), "Policies").Content {
-			for _, st := range child(policy, "Statement").Content {
-				if v := child(st, "Effect").Value; v != "Allow" {
-					t.Errorf("%s: effect %s", fn.LogicalID, v)
-				}
-				for _, action := range scalars(child(st, "Action")) {
-					for _, res := range scalars(child(st, "Resource")) {
-						got = append(got, action+" "+res)
-					}
-				}
-			}
-		}
-		slices.Sort(got)
-		slices.Sort(want[fn.LogicalID])
-		if !slices.Equal(got, want[fn.LogicalID]) {
-			t.Errorf("%s may do\n%v\nwant\n%v", fn.LogicalID, strings.Join(got, "\n"), strings.Join(want[fn.LogicalID], "\n"))
-		}
-	}
-}
-
-// child is the value of a mapping node's key ("" for the node itself).
-func child(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || key == "" {
-		return n
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return &yaml.Node{}
-}
-
-// scalars are a scalar's or a sequence's values, a tag such as !GetAtt
-// written before its value.
-func scalars(n *yaml.Node) []string {
-	items := []*yaml.Node{n}
-	if n.Kind == yaml.SequenceNode {
-		items = n.Content
-	}
-	var out []string
-	for _, it := range items {
-		v := it.Value
-		if strings.HasPrefix(it.Tag, "!") && !strings.HasPrefix(it.Tag, "!!") {
-			v = it.Tag + " " + v
-		}
-		out = append(out, v)
-	}
-	return out
-}
 
 // TestZoneDataBuiltIn: the functions that read schedules carry the zone
 // data in their binaries: provided.al2023 may have no zone files.

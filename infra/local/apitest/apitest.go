@@ -68,15 +68,16 @@ func New(t testing.TB, b *dynamotest.Backend, optFns ...func(*dynamodb.Options))
 }
 
 // NewOn builds the API over table name, reached by api (which may go
-// through a fault proxy), while direct reaches the same table straight.
-func NewOn(t testing.TB, api, direct *dynamodb.Client, name string) *Harness {
+// through a fault proxy), while direct reaches the same table straight;
+// the settings' SSM client takes the given options.
+func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...func(*ssm.Options)) *Harness {
 	t.Helper()
 	h := &Harness{t: t, Client: direct, Table: name, settings: filepath.Join(t.TempDir(), "settings.json"), logs: &syncBuffer{}}
 	h.SetSettings(nil)
 	ssmSrv := httptest.NewServer(&local.SSM{File: h.settings, Path: ConfigPath})
 	t.Cleanup(ssmSrv.Close)
 	sm := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(ssmSrv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
+		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, ssmOpts...)
 	log := slog.New(slog.NewJSONHandler(h.logs, nil))
 	// Settings are read at every request, so that a test can change them.
 	cfg := settings.New(sm, ConfigPath, time.Nanosecond)
