@@ -20,14 +20,15 @@ type Dynamo struct {
 }
 
 // StartDynamo serves an empty embedded DynamoDB endpoint on addr
-// (host:port; port 0 picks a free one). Empty lists and maps read back as
-// NULL (see typedValues).
+// (host:port; port 0 picks a free one): minidyn's server, with what
+// dynamoEndpoint answers in front of it. Empty lists and maps read back
+// as NULL (see typeResponse).
 func StartDynamo(addr string) (*Dynamo, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	d := &Dynamo{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: typedValues(server.NewServer()), ReadHeaderTimeout: 10 * time.Second}}
+	d := &Dynamo{URL: "http://" + ln.Addr().String(), srv: &http.Server{Handler: newDynamoEndpoint(server.NewServer()), ReadHeaderTimeout: 10 * time.Second}}
 	go func() {
 		if err := d.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			panic(err)

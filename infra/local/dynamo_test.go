@@ -1,0 +1,532 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+)
+
+// emptyDynamo serves an empty embedded endpoint for the test and returns
+// a client of it and its URL.
+func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
+	t.Helper()
+	d, err := StartDynamo("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	return DynamoClient(d.URL), d.URL
+}
+
+// createTables creates tables keyed by the string PK.
+func createTables(t *testing.T, c *dynamodb.Client, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if _, err := c.CreateTable(context.Background(), &dynamodb.CreateTableInput{
+			TableName:            aws.String(name),
+			BillingMode:          types.BillingModePayPerRequest,
+			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}},
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// wantAPIError fails the test unless err is the API error code.
+func wantAPIError(t *testing.T, err error, code string) {
+	t.Helper()
+	var api smithy.APIError
+	if !errors.As(err, &api) || api.ErrorCode() != code {
+		t.Errorf("got %v, want %s", err, code)
+	}
+}
+
+// rawDynamo posts one operation's body to the endpoint at url and
+// returns the status and body of its answer, for what the SDK would not
+// send or would not show.
+func rawDynamo(t *testing.T, url, op, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(answer)
+}
+
+// dynamoCLI runs `aws dynamodb <args>` against the endpoint at url, with
+// local credentials and no configuration of the machine's, and returns
+// what it printed; the error carries its standard error. The test is
+// skipped when the AWS CLI is not on the PATH.
+func dynamoCLI(t *testing.T, url string, args ...string) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath("aws")
+	if err != nil {
+		t.Skip("the AWS CLI (aws) is not on the PATH: the CLI checks of the embedded endpoint are skipped")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, append(append([]string{"dynamodb"}, args...),
+		"--endpoint-url", url, "--region", "us-east-1", "--output", "json")...)
+	dir := t.TempDir()
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AWS_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_PAGER=",
+		"AWS_CONFIG_FILE="+filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE="+filepath.Join(dir, "credentials"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("aws dynamodb %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return string(out), nil
+}
+
+// cliJSON runs dynamoCLI and reads its output into v; a failure fails the
+// test.
+func cliJSON(t *testing.T, v any, url string, args ...string) {
+	t.Helper()
+	out, err := dynamoCLI(t, url, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		t.Fatalf("aws dynamodb %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+// TestDynamoListTables: ListTables answers the tables the endpoint holds,
+// in order, a page of Limit at a time after ExclusiveStartTableName, and
+// forgets a deleted one.
+func TestDynamoListTables(t *testing.T) {
+	ctx := context.Background()
+	t.Run("sdk", func(t *testing.T) {
+		c, _ := emptyDynamo(t)
+		out, err := c.ListTables(ctx, &dynamodb.ListTablesInput{})
+		if err != nil || out.TableNames == nil || len(out.TableNames) != 0 {
+			t.Fatalf("an empty endpoint: %+v %v", out, err)
+		}
+		createTables(t, c, "charlie", "alpha", "bravo")
+		out, err = c.ListTables(ctx, &dynamodb.ListTablesInput{})
+		if err != nil || !slices.Equal(out.TableNames, []string{"alpha", "bravo", "charlie"}) || out.LastEvaluatedTableName != nil {
+			t.Errorf("all: %+v %v", out, err)
+		}
+		out, err = c.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(2)})
+		if err != nil || !slices.Equal(out.TableNames, []string{"alpha", "bravo"}) || aws.ToString(out.LastEvaluatedTableName) != "bravo" {
+			t.Errorf("first page: %+v %v", out, err)
+		}
+		out, err = c.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(2), ExclusiveStartTableName: out.LastEvaluatedTableName})
+		if err != nil || !slices.Equal(out.TableNames, []string{"charlie"}) || out.LastEvaluatedTableName != nil {
+			t.Errorf("last page: %+v %v", out, err)
+		}
+		var all []string
+		for pages := dynamodb.NewListTablesPaginator(c, &dynamodb.ListTablesInput{Limit: aws.Int32(1)}); pages.HasMorePages(); {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, page.TableNames...)
+		}
+		if !slices.Equal(all, []string{"alpha", "bravo", "charlie"}) {
+			t.Errorf("paginated: %v", all)
+		}
+		for _, limit := range []int32{0, 101} {
+			_, err := c.ListTables(ctx, &dynamodb.ListTablesInput{Limit: aws.Int32(limit)})
+			wantAPIError(t, err, "ValidationException")
+		}
+		if _, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String("bravo")}); err != nil {
+			t.Fatal(err)
+		}
+		out, err = c.ListTables(ctx, &dynamodb.ListTablesInput{})
+		if err != nil || !slices.Equal(out.TableNames, []string{"alpha", "charlie"}) {
+			t.Errorf("after a delete: %+v %v", out, err)
+		}
+	})
+	t.Run("cli", func(t *testing.T) {
+		c, url := emptyDynamo(t)
+		createTables(t, c, "charlie", "alpha", "bravo")
+		var page struct {
+			TableNames             []string
+			LastEvaluatedTableName string
+			NextToken              string
+		}
+		cliJSON(t, &page, url, "list-tables", "--page-size", "1")
+		if !slices.Equal(page.TableNames, []string{"alpha", "bravo", "charlie"}) || page.NextToken != "" {
+			t.Errorf("list-tables --page-size 1: %+v", page)
+		}
+		page.TableNames = nil
+		cliJSON(t, &page, url, "list-tables", "--no-paginate", "--limit", "2")
+		if !slices.Equal(page.TableNames, []string{"alpha", "bravo"}) || page.LastEvaluatedTableName != "bravo" {
+			t.Errorf("list-tables --limit 2: %+v", page)
+		}
+		page = struct {
+			TableNames             []string
+			LastEvaluatedTableName string
+			NextToken              string
+		}{}
+		cliJSON(t, &page, url, "list-tables", "--no-paginate", "--exclusive-start-table-name", "bravo")
+		if !slices.Equal(page.TableNames, []string{"charlie"}) || page.LastEvaluatedTableName != "" {
+			t.Errorf("list-tables --exclusive-start-table-name bravo: %+v", page)
+		}
+	})
+}
+
+// TestDynamoTimeToLive: the endpoint keeps the TTL a table was given with
+// UpdateTimeToLive, as the template's (expiresAt, enabled), and
+// DescribeTimeToLive reports it ENABLED, or DISABLED; it refuses what
+// DynamoDB refuses.
+func TestDynamoTimeToLive(t *testing.T) {
+	ctx := context.Background()
+	tpl, err := LoadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := tpl.GetDynamoDBTableWithName(TableLogicalID)
+	if err != nil || tbl.TimeToLiveSpecification == nil || tbl.TimeToLiveSpecification.AttributeName == nil {
+		t.Fatalf("the template's table has no TTL: %v", err)
+	}
+	attr := *tbl.TimeToLiveSpecification.AttributeName
+	t.Run("sdk", func(t *testing.T) {
+		c, url := startTable(t)
+		name := aws.String(TableLogicalID)
+		describe := func() *types.TimeToLiveDescription {
+			t.Helper()
+			out, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out.TimeToLiveDescription
+		}
+		update := func(attribute string, enabled bool) error {
+			_, err := c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: name,
+				TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attribute), Enabled: aws.Bool(enabled)}})
+			return err
+		}
+		if d := describe(); d.TimeToLiveStatus != types.TimeToLiveStatusDisabled || d.AttributeName != nil {
+			t.Errorf("before: %+v", d)
+		}
+		out, err := c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: name,
+			TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(tbl.TimeToLiveSpecification.Enabled)}})
+		if err != nil || aws.ToString(out.TimeToLiveSpecification.AttributeName) != attr || !aws.ToBool(out.TimeToLiveSpecification.Enabled) {
+			t.Fatalf("enable: %+v %v", out, err)
+		}
+		if d := describe(); d.TimeToLiveStatus != types.TimeToLiveStatusEnabled || aws.ToString(d.AttributeName) != attr {
+			t.Errorf("enabled: %+v", d)
+		}
+		wantAPIError(t, update(attr, true), "ValidationException")
+		wantAPIError(t, update("other", false), "ValidationException")
+		if err := update(attr, false); err != nil {
+			t.Fatal(err)
+		}
+		if d := describe(); d.TimeToLiveStatus != types.TimeToLiveStatusDisabled || d.AttributeName != nil {
+			t.Errorf("disabled: %+v", d)
+		}
+		wantAPIError(t, update(attr, false), "ValidationException")
+		// The SDK refuses to send these.
+		for _, body := range []string{`{"TableName":"SessionsTable"}`, `{"TableName":"SessionsTable","TimeToLiveSpecification":{"Enabled":true}}`} {
+			if code, answer := rawDynamo(t, url, "UpdateTimeToLive", body); code != 400 || !strings.Contains(answer, "ValidationException") {
+				t.Errorf("%s: %d %s", body, code, answer)
+			}
+		}
+		_, err = c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: aws.String("missing")})
+		wantAPIError(t, err, "ResourceNotFoundException")
+		wantAPIError(t, func() error {
+			_, err := c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String("missing"),
+				TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(attr), Enabled: aws.Bool(true)}})
+			return err
+		}(), "ResourceNotFoundException")
+	})
+	t.Run("cli", func(t *testing.T) {
+		_, url := startTable(t)
+		var d struct{ TimeToLiveDescription map[string]string }
+		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", TableLogicalID)
+		if want := map[string]string{"TimeToLiveStatus": "DISABLED"}; !reflect.DeepEqual(d.TimeToLiveDescription, want) {
+			t.Errorf("before: %v", d.TimeToLiveDescription)
+		}
+		if _, err := dynamoCLI(t, url, "update-time-to-live", "--table-name", TableLogicalID,
+			"--time-to-live-specification", "Enabled=true,AttributeName="+attr); err != nil {
+			t.Fatal(err)
+		}
+		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", TableLogicalID)
+		if want := map[string]string{"TimeToLiveStatus": "ENABLED", "AttributeName": attr}; !reflect.DeepEqual(d.TimeToLiveDescription, want) {
+			t.Errorf("enabled: %v", d.TimeToLiveDescription)
+		}
+	})
+}
+
+// TestDynamoTableActive: every table description says ACTIVE (DELETING
+// for a deleted table) with each index ACTIVE, so that the SDK's waiters
+// and `aws dynamodb wait` return at once; it carries no null or empty
+// member.
+func TestDynamoTableActive(t *testing.T) {
+	ctx := context.Background()
+	tpl, err := LoadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("sdk", func(t *testing.T) {
+		c, _ := emptyDynamo(t)
+		created, err := c.CreateTable(ctx, in)
+		if err != nil || created.TableDescription.TableStatus != types.TableStatusActive {
+			t.Fatalf("created: %+v %v", created, err)
+		}
+		if err := dynamodb.NewTableExistsWaiter(c).Wait(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, 10*time.Second); err != nil {
+			t.Fatalf("TableExistsWaiter: %v", err)
+		}
+		out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
+		if err != nil || out.Table.TableStatus != types.TableStatusActive || len(out.Table.GlobalSecondaryIndexes) != len(in.GlobalSecondaryIndexes) {
+			t.Fatalf("described: %+v %v", out, err)
+		}
+		for _, g := range out.Table.GlobalSecondaryIndexes {
+			if g.IndexStatus != types.IndexStatusActive {
+				t.Errorf("index %s: %q", aws.ToString(g.IndexName), g.IndexStatus)
+			}
+		}
+		deleted, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: in.TableName})
+		if err != nil || deleted.TableDescription.TableStatus != types.TableStatusDeleting {
+			t.Fatalf("deleted: %+v %v", deleted, err)
+		}
+		if err := dynamodb.NewTableNotExistsWaiter(c).Wait(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, 10*time.Second); err != nil {
+			t.Errorf("TableNotExistsWaiter: %v", err)
+		}
+	})
+	t.Run("cli", func(t *testing.T) {
+		_, url := startTable(t)
+		if _, err := dynamoCLI(t, url, "wait", "table-exists", "--table-name", TableLogicalID); err != nil {
+			t.Fatal(err)
+		}
+		out, err := dynamoCLI(t, url, "describe-table", "--table-name", TableLogicalID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			Table struct {
+				TableStatus            string
+				GlobalSecondaryIndexes []struct{ IndexName, IndexStatus string }
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil || d.Table.TableStatus != "ACTIVE" || len(d.Table.GlobalSecondaryIndexes) != 2 {
+			t.Fatalf("%v: %s", err, out)
+		}
+		for _, g := range d.Table.GlobalSecondaryIndexes {
+			if g.IndexStatus != "ACTIVE" {
+				t.Errorf("index %s: %q", g.IndexName, g.IndexStatus)
+			}
+		}
+		if strings.Contains(out, `""`) || strings.Contains(out, "null") {
+			t.Errorf("null or empty members: %s", out)
+		}
+		if _, err := dynamoCLI(t, url, "delete-table", "--table-name", TableLogicalID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := dynamoCLI(t, url, "wait", "table-not-exists", "--table-name", TableLogicalID); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// putItems puts items of the keys PK, SK into the template's table.
+func putItems(t *testing.T, c *dynamodb.Client, keys ...[2]string) {
+	t.Helper()
+	for _, k := range keys {
+		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: k[0]}, "SK": &types.AttributeValueMemberS{Value: k[1]},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestDynamoSelectCount: a Scan or a Query with Select COUNT answers the
+// count and no items; every Scan and Query answers a Count, 0 included.
+func TestDynamoSelectCount(t *testing.T) {
+	ctx := context.Background()
+	table := aws.String(TableLogicalID)
+	keys := [][2]string{{"a", "1"}, {"a", "2"}, {"a", "3"}, {"b", "1"}}
+	query := func(pk string) *dynamodb.QueryInput {
+		return &dynamodb.QueryInput{TableName: table, Select: types.SelectCount, KeyConditionExpression: aws.String("PK = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pk}}}
+	}
+	t.Run("sdk", func(t *testing.T) {
+		c, url := startTable(t)
+		putItems(t, c, keys...)
+		scan, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: table, Select: types.SelectCount})
+		if err != nil || scan.Count != 4 || scan.Items != nil {
+			t.Errorf("scan: %+v %v", scan, err)
+		}
+		scan, err = c.Scan(ctx, &dynamodb.ScanInput{TableName: table, Select: types.SelectCount, Limit: aws.Int32(3)})
+		if err != nil || scan.Count != 3 || scan.Items != nil || scan.LastEvaluatedKey == nil {
+			t.Errorf("scan with a limit: %+v %v", scan, err)
+		}
+		q, err := c.Query(ctx, query("a"))
+		if err != nil || q.Count != 3 || q.Items != nil {
+			t.Errorf("query: %+v %v", q, err)
+		}
+		all, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: table})
+		if err != nil || all.Count != 4 || len(all.Items) != 4 {
+			t.Errorf("scan of the items: %+v %v", all, err)
+		}
+		// The SDK reads a missing Count as 0: the wire must carry it.
+		if code, body := rawDynamo(t, url, "Query", `{"TableName":"SessionsTable","Select":"COUNT",`+
+			`"KeyConditionExpression":"PK = :pk","ExpressionAttributeValues":{":pk":{"S":"none"}}}`); code != 200 || body != `{"Count":0}` {
+			t.Errorf("a count of none: %d %s", code, body)
+		}
+	})
+	t.Run("cli", func(t *testing.T) {
+		c, url := startTable(t)
+		putItems(t, c, keys...)
+		for _, args := range [][]string{
+			{"scan", "--table-name", TableLogicalID, "--select", "COUNT"},
+			{"query", "--table-name", TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
+				"--expression-attribute-values", `{":pk":{"S":"a"}}`},
+			{"query", "--table-name", TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
+				"--expression-attribute-values", `{":pk":{"S":"none"}}`},
+		} {
+			var out map[string]any
+			cliJSON(t, &out, url, args...)
+			if _, ok := out["Items"]; ok || out["Count"] == nil {
+				t.Errorf("%v: %v", args, out)
+			}
+		}
+		var out struct{ Count int }
+		cliJSON(t, &out, url, "scan", "--table-name", TableLogicalID, "--select", "COUNT")
+		if out.Count != 4 {
+			t.Errorf("scan --select COUNT: %d", out.Count)
+		}
+	})
+}
+
+// TestDynamoPutItemReturnValues: PutItem answers no attributes unless
+// ReturnValues is ALL_OLD, and then the item it replaced (none for a new
+// one); it refuses any other ReturnValues.
+func TestDynamoPutItemReturnValues(t *testing.T) {
+	ctx := context.Background()
+	item := func(x string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "a"}, "SK": &types.AttributeValueMemberS{Value: "1"},
+			"x": &types.AttributeValueMemberN{Value: x}, "l": &types.AttributeValueMemberL{Value: []types.AttributeValue{}}}
+	}
+	t.Run("sdk", func(t *testing.T) {
+		c, _ := startTable(t)
+		put := func(x string, rv types.ReturnValue) (*dynamodb.PutItemOutput, error) {
+			return c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item(x), ReturnValues: rv})
+		}
+		key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "a"}, "SK": &types.AttributeValueMemberS{Value: "1"}}
+		for _, step := range []struct {
+			x  string
+			rv types.ReturnValue
+		}{{"1", ""}, {"2", types.ReturnValueNone}} { // a new item, then a replaced one
+			if out, err := put(step.x, step.rv); err != nil || out.Attributes != nil {
+				t.Errorf("ReturnValues %q: %+v %v", step.rv, out, err)
+			}
+		}
+		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(TableLogicalID), Key: key}); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := put("2", types.ReturnValueAllOld); err != nil || out.Attributes != nil {
+			t.Errorf("ALL_OLD of a new item: %+v %v", out, err)
+		}
+		out, err := put("3", types.ReturnValueAllOld)
+		old := item("2")
+		old["l"] = &types.AttributeValueMemberNULL{Value: true} // see typeResponse
+		if err != nil || !reflect.DeepEqual(out.Attributes, old) {
+			t.Errorf("ALL_OLD of a replaced item: %+v %v", out, err)
+		}
+		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(TableLogicalID), Key: key})
+		if err != nil || got.Item["x"].(*types.AttributeValueMemberN).Value != "3" {
+			t.Errorf("stored: %+v %v", got, err)
+		}
+		_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item("4"), ReturnValues: types.ReturnValueAllOld,
+			ConditionExpression: aws.String("attribute_not_exists(PK)")})
+		wantAPIError(t, err, "ConditionalCheckFailedException")
+		for _, rv := range []types.ReturnValue{types.ReturnValueAllNew, types.ReturnValueUpdatedOld} {
+			_, err := put("5", rv)
+			wantAPIError(t, err, "ValidationException")
+		}
+	})
+	t.Run("cli", func(t *testing.T) {
+		_, url := startTable(t)
+		args := []string{"put-item", "--table-name", TableLogicalID, "--item", `{"PK":{"S":"a"},"SK":{"S":"1"},"x":{"N":"1"}}`}
+		if out, err := dynamoCLI(t, url, args...); err != nil || out != "" {
+			t.Errorf("put-item printed %q: %v", out, err)
+		}
+		var out struct{ Attributes map[string]map[string]string }
+		cliJSON(t, &out, url, append(args, "--return-values", "ALL_OLD")...)
+		if want := map[string]map[string]string{"PK": {"S": "a"}, "SK": {"S": "1"}, "x": {"N": "1"}}; !reflect.DeepEqual(out.Attributes, want) {
+			t.Errorf("put-item --return-values ALL_OLD: %v", out.Attributes)
+		}
+	})
+}
+
+// TestDynamoTablesChangeUnderLoad: tables created, described and deleted
+// while items are written and read elsewhere on the endpoint; under the
+// race detector, any unordered access fails the test.
+func TestDynamoTablesChangeUnderLoad(t *testing.T) {
+	ctx := context.Background()
+	c, _ := startTable(t)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := range 20 {
+				name := aws.String(fmt.Sprintf("load%d-%d", w, i))
+				in := &dynamodb.CreateTableInput{TableName: name, BillingMode: types.BillingModePayPerRequest,
+					KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}},
+					AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}}}
+				if _, err := c.CreateTable(ctx, in); err != nil {
+					t.Error(err)
+				}
+				if _, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: name}); err != nil {
+					t.Error(err)
+				}
+				if _, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: name}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		wg.Go(func() {
+			for i := range 20 {
+				if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: map[string]types.AttributeValue{
+					"PK": &types.AttributeValueMemberS{Value: fmt.Sprint(w)}, "SK": &types.AttributeValueMemberS{Value: fmt.Sprint(i)}}}); err != nil {
+					t.Error(err)
+				}
+				if _, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(TableLogicalID), Select: types.SelectCount}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	out, err := c.ListTables(ctx, &dynamodb.ListTablesInput{})
+	if err != nil || !slices.Equal(out.TableNames, []string{TableLogicalID}) {
+		t.Errorf("left: %+v %v", out, err)
+	}
+}
