@@ -83,8 +83,21 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if _, err := EnsureTable(ctx, s.client, in); err != nil {
+	created, err := EnsureTable(ctx, s.client, in)
+	if err != nil {
 		return err
+	}
+	if created {
+		// The time to live, as the template gives the table in AWS (no
+		// local endpoint deletes items for it: the code judges expiresAt
+		// itself).
+		ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
+		if err == nil && ttl != nil {
+			_, err = s.client.UpdateTimeToLive(ctx, ttl)
+		}
+		if err != nil {
+			return fmt.Errorf("setting the time to live of table %s: %w", TableLogicalID, err)
+		}
 	}
 	if cfg.DataFile != "" {
 		// Fail now, not at the save when the stack stops, if the file

@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 )
@@ -118,6 +119,11 @@ func TestStack(t *testing.T) {
 		t.Fatalf("start: %d %v", status, started)
 	}
 	id := started["sessionId"].(string)
+	// The table's time to live is the template's, as in AWS.
+	ttl, err := s.client.DescribeTimeToLive(context.Background(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(TableLogicalID)})
+	if err != nil || ttl.TimeToLiveDescription.TimeToLiveStatus != types.TimeToLiveStatusEnabled || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != "expiresAt" {
+		t.Errorf("time to live: %+v %v", ttl, err)
+	}
 	if status, body := call(t, "GET", s.APIURL+"/v1/allocations", token, ""); status != 200 || body["enabled"] != true {
 		t.Errorf("allocations: %d %v", status, body)
 	}

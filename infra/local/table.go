@@ -49,6 +49,23 @@ func CreateTableInput(t *Template, logicalID, name string) (*dynamodb.CreateTabl
 	return in, nil
 }
 
+// TimeToLiveInput is the UpdateTimeToLive request that gives the table
+// named name the template's time to live; nil when the template sets none.
+func TimeToLiveInput(t *Template, logicalID, name string) (*dynamodb.UpdateTimeToLiveInput, error) {
+	tbl, err := t.GetDynamoDBTableWithName(logicalID)
+	if err != nil {
+		return nil, err
+	}
+	ttl := tbl.TimeToLiveSpecification
+	if ttl == nil || ttl.AttributeName == nil {
+		return nil, nil
+	}
+	return &dynamodb.UpdateTimeToLiveInput{
+		TableName:               aws.String(name),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: ttl.AttributeName, Enabled: aws.Bool(ttl.Enabled)},
+	}, nil
+}
+
 func keySchema(ks []cfddb.Table_KeySchema) []types.KeySchemaElement {
 	out := make([]types.KeySchemaElement, len(ks))
 	for i, k := range ks {
@@ -58,8 +75,8 @@ func keySchema(ks []cfddb.Table_KeySchema) []types.KeySchemaElement {
 }
 
 // EnsureTable creates the table unless it exists. It does not wait for the
-// table to become active: the embedded endpoint reports no status, and
-// DynamoDB-compatible local endpoints create tables at once. A table that
+// table to become active: DynamoDB-compatible local endpoints create tables
+// at once. A table that
 // exists without one of the indexes in is refused: the trigger routes and
 // the firing would fail on it at every call.
 func EnsureTable(ctx context.Context, c *dynamodb.Client, in *dynamodb.CreateTableInput) (created bool, err error) {
