@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
@@ -115,9 +116,15 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 		return nil, err
 	}
 	if h := idempotencyKey; h != nil {
+		// The header's own faults are told as the header's, before it is
+		// compared with the body's key.
 		switch {
 		case *h == "":
 			return nil, bad("The Idempotency-Key header may not be empty.")
+		case !validOperationKey(*h):
+			return nil, bad("The Idempotency-Key header must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
+		case strings.HasPrefix(*h, ReservedKeyPrefix):
+			return nil, bad("The Idempotency-Key header may not start with \"trigger:\".")
 		case key != "" && key != *h:
 			return nil, bad("operationKey and the Idempotency-Key header must be equal when both are given.")
 		}
@@ -147,9 +154,10 @@ func (r *Request) validate() error {
 }
 
 // Validate checks what every start must pass, whoever built it: the
-// limits, and no secret marker in a member but the prompt (the allocation
-// as sent included). The reserved
-// values are not checked here: the firing uses them.
+// limits, no control character in the agent's names or createdOnPlatform,
+// and no secret marker in a member but the prompt (the allocation as sent
+// included). The reserved values are not checked here: the firing uses
+// them.
 func (r *Request) Validate() error {
 	switch {
 	case r.OperationKey != "" && !validOperationKey(r.OperationKey):
@@ -160,6 +168,8 @@ func (r *Request) Validate() error {
 		return bad("The prompt is longer than 100000 characters.")
 	case utf8.RuneCountInString(r.CreatedOnPlatform) > maxPlatform:
 		return bad("createdOnPlatform is longer than 100 characters.")
+	case hasControl(r.CreatedOnPlatform):
+		return bad("createdOnPlatform may not hold control characters.")
 	}
 	if err := validateRepository(r.Repository); err != nil {
 		return err
@@ -223,11 +233,14 @@ func validRefName(s string) bool {
 }
 
 // validateAgent checks an agent's limits: mode, model and variant are not
-// empty and at most 50, 200 and 50 characters.
+// empty, at most 50, 200 and 50 characters, and hold no control character.
 func validateAgent(ag session.Agent) error {
 	check := func(name, v string, max int, required bool) error {
 		if (v == "" && required) || utf8.RuneCountInString(v) > max {
 			return bad("agent." + name + " must not be empty and may be at most " + strconv.Itoa(max) + " characters.")
+		}
+		if hasControl(v) {
+			return bad("agent." + name + " may not hold control characters.")
 		}
 		return nil
 	}
@@ -239,6 +252,11 @@ func validateAgent(ag session.Agent) error {
 	}
 	return check("variant", ag.Variant, maxVariant, false)
 }
+
+// hasControl reports whether s holds a control character (U+0000 to
+// U+001F, U+007F to U+009F): names and labels are one line of text; only
+// the prompt may hold line breaks and tabs.
+func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) >= 0 }
 
 func hasSecret(v any) bool {
 	switch x := v.(type) {

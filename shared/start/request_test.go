@@ -65,6 +65,13 @@ func TestRequestValidation(t *testing.T) {
 		{"variant of 50", agent(map[string]any{"mode": "m", "model": "x", "variant": strings.Repeat("v", 50)}), "", ok},
 		{"variant of 51", agent(map[string]any{"mode": "m", "model": "x", "variant": strings.Repeat("v", 51)}), "", bad},
 		{"variant empty", agent(map[string]any{"mode": "m", "model": "x", "variant": ""}), "", bad},
+		{"model with NUL", agent(map[string]any{"mode": "m", "model": "a\x00b"}), "", bad},
+		{"mode with a line break", agent(map[string]any{"mode": "m\n", "model": "x"}), "", bad},
+		{"variant with DEL", agent(map[string]any{"mode": "m", "model": "x", "variant": "v\x7f"}), "", bad},
+		{"model with a C1 control", agent(map[string]any{"mode": "m", "model": "a\u0085b"}), "", bad},
+		{"model with non-ASCII letters and a space", agent(map[string]any{"mode": "m", "model": "Modèle 2"}), "", ok},
+		{"createdOnPlatform with a tab", body(map[string]any{"createdOnPlatform": "web\tx"}), "", bad},
+		{"prompt with control characters", body(map[string]any{"initialTurn": map[string]any{"prompt": "a\x00\n\tb\x7f"}}), "", ok},
 		{"mode empty", agent(map[string]any{"mode": "", "model": "x"}), "", bad},
 		{"no model", agent(map[string]any{"mode": "m"}), "", bad},
 		{"no agent", body(map[string]any{"agent": nil}), "", bad},
@@ -116,5 +123,28 @@ func TestRequestValidation(t *testing.T) {
 				t.Error("a refused request wrote to the table")
 			}
 		})
+	}
+}
+
+// TestIdempotencyKeyDetail: a bad Idempotency-Key header is told as the
+// header's fault, not the body's operationKey, and before it is compared
+// with the body's key.
+func TestIdempotencyKeyDetail(t *testing.T) {
+	h := apitest.New(t, nil)
+	for _, c := range []struct{ key, body, detail string }{
+		{"a b", body(nil), "The Idempotency-Key header must be 1 to 128"},
+		{"seed\ufffdkey", body(map[string]any{"operationKey": "seed-key"}), "The Idempotency-Key header must be 1 to 128"},
+		{strings.Repeat("k", 129), body(nil), "The Idempotency-Key header must be 1 to 128"},
+		{"trigger:x", body(nil), "The Idempotency-Key header may not start with"},
+		{"", body(nil), "The Idempotency-Key header may not be empty"},
+		{"b", body(map[string]any{"operationKey": "a"}), "must be equal"},
+	} {
+		res := h.Do(apitest.Call{Method: "POST", Path: "/v1/sessions", Claims: user, Body: c.body, Headers: map[string]string{"Idempotency-Key": c.key}})
+		if d, _ := res.Body["detail"].(string); res.Code() != "invalid_request" || !strings.Contains(d, c.detail) {
+			t.Errorf("Idempotency-Key %q: %d %s", c.key, res.Status, res.Raw)
+		}
+	}
+	if len(h.Items()) != 0 {
+		t.Error("a refused start wrote")
 	}
 }
