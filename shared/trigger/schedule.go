@@ -52,14 +52,14 @@ type Schedule struct {
 
 // ParseSchedule validates a cron expression and an IANA zone name as of now
 // (the five-years rule is judged from now). The caller passes "UTC" when the
-// zone was left out; "" and "Local" are errors. Errors are invalid_request
-// problems.
+// zone was left out; "", "Local" and the names only a machine's zoneinfo
+// directory holds are errors. Errors are invalid_request problems.
 func ParseSchedule(expr, zone string, now time.Time) (*Schedule, error) {
 	spec, detail := parseCron(expr)
 	if detail != "" {
 		return nil, problem.New(problem.InvalidRequest, detail)
 	}
-	if zone == "" || zone == "Local" {
+	if zone == "" || zone == "Local" || machineZone(zone) {
 		return nil, problem.New(problem.InvalidRequest, detailZone)
 	}
 	loc, err := loadZone(zone)
@@ -71,6 +71,16 @@ func ParseSchedule(expr, zone string, now time.Time) (*Schedule, error) {
 		return nil, problem.New(problem.InvalidRequest, detailNever)
 	}
 	return s, nil
+}
+
+// machineZone reports whether a zone name is one of the files a machine's
+// zoneinfo directory may hold beside the IANA names: tzcode's localtime
+// (the machine's own zone, Local by another name) and posixrules, and its
+// posix/ and right/ trees (right/ counts leap seconds). time.LoadLocation
+// reads that directory before the zone data built into the binaries, so
+// such a name would pass on one machine and fail on another.
+func machineZone(name string) bool {
+	return name == "localtime" || name == "posixrules" || strings.HasPrefix(name, "posix/") || strings.HasPrefix(name, "right/")
 }
 
 // zones caches the zones loaded so far by name: loading one parses its

@@ -97,6 +97,10 @@ func TestParseSchedule(t *testing.T) {
 		{"empty list matches nothing", ", * * * *", "UTC", "no time within five years"},
 		{"zone left empty", "* * * * *", "", "schedule.timezone must be an IANA"},
 		{"zone Local", "* * * * *", "Local", "schedule.timezone must be an IANA"},
+		{"the machine's localtime", "* * * * *", "localtime", "schedule.timezone must be an IANA"},
+		{"the machine's posixrules", "* * * * *", "posixrules", "schedule.timezone must be an IANA"},
+		{"a zone of the machine's posix tree", "* * * * *", "posix/Europe/Berlin", "schedule.timezone must be an IANA"},
+		{"a zone of the machine's right tree", "* * * * *", "right/UTC", "schedule.timezone must be an IANA"},
 		{"zone unknown", "* * * * *", "Not/AZone", "schedule.timezone must be an IANA"},
 		{"zone path", "* * * * *", "../etc/passwd", "schedule.timezone must be an IANA"},
 	}

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -127,11 +126,8 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	}).Validate(); err != nil {
 		return nil, err
 	}
-	switch {
-	case zone == "":
+	if zone == "" {
 		zone = "UTC" // left out
-	case machineZone(zone):
-		return nil, bad("schedule.timezone must be an IANA time zone name such as Europe/Berlin.")
 	}
 	schedule, err := trigger.ParseSchedule(cron, zone, now)
 	if err != nil {
@@ -139,16 +135,6 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	}
 	r.schedule = schedule
 	return &r, nil
-}
-
-// machineZone reports whether a zone name is one of the files a machine's
-// zoneinfo directory may hold beside the IANA names: tzcode's localtime
-// (the machine's own zone, Local by another name) and posixrules, and its
-// posix/ and right/ trees (right/ counts leap seconds). time.LoadLocation
-// reads that directory before the zone data built into the binaries, so
-// such a name would pass on one machine and fail on another.
-func machineZone(name string) bool {
-	return name == "localtime" || name == "posixrules" || strings.HasPrefix(name, "posix/") || strings.HasPrefix(name, "right/")
 }
 
 // create runs the checks in the contract's order: the body, the cron
