@@ -26,11 +26,7 @@ import (
 // returns a client of it and its URL.
 func startTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
-	d, err := StartDynamo("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	c, url := emptyDynamo(t)
 	tpl, err := LoadTemplate("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -39,14 +35,13 @@ func startTable(t *testing.T) (*dynamodb.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := DynamoClient(d.URL)
 	for i, want := range []bool{true, false} {
 		created, err := EnsureTable(context.Background(), c, in)
 		if err != nil || created != want {
 			t.Fatalf("EnsureTable #%d: created=%v err=%v", i+1, created, err)
 		}
 	}
-	return c, d.URL
+	return c, url
 }
 
 // TestOlderTableRefused: a table that exists without the template's
