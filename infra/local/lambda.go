@@ -67,11 +67,28 @@ type Lambda struct {
 	mu      sync.Mutex
 }
 
+// errExitedAtStart is an emulator that exited before it listened: the port
+// found free was taken before it could bind it.
+var errExitedAtStart = errors.New("the emulator exited at start")
+
 // StartLambda runs bootstrap under the emulator with the environment env
 // ("NAME=value") and the function's timeout, on free loopback ports. Its
 // output goes to logs. The emulator and the function run in their own
-// process group, which Close ends, and die with this process.
+// process group, which Close ends, and die with this process. A port found
+// free may be taken (by any connection's ephemeral port) before the
+// emulator binds it: then it starts again, on other ports, up to 3 times.
 func StartLambda(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
+	var err error
+	for range 3 {
+		var l *Lambda
+		if l, err = startLambda(emulator, id, bootstrap, env, timeout, logs); !errors.Is(err, errExitedAtStart) {
+			return l, err
+		}
+	}
+	return nil, err
+}
+
+func startLambda(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
 	invokeAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -96,7 +113,7 @@ func StartLambda(emulator, id, bootstrap string, env []string, timeout time.Dura
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		select {
 		case <-l.exited:
-			return nil, fmt.Errorf("%s: the emulator exited at start (is %s taken?)", id, invokeAddr)
+			return nil, fmt.Errorf("%s: %w (is %s taken?)", id, errExitedAtStart, invokeAddr)
 		default:
 		}
 		if c, err := net.Dial("tcp", invokeAddr); err == nil {
