@@ -125,7 +125,7 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	fns, _ := Functions(tpl)
 	settings := filepath.Join(t.TempDir(), "settings.json")
 	configPath := fns[0].Environment["CONFIG_PATH"]
-	if err := seedSettings(settings, SettingsFromTemplate(tpl, configPath)); err != nil {
+	if err := SeedSettings(settings, SettingsFromTemplate(tpl, configPath)); err != nil {
 		t.Fatal(err)
 	}
 	ssm := httptest.NewServer(&SSM{File: settings, Path: configPath})

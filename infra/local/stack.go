@@ -114,7 +114,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	for _, fn := range s.Functions {
 		configPath = fn.Environment["CONFIG_PATH"]
 	}
-	if err := seedSettings(cfg.SettingsFile, SettingsFromTemplate(tpl, configPath)); err != nil {
+	if err := SeedSettings(cfg.SettingsFile, SettingsFromTemplate(tpl, configPath)); err != nil {
 		return err
 	}
 	ssmURL, srv, err := serve("127.0.0.1:0", &SSM{File: cfg.SettingsFile, Path: configPath})
@@ -271,8 +271,8 @@ func loopbackOnly(addrs ...string) error {
 	return nil
 }
 
-// seedSettings writes the template's parameters to a new settings file.
-func seedSettings(path string, params []Parameter) error {
+// SeedSettings writes the template's parameters to a new settings file.
+func SeedSettings(path string, params []Parameter) error {
 	if _, err := os.Stat(path); err == nil {
 		return nil
 	}

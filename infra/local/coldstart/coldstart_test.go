@@ -1,4 +1,4 @@
-package local
+package coldstart
 
 import (
 	"archive/zip"
@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cloud-agent/control-plane/infra/local"
 )
 
 // coldStartSamples is how many cold starts each case's median is taken
@@ -87,43 +89,43 @@ func BenchmarkColdStart(b *testing.B) {
 	ctx := context.Background()
 	tpl, fns, ids := templateFunctions(b)
 	dir := b.TempDir()
-	if err := BuildFunctions(ctx, "../..", dir, ids...); err != nil {
+	if err := local.BuildFunctions(ctx, "../../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
-	hello, err := buildHello(ctx, runtime.GOARCH, "../..", dir)
+	hello, err := buildHello(ctx, runtime.GOARCH, "../../..", dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rie, err := EmulatorPath(ctx, "../..")
+	rie, err := local.EmulatorPath(ctx, "../../..")
 	if err != nil {
 		b.Fatal(err)
 	}
 	client, dynamoURL := benchTable(b, tpl)
 	configPath := fns[0].Environment["CONFIG_PATH"]
 	settings := filepath.Join(dir, "settings.json")
-	if err := seedSettings(settings, SettingsFromTemplate(tpl, configPath)); err != nil {
+	if err := local.SeedSettings(settings, local.SettingsFromTemplate(tpl, configPath)); err != nil {
 		b.Fatal(err)
 	}
-	ssm := httptest.NewServer(&SSM{File: settings, Path: configPath})
+	ssm := httptest.NewServer(&local.SSM{File: settings, Path: configPath})
 	b.Cleanup(ssm.Close)
 
-	helloFn := Function{LogicalID: helloName, Timeout: 3 * time.Second, MemoryMB: 128}
+	helloFn := local.Function{LogicalID: helloName, Timeout: 3 * time.Second, MemoryMB: 128}
 	anonymous, err := sampleEvent("SessionStartFunction", coldEvent{file: "valid.json"}, true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cases := []coldCase{{
-		name: helloName, bootstrap: hello, env: LocalEnvironment(helloFn, dynamoURL, ssm.URL), timeout: helloFn.Timeout,
+		name: helloName, bootstrap: hello, env: local.LocalEnvironment(helloFn, dynamoURL, ssm.URL), timeout: helloFn.Timeout,
 		event: func() ([]byte, error) { return anonymous, nil }, check: wantAnswer(200, ""),
 	}}
 	for _, fn := range fns {
-		c := coldCase{bootstrap: filepath.Join(dir, fn.LogicalID, "bootstrap"), env: LocalEnvironment(fn, dynamoURL, ssm.URL), timeout: fn.Timeout}
+		c := coldCase{bootstrap: filepath.Join(dir, fn.LogicalID, "bootstrap"), env: local.LocalEnvironment(fn, dynamoURL, ssm.URL), timeout: fn.Timeout}
 		if len(fn.Routes) == 0 {
-			ahead, err := os.ReadFile("../../events/" + fn.LogicalID + "/scheduled-event-ahead.json")
+			ahead, err := os.ReadFile("../../../events/" + fn.LogicalID + "/scheduled-event-ahead.json")
 			if err != nil {
 				b.Fatal(err)
 			}
-			due, err := os.ReadFile("../../events/" + fn.LogicalID + "/scheduled-event.json")
+			due, err := os.ReadFile("../../../events/" + fn.LogicalID + "/scheduled-event.json")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -203,7 +205,7 @@ var initReport = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
 func coldStart(ctx context.Context, rie string, c coldCase) (coldSample, error) {
 	var s coldSample
 	var logs bytes.Buffer
-	l, err := StartLambda(rie, c.name, c.bootstrap, c.env, c.timeout, &logs)
+	l, err := local.StartLambda(rie, c.name, c.bootstrap, c.env, c.timeout, &logs)
 	if err != nil {
 		return s, err
 	}
@@ -252,7 +254,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // body when ev has one (replacing the member ev.in), and without the authorizer's claims when anonymous
 // (a 401 that the function answers before any I/O).
 func sampleEvent(function string, ev coldEvent, anonymous bool) ([]byte, error) {
-	data, err := os.ReadFile("../../events/" + function + "/" + ev.file)
+	data, err := os.ReadFile("../../../events/" + function + "/" + ev.file)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +321,7 @@ const dueTriggerID = "trg_9b2e4f61-0c3a-4d8e-b5f7-1a6c3e9d2b40"
 // sample scheduled event, under a new id (the n-th), so that each firing
 // starts a new session.
 func plantDueTrigger(ctx context.Context, c *dynamodb.Client, n int) error {
-	data, err := os.ReadFile("../../shared/store/testdata/trigger-weekdays.json")
+	data, err := os.ReadFile("../../../shared/store/testdata/trigger-weekdays.json")
 	if err != nil {
 		return err
 	}
@@ -331,31 +333,31 @@ func plantDueTrigger(ctx context.Context, c *dynamodb.Client, n int) error {
 }
 
 func putItem(ctx context.Context, c *dynamodb.Client, data []byte) error {
-	item, err := UnmarshalItem(data)
+	item, err := local.UnmarshalItem(data)
 	if err != nil {
 		return err
 	}
-	_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item})
+	_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item})
 	return err
 }
 
 // benchTable serves the embedded endpoint with the template's table,
 // holding the session that the sample lookup reads.
-func benchTable(b *testing.B, tpl *Template) (*dynamodb.Client, string) {
-	d, err := StartDynamo("127.0.0.1:0")
+func benchTable(b *testing.B, tpl *local.Template) (*dynamodb.Client, string) {
+	d, err := local.StartDynamo("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = d.Close(context.Background()) })
-	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	in, err := local.CreateTableInput(tpl, local.TableLogicalID, local.TableLogicalID)
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := DynamoClient(d.URL)
-	if _, err := EnsureTable(context.Background(), c, in); err != nil {
+	c := local.DynamoClient(d.URL)
+	if _, err := local.EnsureTable(context.Background(), c, in); err != nil {
 		b.Fatal(err)
 	}
-	data, err := os.ReadFile("../../shared/session/testdata/items/session-v2-current.json")
+	data, err := os.ReadFile("../../../shared/session/testdata/items/session-v2-current.json")
 	if err == nil {
 		err = putItem(context.Background(), c, data)
 	}
@@ -367,12 +369,12 @@ func benchTable(b *testing.B, tpl *Template) (*dynamodb.Client, string) {
 
 // templateFunctions reads template.yaml: the template, its functions and
 // their logical ids.
-func templateFunctions(b *testing.B) (*Template, []Function, []string) {
-	tpl, err := LoadTemplate("../../template.yaml")
+func templateFunctions(b *testing.B) (*local.Template, []local.Function, []string) {
+	tpl, err := local.LoadTemplate("../../../template.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}
-	fns, err := Functions(tpl)
+	fns, err := local.Functions(tpl)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -391,10 +393,10 @@ func BenchmarkSize(b *testing.B) {
 	ctx := context.Background()
 	_, _, ids := templateFunctions(b)
 	dir := b.TempDir()
-	if err := BuildFunctionsFor(ctx, "arm64", "../..", dir, ids...); err != nil {
+	if err := local.BuildFunctionsFor(ctx, "arm64", "../../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := buildHello(ctx, "arm64", "../..", dir); err != nil {
+	if _, err := buildHello(ctx, "arm64", "../../..", dir); err != nil {
 		b.Fatal(err)
 	}
 	for _, id := range append(ids, helloName) {
@@ -454,7 +456,7 @@ func buildHello(ctx context.Context, goarch, repo, dir string) (string, error) {
 	if strings.Count(string(script), pkg) != 1 {
 		return "", fmt.Errorf("the build command does not name %s once:\n%s", pkg, script)
 	}
-	cmd = exec.CommandContext(ctx, "sh", "-c", strings.Replace(string(script), pkg, "./infra/local/testdata/hello", 1))
+	cmd = exec.CommandContext(ctx, "sh", "-c", strings.Replace(string(script), pkg, "./infra/local/coldstart/testdata/hello", 1))
 	cmd.Dir = repo
 	if log, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building hello: %w\n%s", err, log)
