@@ -282,6 +282,7 @@ func TestDecode(t *testing.T) {
 		{`{"flag":"yes"}`, "flag must be true or false."},
 		{`{"inner":"x"}`, "inner must be an object."},
 		{`{"inner":{"y":"1"}}`, "inner.y is not a known member."},
+		{`{"` + strings.Repeat("é", 5000) + `":1}`, strings.Repeat("é", 100) + "… is not a known member."},
 		{"{\"name\":\"a\xffb\"}", "name holds invalid UTF-8."},
 		{"{\"inner\":{\"x\":\"\xc3\"}}", "inner.x holds invalid UTF-8."},
 		{"{\"na\xffme\":\"a\"}", "The body holds invalid UTF-8."},

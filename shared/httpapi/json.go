@@ -58,14 +58,22 @@ func describe(err error) string {
 	return "The body must be one JSON object."
 }
 
+// maxMember bounds, in characters, a member's name as a detail repeats it:
+// an unknown member's name is the caller's, of any length.
+const maxMember = 100
+
 // member is a JSON pointer written as the contract names members:
-// repository.branch.
+// repository.branch, cut to maxMember characters.
 func member(p jsontext.Pointer) string {
 	var names []string
 	for name := range p.Tokens() {
 		names = append(names, name)
 	}
-	return strings.Join(names, ".")
+	s := strings.Join(names, ".")
+	if r := []rune(s); len(r) > maxMember {
+		s = string(r[:maxMember]) + "…"
+	}
+	return s
 }
 
 // kind is what a member decoded into t must be, in JSON's words.
