@@ -651,3 +651,40 @@ func TestLostAnswerUnknown(t *testing.T) {
 		t.Errorf("%v, %d sessions", tr, len(sessions(t, h)))
 	}
 }
+
+// TestReserveMidBurst: once the 10-second reserve before the timeout has
+// begun, no new trigger is taken; the one in progress ends with its run
+// recorded, the rest stay due, and the log line says how many were left.
+func TestReserveMidBurst(t *testing.T) {
+	f, p := apitest.Faulty(t, patient)
+	h := setup(t, f)
+	ids := []string{newTrigger(t, h, "*/5 * * * *", nil), newTrigger(t, h, "*/5 * * * *", nil), newTrigger(t, h, "*/5 * * * *", nil)}
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	// The reserve begins 2 s from now; the first transaction waits 3 s
+	// before it reaches the endpoint, well before the timeout itself.
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
+	defer cancel()
+	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { time.Sleep(3 * time.Second) }))
+	fr := *h.Firing
+	fr.Concurrency = 1
+	fr.Now = func() time.Time { return slot }
+	sum, err := fr.Handle(ctx, events.EventBridgeEvent{Time: slot})
+	if err != nil || sum != (firing.Summary{Due: 1, Fired: 1}) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if logs := h.Logs(); !strings.Contains(logs[len(logs)-1], `"leftDue":2`) {
+		t.Errorf("%s", logs[len(logs)-1])
+	}
+	due := 0
+	for _, id := range ids {
+		if read(t, h, id)["nextRunAt"] == "2026-11-30T10:05:00Z" {
+			due++
+		}
+	}
+	if due != 2 || len(sessions(t, h)) != 1 {
+		t.Errorf("%d left due, %d sessions", due, len(sessions(t, h)))
+	}
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{Due: 2, Fired: 2}) {
+		t.Errorf("the next minute: %+v %v", sum, err)
+	}
+}
