@@ -236,32 +236,66 @@ func (p *Policy) Place(k Kind, a Allocation, owner string) (Placement, error) {
 	return Placement{KindIsolated, d.Provider(), d, d.Resources()}, nil
 }
 
+// FallbackClass is why a saved allocation does not run: the classes of
+// the audit's trigger report (contract section 8).
+type FallbackClass string
+
+// The fallback classes; "" means the saved allocation runs.
+const (
+	// FallbackUnknown is a saved name or request that is no allocation.
+	FallbackUnknown FallbackClass = "unknown"
+	// FallbackRetired fails check 3: the allocation is retired.
+	FallbackRetired FallbackClass = "retired"
+	// FallbackProviderRetired fails check 4: its provider is retired.
+	FallbackProviderRetired FallbackClass = "providerRetired"
+	// FallbackNotSelectable fails check 5 or 6: the owner may not select
+	// it, or it is not in the selectable list.
+	FallbackNotSelectable FallbackClass = "notSelectable"
+)
+
+// Fallback says why a saved allocation falls back to the effective
+// default: its class and, for the log, the reason. The zero Fallback is
+// none.
+type Fallback struct {
+	Class  FallbackClass
+	Reason string
+}
+
 // Saved resolves a saved allocation (a stored trigger's), given as the
 // stored name or request object; both empty means none. Saved values are
 // never errors: an unknown value, or one that fails checks 3 to 6, falls
-// back to the effective default, and reason says why for the log. The error
-// is only the effective default's.
-func (p *Policy) Saved(name string, req *Request, owner string) (a Allocation, reason string, err error) {
+// back to the effective default, and the Fallback says why. The error is
+// only the effective default's.
+func (p *Policy) Saved(name string, req *Request, owner string) (a Allocation, fb Fallback, err error) {
 	var ok bool
 	switch {
 	case req != nil:
 		if a, ok = FromRequest(*req); !ok {
-			reason = fmt.Sprintf("saved allocation request %+v is not a valid allocation", *req)
+			fb = Fallback{FallbackUnknown, fmt.Sprintf("saved allocation request %+v is not a valid allocation", *req)}
 		}
 	case name != "":
 		if a, ok = ByName(name); !ok {
-			reason = fmt.Sprintf("saved allocation %q is unknown", name)
+			fb = Fallback{FallbackUnknown, fmt.Sprintf("saved allocation %q is unknown", name)}
 		}
 	}
 	if ok {
 		cerr := p.Check(a, owner)
 		if cerr == nil {
-			return a, "", nil
+			return a, Fallback{}, nil
 		}
-		reason = fmt.Sprintf("saved allocation %s fails its checks: %s", a, problem.CodeOf(cerr))
+		code := problem.CodeOf(cerr)
+		fb = Fallback{fallbackClasses[code], fmt.Sprintf("saved allocation %s fails its checks: %s", a, code)}
 	}
 	d, err := p.Default()
-	return d, reason, err
+	return d, fb, err
+}
+
+// fallbackClasses are the classes of the codes of checks 3 to 6.
+var fallbackClasses = map[problem.Code]FallbackClass{
+	problem.SandboxAllocationRetired:     FallbackRetired,
+	problem.SandboxRuntimeRetired:        FallbackProviderRetired,
+	problem.SandboxSelectionDisabled:     FallbackNotSelectable,
+	problem.SandboxAllocationUnavailable: FallbackNotSelectable,
 }
 
 // Option is one allocation a caller may select.

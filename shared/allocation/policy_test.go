@@ -214,28 +214,30 @@ func TestSaved(t *testing.T) {
 		name     string
 		req      *Request
 		want     string
-		fallback bool
+		fallback FallbackClass
 	}{
-		{"none saved: the default", Config{}, "", nil, ContainersStandard4, false},
-		{"a valid saved name runs", Config{}, VercelSmall, nil, VercelSmall, false},
-		{"a saved byoc request runs", Config{}, "", byoc, "vercel/byoc/large", false},
-		{"unknown name falls back", Config{}, "vercel-huge", nil, ContainersStandard4, true},
-		{"invalid request falls back", Config{}, "", &Request{RequestProvider{"aws", "kilo"}, "x"}, ContainersStandard4, true},
-		{"retired allocation falls back (3)", Config{}, CloudflareShared, nil, ContainersStandard4, true},
-		{"retired provider falls back (4)", Config{}, CloudflareSingle, nil, ContainersStandard4, true},
-		{"selection disabled falls back (5)", Config{SelectionOwners: []string{}}, VercelSmall, nil, ContainersStandard4, true},
-		{"unavailable falls back (6)", Config{Selectable: []string{}}, VercelSmall, nil, ContainersStandard4, true},
-		{"falls back to the effective default", Config{Default: strp(VercelLarge)}, CloudflareShared, nil, VercelLarge, true},
+		{"none saved: the default", Config{}, "", nil, ContainersStandard4, ""},
+		{"a valid saved name runs", Config{}, VercelSmall, nil, VercelSmall, ""},
+		{"a saved byoc request runs", Config{}, "", byoc, "vercel/byoc/large", ""},
+		{"unknown name falls back", Config{}, "vercel-huge", nil, ContainersStandard4, FallbackUnknown},
+		{"invalid request falls back", Config{}, "", &Request{RequestProvider{"aws", "kilo"}, "x"}, ContainersStandard4, FallbackUnknown},
+		{"retired allocation falls back (3)", Config{}, CloudflareShared, nil, ContainersStandard4, FallbackRetired},
+		{"retired provider falls back (4)", Config{}, CloudflareSingle, nil, ContainersStandard4, FallbackProviderRetired},
+		{"retired by the settings falls back (3)", Config{RetiredAllocations: []string{VercelSmall}}, VercelSmall, nil, ContainersStandard4, FallbackRetired},
+		{"provider retired by the settings falls back (4)", Config{RetiredProviders: []string{"vercel"}}, "", byoc, ContainersStandard4, FallbackProviderRetired},
+		{"selection disabled falls back (5)", Config{SelectionOwners: []string{}}, VercelSmall, nil, ContainersStandard4, FallbackNotSelectable},
+		{"unavailable falls back (6)", Config{Selectable: []string{}}, VercelSmall, nil, ContainersStandard4, FallbackNotSelectable},
+		{"falls back to the effective default", Config{Default: strp(VercelLarge)}, CloudflareShared, nil, VercelLarge, FallbackRetired},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
 			p, _ := NewPolicy(r.cfg)
-			a, reason, err := p.Saved(r.name, r.req, "u1")
+			a, fb, err := p.Saved(r.name, r.req, "u1")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.String() != r.want || (reason != "") != r.fallback {
-				t.Errorf("got %s, reason %q", a, reason)
+			if a.String() != r.want || fb.Class != r.fallback || (fb.Reason != "") != (r.fallback != "") {
+				t.Errorf("got %s, fallback %+v", a, fb)
 			}
 		})
 	}

@@ -348,7 +348,8 @@ func (f *Firing) park(ctx context.Context, id string, code problem.Code, reason 
 // a saved allocation fell back. The error is store.ErrTriggerMoved when the
 // trigger changed since tr was read, or a fault that leaves the slot due.
 func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger.Trigger, slot, next time.Time) (run trigger.Run, duplicate bool, reason string, err error) {
-	saved, reason, err := policy.Saved(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
+	saved, fb, err := policy.Saved(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
+	reason = fb.Reason
 	if err != nil {
 		return trigger.Run{}, false, "", err // no usable default
 	}
