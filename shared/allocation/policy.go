@@ -355,20 +355,31 @@ const (
 	StateRetired   = "retired"
 )
 
+// SessionRetirement says whether a stored session with allocation a (zero
+// when it has none) on provider prov is on a retired allocation, and
+// whether on a retired provider: its own, or its allocation's.
+func (p *Policy) SessionRetirement(a Allocation, prov Provider) (allocationRetired, providerRetired bool) {
+	allocationRetired = !a.IsZero() && p.AllocationRetired(a)
+	providerRetired = p.retiredProviders[prov] || !a.IsZero() && p.retiredProviders[a.Provider()]
+	return allocationRetired, providerRetired
+}
+
 // SessionRuntime is the runtime state of a stored session with allocation a
 // (zero when it has none) on provider prov: retired when the allocation or
-// the provider is retired. The code is sandbox_allocation_retired for a
-// retired allocation on a provider that is not retired, else
-// sandbox_runtime_retired.
+// the provider is retired (SessionRetirement). The code is
+// sandbox_allocation_retired for a retired allocation on a provider that
+// is not retired, else sandbox_runtime_retired.
 func (p *Policy) SessionRuntime(a Allocation, prov Provider) Runtime {
 	var code problem.Code
 	var msg string
+	allocationRetired, providerRetired := p.SessionRetirement(a, prov)
 	switch {
-	case p.retiredProviders[prov]:
+	case providerRetired:
+		if !p.retiredProviders[prov] {
+			prov = a.Provider()
+		}
 		code, msg = problem.SandboxRuntimeRetired, sessionRuntimeRetiredMessage(prov)
-	case !a.IsZero() && p.retiredProviders[a.Provider()]:
-		code, msg = problem.SandboxRuntimeRetired, sessionRuntimeRetiredMessage(a.Provider())
-	case !a.IsZero() && p.AllocationRetired(a):
+	case allocationRetired:
 		code, msg = problem.SandboxAllocationRetired, sessionAllocationRetiredMessage(a)
 	default:
 		return Runtime{State: StateAllocated}

@@ -324,14 +324,17 @@ func TestSessionRuntime(t *testing.T) {
 		prov  Provider
 		code  problem.Code
 		msg   string
+		// SessionRetirement's answer: the allocation retired, the provider.
+		allocRetired, provRetired bool
 	}{
-		{"allocated", Config{}, ContainersStandard4, CloudflareContainers, "", ""},
-		{"code-review, no allocation", Config{}, "", Vercel, "", ""},
-		{"retired provider", Config{}, CloudflareSingle, Cloudflare, problem.SandboxRuntimeRetired, "retired Cloudflare Sandbox runtime"},
-		{"legacy shared: cloudflare is retired", Config{}, CloudflareShared, Cloudflare, problem.SandboxRuntimeRetired, "retired Cloudflare Sandbox runtime"},
-		{"no allocation on a retired provider", Config{}, "", Cloudflare, problem.SandboxRuntimeRetired, "cannot be started or resumed"},
-		{"retired allocation on a live provider", Config{RetiredAllocations: []string{VercelSmall}}, VercelSmall, Vercel, problem.SandboxAllocationRetired, "vercel-small sandbox allocation is retired"},
-		{"retired provider wins over retired allocation", Config{RetiredAllocations: []string{VercelSmall}, RetiredProviders: []string{"vercel"}}, VercelSmall, Vercel, problem.SandboxRuntimeRetired, "retired Vercel Sandbox runtime"},
+		{"allocated", Config{}, ContainersStandard4, CloudflareContainers, "", "", false, false},
+		{"code-review, no allocation", Config{}, "", Vercel, "", "", false, false},
+		{"retired provider", Config{}, CloudflareSingle, Cloudflare, problem.SandboxRuntimeRetired, "retired Cloudflare Sandbox runtime", false, true},
+		{"legacy shared: cloudflare is retired", Config{}, CloudflareShared, Cloudflare, problem.SandboxRuntimeRetired, "retired Cloudflare Sandbox runtime", true, true},
+		{"no allocation on a retired provider", Config{}, "", Cloudflare, problem.SandboxRuntimeRetired, "cannot be started or resumed", false, true},
+		{"retired allocation on a live provider", Config{RetiredAllocations: []string{VercelSmall}}, VercelSmall, Vercel, problem.SandboxAllocationRetired, "vercel-small sandbox allocation is retired", true, false},
+		{"retired provider wins over retired allocation", Config{RetiredAllocations: []string{VercelSmall}, RetiredProviders: []string{"vercel"}}, VercelSmall, Vercel, problem.SandboxRuntimeRetired, "retired Vercel Sandbox runtime", true, true},
+		{"the allocation's provider retired, not the stored one", Config{RetiredProviders: []string{"vercel"}}, VercelSmall, CloudflareContainers, problem.SandboxRuntimeRetired, "retired Vercel Sandbox runtime", false, true},
 	}
 	byoc, _ := FromRequest(Request{RequestProvider{Vercel, AccountBYOC}, "small"})
 	p, _ := NewPolicy(Config{RetiredAllocations: []string{VercelSmall}})
@@ -344,6 +347,9 @@ func TestSessionRuntime(t *testing.T) {
 			var a Allocation
 			if r.alloc != "" {
 				a = named(t, r.alloc)
+			}
+			if ar, pr := p.SessionRetirement(a, r.prov); ar != r.allocRetired || pr != r.provRetired {
+				t.Errorf("SessionRetirement: allocation retired %t, provider retired %t", ar, pr)
 			}
 			rt := p.SessionRuntime(a, r.prov)
 			if r.code == "" {

@@ -1,11 +1,13 @@
 package session
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 // Ledger row statuses. The current writer stores rows completed; the others
@@ -67,6 +69,36 @@ func (l *LedgerRow) Provider() (p allocation.Provider, ok bool) {
 		return allocation.Cloudflare, true
 	}
 	return "", false
+}
+
+// RecordsShared reports whether the row records a shared sandbox: the
+// shared kind, the cloudflare-shared allocation, or a shared route. Only
+// what it records counts; nothing is derived from its sandbox id.
+func (l *LedgerRow) RecordsShared() bool {
+	return l.SandboxKind == string(allocation.KindShared) || l.SandboxAllocation == allocation.CloudflareShared ||
+		l.Route != nil && l.Route.Kind == string(allocation.KindShared)
+}
+
+// Retirement is ledger rules 2 and 3 under the policy: a row that records
+// the shared kind or a retired allocation is sandbox_allocation_retired,
+// one whose provider (Provider) is retired is sandbox_runtime_retired, and
+// neither is ever replayed; nil when the row is on neither.
+func (l *LedgerRow) Retirement(p *allocation.Policy) error {
+	recorded, known := allocation.ByName(l.SandboxAllocation)
+	retired := known && p.AllocationRetired(recorded)
+	if !retired {
+		recorded, _ = allocation.ByName(allocation.CloudflareShared) // what the shared kind was
+	}
+	provider, providerKnown := l.Provider()
+	switch {
+	case retired || l.SandboxKind == string(allocation.KindShared):
+		return problem.New(problem.SandboxAllocationRetired, allocation.AllocationRetiredDetail(recorded))
+	case providerKnown && p.ProviderRetired(provider):
+		return problem.New(problem.SandboxRuntimeRetired, fmt.Sprintf(
+			"The operation key's session runs on the retired %s runtime and cannot be started or resumed. "+
+				"Start a new session with another operation key to use the default sandbox.", provider.DisplayName()))
+	}
+	return nil
 }
 
 // Expired reports whether the row counts as absent at now: its expiresAt has

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 // TestDecodeLedgerShapes decodes every ledger row fixture, in the shapes of
@@ -76,5 +77,39 @@ func TestLedgerRoundTrip(t *testing.T) {
 	}
 	if mustJSON(t, out) != mustJSON(t, in) {
 		t.Errorf("got %+v", out)
+	}
+}
+
+// TestLedgerRetirement is ledger rules 2 and 3, which the start and the
+// audit share, and what a row records as shared: only what it records
+// counts, never an allocation derived from its sandbox id.
+func TestLedgerRetirement(t *testing.T) {
+	legacyShared := "usr-" + strings.Repeat("a", 48)
+	rows := []struct {
+		rule   string
+		cfg    allocation.Config
+		row    LedgerRow
+		shared bool
+		code   problem.Code // "" when neither rule refuses it
+	}{
+		{"current row", allocation.Config{}, LedgerRow{SandboxKind: "isolated", SandboxProvider: "vercel", SandboxAllocation: "vercel-small"}, false, ""},
+		{"rule 2: shared kind", allocation.Config{}, LedgerRow{SandboxKind: "shared", SandboxProvider: "cloudflare-containers"}, true, problem.SandboxAllocationRetired},
+		{"rule 2: cloudflare-shared recorded", allocation.Config{}, LedgerRow{SandboxAllocation: "cloudflare-shared", SandboxProvider: "cloudflare-containers"}, true, problem.SandboxAllocationRetired},
+		{"rule 2: retired by the settings", allocation.Config{RetiredAllocations: []string{"vercel-small"}}, LedgerRow{SandboxAllocation: "vercel-small"}, false, problem.SandboxAllocationRetired},
+		{"rule 3: provider recorded retired", allocation.Config{}, LedgerRow{SandboxProvider: "cloudflare"}, false, problem.SandboxRuntimeRetired},
+		{"rule 3: legacy shared id, a shared route", allocation.Config{}, LedgerRow{SandboxID: legacyShared, Route: &Route{Kind: "shared", RouteKey: legacyShared}}, true, problem.SandboxRuntimeRetired},
+		{"rule 3: provider retired by the settings", allocation.Config{RetiredProviders: []string{"vercel"}}, LedgerRow{SandboxAllocation: "vercel-large"}, false, problem.SandboxRuntimeRetired},
+		{"unknown provider: neither", allocation.Config{}, LedgerRow{SandboxID: "sbx-" + strings.Repeat("b", 48)}, false, ""},
+	}
+	for _, r := range rows {
+		t.Run(r.rule, func(t *testing.T) {
+			p, _ := allocation.NewPolicy(r.cfg)
+			if got := r.row.RecordsShared(); got != r.shared {
+				t.Errorf("RecordsShared %t, want %t", got, r.shared)
+			}
+			if err := r.row.Retirement(p); (err == nil) != (r.code == "") || err != nil && problem.CodeOf(err) != r.code {
+				t.Errorf("Retirement %v, want %q", err, r.code)
+			}
+		})
 	}
 }

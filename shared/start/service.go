@@ -3,7 +3,6 @@ package start
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -214,23 +213,14 @@ func (s *Service) readRow(ctx context.Context, cmd Command, now time.Time) (*ses
 // first: a concurrent start may have replaced it, with the session, since
 // it was read, and then the new row is judged.
 func (s *Service) judge(ctx context.Context, policy *allocation.Policy, cmd Command, row *session.LedgerRow, fp string, now time.Time, recheck bool) (res *Result, afresh bool, err error) {
-	recorded, known := allocation.ByName(row.SandboxAllocation)
-	retired := known && policy.AllocationRetired(recorded)
-	if !retired {
-		recorded, _ = allocation.ByName(allocation.CloudflareShared) // what the shared kind was
-	}
-	provider, providerKnown := row.Provider()
-	switch {
-	case row.OrgID != cmd.Request.OrgID || row.BotID != cmd.BotID || row.Intent != session.IntentCreateSession:
+	if row.OrgID != cmd.Request.OrgID || row.BotID != cmd.BotID || row.Intent != session.IntentCreateSession {
 		return nil, false, problem.New(problem.OperationKeyReuseMismatch,
 			"The operation key was used for another org, bot or kind of operation.")
-	case retired || row.SandboxKind == string(allocation.KindShared):
-		return nil, false, problem.New(problem.SandboxAllocationRetired, allocation.AllocationRetiredDetail(recorded))
-	case providerKnown && policy.ProviderRetired(provider):
-		return nil, false, problem.New(problem.SandboxRuntimeRetired, fmt.Sprintf(
-			"The operation key's session runs on the retired %s runtime and cannot be started or resumed. "+
-				"Start a new session with another operation key to use the default sandbox.", provider.DisplayName()))
-	case row.Status == session.StatusInProgress && row.LeaseUntil.After(now):
+	}
+	if err := row.Retirement(policy); err != nil {
+		return nil, false, err
+	}
+	if row.Status == session.StatusInProgress && row.LeaseUntil.After(now) {
 		return nil, false, &problem.Error{Code: problem.CreationInProgress,
 			Detail: "A session for this operation key is being created. Try again shortly.", RetryAfter: row.LeaseUntil.Sub(now)}
 	}
