@@ -20,7 +20,7 @@ folder_TriggerFireFunction      := triggerfire
 LAMBDA_GOARCH ?= arm64
 ARTIFACTS_DIR ?= build/$*
 
-.PHONY: test fmt-check vet staticcheck unit bench fuzz run
+.PHONY: test fmt-check vet staticcheck unit bench fuzz run audit
 
 ## build-<LogicalId>: the function's bootstrap in ARTIFACTS_DIR, as Lambda runs it
 build-%:
@@ -75,3 +75,9 @@ fuzz:
 run:
 	$(GO) build -o bin/run ./infra/local/cmd/run
 	exec bin/run $(RUN_ARGS)
+
+## audit: what a table still holds from the shared-sandbox era, read-only
+## (docs/operations.md); the local stack's by default, e.g.
+## make audit AUDIT_ARGS="-json" or AUDIT_ARGS="-table T -region R -config-path /cloud-agent/prod"
+audit:
+	$(GO) run ./cmd/audit $(AUDIT_ARGS)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -528,5 +529,108 @@ func TestDynamoTablesChangeUnderLoad(t *testing.T) {
 	out, err := c.ListTables(ctx, &dynamodb.ListTablesInput{})
 	if err != nil || !slices.Equal(out.TableNames, []string{TableLogicalID}) {
 		t.Errorf("left: %+v %v", out, err)
+	}
+}
+
+// TestDynamoUpdateRemove: an update's REMOVE clause removes the top-level
+// attributes it names, by placeholder or by name, beside its SET clause,
+// from the item, its index entries and the new attributes it returns;
+// a refused condition removes nothing.
+func TestDynamoUpdateRemove(t *testing.T) {
+	ctx := context.Background()
+	c, _ := startTable(t)
+	key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "TRIGGER#trg_a"}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"}}
+	put := func() {
+		item := map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "1"}, "b": &types.AttributeValueMemberS{Value: "2"},
+			"dueShard": &types.AttributeValueMemberS{Value: "DUE#0"}, "nextRunAt": &types.AttributeValueMemberS{Value: "2026-11-30T10:00:00Z"}}
+		maps.Copy(item, key)
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	attrs := func() []string {
+		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(TableLogicalID), Key: key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.Sorted(maps.Keys(got.Item))
+	}
+	for _, expr := range []string{"SET v = :one REMOVE a, #d", "REMOVE a,#d SET v = :one", "remove  a , #d\nset v = :one"} {
+		put()
+		out, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(TableLogicalID), Key: key, UpdateExpression: aws.String(expr),
+			ExpressionAttributeNames:  map[string]string{"#d": "dueShard"},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
+			ReturnValues:              types.ReturnValueAllNew,
+		})
+		if err != nil {
+			t.Fatalf("%q: %v", expr, err)
+		}
+		if got := fmt.Sprint(attrs()); got != "[PK SK b nextRunAt v]" {
+			t.Errorf("%q: the item has %s", expr, got)
+		}
+		if _, a := out.Attributes["a"]; a || out.Attributes["v"] == nil {
+			t.Errorf("%q: ALL_NEW %v", expr, out.Attributes)
+		}
+		due, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(TableLogicalID), IndexName: aws.String("DueTriggersAll"),
+			KeyConditionExpression:    aws.String("dueShard = :s"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: "DUE#0"}}})
+		if err != nil || len(due.Items) != 0 {
+			t.Errorf("%q: the due index still has %d: %v", expr, len(due.Items), err)
+		}
+	}
+	put()
+	_, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(TableLogicalID), Key: key,
+		UpdateExpression: aws.String("REMOVE a"), ConditionExpression: aws.String("attribute_not_exists(b)")})
+	wantAPIError(t, err, "ConditionalCheckFailedException")
+	if got := fmt.Sprint(attrs()); got != "[PK SK a b dueShard nextRunAt]" {
+		t.Errorf("a refused update removed: %s", got)
+	}
+}
+
+// TestDynamoParallelScan: the segments of a parallel scan together hand
+// over every item once, pages included; Segment and TotalSegments are
+// checked as DynamoDB checks them.
+func TestDynamoParallelScan(t *testing.T) {
+	ctx := context.Background()
+	c, url := startTable(t)
+	for i := range 40 {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: fmt.Sprintf("SESSION#%d", i)}, "SK": &types.AttributeValueMemberS{Value: "METADATA"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]int{}
+	for seg := range int32(3) {
+		p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(TableLogicalID), Limit: aws.Int32(7),
+			Segment: aws.Int32(seg), TotalSegments: aws.Int32(3)})
+		for p.HasMorePages() {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, item := range page.Items {
+				seen[item["PK"].(*types.AttributeValueMemberS).Value]++
+			}
+		}
+	}
+	if len(seen) != 40 {
+		t.Errorf("%d items of 40", len(seen))
+	}
+	for pk, n := range seen {
+		if n != 1 {
+			t.Errorf("%s handed over %d times", pk, n)
+		}
+	}
+	for _, body := range []string{
+		`{"TableName":"SessionsTable","Segment":0}`,
+		`{"TableName":"SessionsTable","TotalSegments":2}`,
+		`{"TableName":"SessionsTable","Segment":2,"TotalSegments":2}`,
+		`{"TableName":"SessionsTable","Segment":0,"TotalSegments":0}`,
+		`{"TableName":"SessionsTable","Segment":0,"TotalSegments":2,"Select":"COUNT"}`,
+	} {
+		if status, answer := rawDynamo(t, url, "Scan", body); status != http.StatusBadRequest || !strings.Contains(answer, "ValidationException") {
+			t.Errorf("%s: %d %s", body, status, answer)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // dynamoEndpoint is the embedded DynamoDB endpoint: minidyn (next) holds
@@ -29,8 +30,13 @@ import (
 //     writes there;
 //   - Scan and Query: a Count even when it is 0 (minidyn leaves it out),
 //     and with Select COUNT no items;
+//   - a parallel Scan (Segment of TotalSegments): only the segment's items,
+//     an item's segment fixed by its partition key (minidyn ignores both
+//     members and answers every segment with every item);
 //   - PutItem: no attributes unless ReturnValues is ALL_OLD, and then the
-//     item it replaced.
+//     item it replaced;
+//   - UpdateItem with a REMOVE clause: the top-level attributes it names
+//     are removed (minidyn leaves them in the item).
 //
 // Every answer has its empty lists and maps typed (see typeResponse) and
 // the CRC32 of its body in X-Amz-Crc32, as DynamoDB sends it and the SDK
@@ -52,14 +58,19 @@ type endpointTable struct {
 
 // endpointRequest holds the members of a request that the endpoint reads.
 type endpointRequest struct {
-	TableName               string
-	Select                  string
-	ReturnValues            string
-	Limit                   *int
-	ExclusiveStartTableName string
-	KeySchema               []struct{ AttributeName string }
-	Item                    map[string]json.RawMessage
-	TimeToLiveSpecification *struct {
+	TableName                string
+	Select                   string
+	ReturnValues             string
+	UpdateExpression         string
+	ExpressionAttributeNames map[string]string
+	Key                      map[string]json.RawMessage
+	Limit                    *int
+	Segment                  *int
+	TotalSegments            *int
+	ExclusiveStartTableName  string
+	KeySchema                []struct{ AttributeName string }
+	Item                     map[string]json.RawMessage
+	TimeToLiveSpecification  *struct {
 		AttributeName string
 		Enabled       *bool
 	}
@@ -69,7 +80,7 @@ type endpointRequest struct {
 // edits.
 var edited = map[string]bool{
 	"CreateTable": true, "DeleteTable": true, "UpdateTable": true, "DescribeTable": true, "ListTables": true,
-	"UpdateTimeToLive": true, "DescribeTimeToLive": true, "PutItem": true, "Scan": true, "Query": true,
+	"UpdateTimeToLive": true, "DescribeTimeToLive": true, "PutItem": true, "UpdateItem": true, "Scan": true, "Query": true,
 }
 
 func newDynamoEndpoint(next http.Handler) *dynamoEndpoint {
@@ -100,6 +111,10 @@ func (e *dynamoEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.replace(w, r, in)
+	case op == "UpdateItem" && len(removedNames(in.UpdateExpression, in.ExpressionAttributeNames)) > 0:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.update(w, r, in)
 	default:
 		e.mu.RLock()
 		defer e.mu.RUnlock()
@@ -154,7 +169,14 @@ func (e *dynamoEndpoint) read(w http.ResponseWriter, r *http.Request, op string,
 		}
 		e.relay(w, r, func(doc map[string]any) { delete(doc, "Attributes") })
 	case "Scan", "Query":
+		segment, ok := e.segment(w, op, in)
+		if !ok {
+			return
+		}
 		e.relay(w, r, func(doc map[string]any) {
+			if segment != nil {
+				segment(doc)
+			}
 			if _, ok := doc["Count"]; !ok {
 				doc["Count"] = 0
 			}
@@ -165,6 +187,48 @@ func (e *dynamoEndpoint) read(w http.ResponseWriter, r *http.Request, op string,
 	default:
 		e.relay(w, r, nil)
 	}
+}
+
+// segment checks a Scan's Segment and TotalSegments as DynamoDB does and
+// returns the edit that keeps only the segment's items of an answer (nil
+// when the request names no segment); ok is false when it answered the
+// request with an error.
+func (e *dynamoEndpoint) segment(w http.ResponseWriter, op string, in endpointRequest) (edit func(map[string]any), ok bool) {
+	if op != "Scan" || in.Segment == nil && in.TotalSegments == nil {
+		return nil, true
+	}
+	switch seg, total := in.Segment, in.TotalSegments; {
+	case seg == nil || total == nil:
+		dynamoInvalid(w, "The Segment and TotalSegments parameters must be given together")
+		return nil, false
+	case *total < 1 || *total > 1000000:
+		dynamoInvalid(w, fmt.Sprintf("1 validation error detected: Value '%d' at 'totalSegments' failed to satisfy constraint: Member must have value between 1 and 1000000", *total))
+		return nil, false
+	case *seg < 0 || *seg >= *total:
+		dynamoInvalid(w, fmt.Sprintf("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d", *seg, *total))
+		return nil, false
+	case in.Select == "COUNT":
+		// The segment's items are picked from the answer's, which has none.
+		dynamoInvalid(w, "the embedded endpoint does not count the items of one segment: leave Select out")
+		return nil, false
+	}
+	t, known := e.tables[in.TableName]
+	if !known || len(t.key) == 0 {
+		return nil, true // minidyn answers for a table it does not have
+	}
+	return func(doc map[string]any) {
+		items, _ := doc["Items"].([]any)
+		kept := []any{}
+		for _, item := range items {
+			m, _ := item.(map[string]any)
+			key, _ := json.Marshal(m[t.key[0]])
+			if int(crc32.ChecksumIEEE(key)%uint32(*in.TotalSegments)) == *in.Segment {
+				kept = append(kept, item)
+			}
+		}
+		doc["Items"] = kept
+		doc["Count"] = len(kept)
+	}, true
 }
 
 // listTables answers a page of the tables' names in order: at most Limit
@@ -232,13 +296,7 @@ func (e *dynamoEndpoint) replace(w http.ResponseWriter, r *http.Request, in endp
 				key[k] = v
 			}
 		}
-		get, _ := json.Marshal(map[string]any{"TableName": in.TableName, "Key": key})
-		rec := httptest.NewRecorder()
-		req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/", bytes.NewReader(get))
-		req.Header.Set("X-Amz-Target", "DynamoDB_20120810.GetItem")
-		e.next.ServeHTTP(rec, req)
-		var doc map[string]any
-		if rec.Code == http.StatusOK && decodeObject(rec.Body.Bytes(), &doc) == nil {
+		if doc, ok := e.call(r, "GetItem", map[string]any{"TableName": in.TableName, "Key": key}); ok {
 			old = doc["Item"]
 		}
 	}
@@ -248,6 +306,65 @@ func (e *dynamoEndpoint) replace(w http.ResponseWriter, r *http.Request, in endp
 			doc["Attributes"] = old
 		}
 	})
+}
+
+// update serves an UpdateItem with a REMOVE clause, under mu held alone:
+// once minidyn has applied it (its conditions and every other clause),
+// the item is written back without the top-level attributes the clause
+// names, and the answer's new attributes leave them out too.
+func (e *dynamoEndpoint) update(w http.ResponseWriter, r *http.Request, in endpointRequest) {
+	names := removedNames(in.UpdateExpression, in.ExpressionAttributeNames)
+	e.relay(w, r, func(doc map[string]any) {
+		got, _ := e.call(r, "GetItem", map[string]any{"TableName": in.TableName, "Key": in.Key, "ConsistentRead": true})
+		if item, ok := got["Item"].(map[string]any); ok {
+			for _, n := range names {
+				delete(item, n)
+			}
+			e.call(r, "PutItem", map[string]any{"TableName": in.TableName, "Item": item})
+		}
+		if attrs, ok := doc["Attributes"].(map[string]any); ok && strings.HasSuffix(in.ReturnValues, "_NEW") {
+			for _, n := range names {
+				delete(attrs, n)
+			}
+		}
+	})
+}
+
+// removedNames are the top-level attributes that an update expression's
+// REMOVE clause names, through names for placeholders; nested paths are
+// left to minidyn.
+func removedNames(expr string, names map[string]string) []string {
+	var out []string
+	removing := false
+	for _, tok := range strings.FieldsFunc(expr, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		switch strings.ToUpper(tok) {
+		case "REMOVE":
+			removing = true
+			continue
+		case "SET", "ADD", "DELETE":
+			removing = false
+			continue
+		}
+		if !removing || strings.ContainsAny(tok, ".[") {
+			continue
+		}
+		if n, ok := names[tok]; ok {
+			tok = n
+		}
+		out = append(out, tok)
+	}
+	return out
+}
+
+// call sends one request of r's context to minidyn and decodes its answer;
+// ok is false when it failed.
+func (e *dynamoEndpoint) call(r *http.Request, op string, in any) (doc map[string]any, ok bool) {
+	body, _ := json.Marshal(in)
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/", bytes.NewReader(body))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+	e.next.ServeHTTP(rec, req)
+	return doc, rec.Code == http.StatusOK && decodeObject(rec.Body.Bytes(), &doc) == nil
 }
 
 // relay serves r with minidyn and sends its answer, edited by edit when

@@ -7,6 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
 )
 
 // Parameter is one setting in the local settings file, named relative to
@@ -99,4 +103,14 @@ func (s *SSM) read() ([]Parameter, error) {
 func ssmError(w http.ResponseWriter, status int, typ, msg string) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
+}
+
+// SSMClient is a Parameter Store client of a settings stand-in (SSM)
+// served at endpoint.
+func SSMClient(endpoint string) *ssm.Client {
+	return ssm.New(ssm.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+	})
 }

@@ -506,11 +506,11 @@ func (t *Table) dueInShard(ctx context.Context, shard int, at time.Time) ([]Due,
 }
 
 // unchangedSince is the condition that a trigger is still as it was read:
-// there, active, with the same next run and version.
+// there, with the same active flag, next run and version.
 func unchangedSince(tr *trigger.Trigger) expression.ConditionBuilder {
 	return expression.AttributeExists(expression.Name("PK")).
-		And(expression.Name("active").Equal(expression.Value(true))).
-		And(expression.Name("nextRunAt").Equal(expression.Value(formatTime(tr.NextRunAt)))).
+		And(expression.Name("active").Equal(expression.Value(tr.Active))).
+		And(unchanged("nextRunAt", formatTime(tr.NextRunAt))).
 		And(versionIs(tr.Version))
 }
 
@@ -598,7 +598,10 @@ func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigge
 // Park stops a trigger that cannot fire (its item does not decode, or its
 // schedule no longer parses: a retry cannot mend either): it becomes
 // inactive, leaves the due index, and records its slot as failed with
-// code. It stays listed, and can be deleted.
+// code. It stays listed, and can be deleted. Its version is left as it is:
+// the item may not decode because the version is not a number. A write
+// conditioned on the trigger as read (unchangedSince) sees the change in
+// its active flag.
 func (t *Table) Park(ctx context.Context, id, code string) error {
 	_, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(t.name), Key: triggerKey(id),

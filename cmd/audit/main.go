@@ -1,0 +1,40 @@
+// Command audit is `make audit`: it reports, read-only, what a table still
+// holds from the shared-sandbox era and the retired runtimes, and with
+// -rewrite-triggers clears the saved allocation of the triggers that fall
+// back to the default (docs/operations.md).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"golang.org/x/term"
+
+	"github.com/cloud-agent/control-plane/infra/audit"
+)
+
+func main() {
+	o, err := audit.ParseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "audit:", err)
+		os.Exit(2)
+	}
+	o.Repo = "."
+	// A progress bar only on a terminal: none when the output is piped.
+	if term.IsTerminal(int(os.Stdout.Fd())) && term.IsTerminal(int(os.Stderr.Fd())) {
+		o.Progress = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := audit.Run(ctx, o, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "audit:", err)
+		os.Exit(1)
+	}
+}

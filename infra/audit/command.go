@@ -1,0 +1,263 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/settings"
+	"github.com/cloud-agent/control-plane/shared/store"
+)
+
+// localEndpoint is the local stack's DynamoDB endpoint (make run).
+const localEndpoint = "http://127.0.0.1:8000"
+
+// Options are the command's flags.
+type Options struct {
+	Table, Region, Endpoint string
+	Segments                int
+	JSON                    bool
+	RewriteTriggers, DryRun bool
+	// ConfigPath reads the settings from Parameter Store under it; empty
+	// reads the local stack's settings file, SettingsFile, under the
+	// template's configuration path.
+	ConfigPath, SettingsFile string
+	// Repo is the repository's folder: its template.yaml.
+	Repo string
+	// Progress shows a progress bar on Progress (a terminal).
+	Progress io.Writer
+}
+
+// ParseFlags reads the command line.
+func ParseFlags(args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.Table, "table", local.TableLogicalID, "the table to read")
+	fs.StringVar(&o.Region, "region", "", "read the table in this AWS region, with the credentials the SDK finds (default: the local stack)")
+	fs.StringVar(&o.Endpoint, "endpoint", "", "read the table on this DynamoDB endpoint (default: the local stack's, "+localEndpoint+", unless -region is given)")
+	fs.IntVar(&o.Segments, "segments", 4, "scan the table in this many parallel segments (1 to 1000)")
+	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
+	fs.BoolVar(&o.RewriteTriggers, "rewrite-triggers", false, "clear the saved allocation of every trigger that falls back to the default")
+	fs.BoolVar(&o.DryRun, "dry-run", false, "with -rewrite-triggers: list what would be cleared, change nothing")
+	fs.StringVar(&o.ConfigPath, "config-path", "", "read the settings from SSM Parameter Store under this path (e.g. /cloud-agent/prod; default: the local settings file)")
+	fs.StringVar(&o.SettingsFile, "settings", ".local/settings.json", "the local stack's settings file, when -config-path is not given")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	case o.Segments < 1 || o.Segments > 1000:
+		return o, errors.New("-segments must be from 1 to 1000")
+	case o.DryRun && !o.RewriteTriggers:
+		return o, errors.New("-dry-run goes with -rewrite-triggers")
+	case o.Region != "" && o.Endpoint != "":
+		return o, errors.New("give -region or -endpoint, not both")
+	}
+	return o, nil
+}
+
+// Run audits the table the options name, and rewrites its triggers when
+// asked: the report goes to stdout (a table, or with JSON the contract's
+// object), the rewrite's lines and the settings' warnings to stderr when
+// the report is JSON, else to stdout after it. It fails when a trigger
+// could not be settled: run it again.
+func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
+	dynamo, params, err := clients(ctx, o)
+	if err != nil {
+		return err
+	}
+	tbl := store.New(dynamo, o.Table)
+	policy, warnings, err := readPolicy(ctx, o, params)
+	if err != nil {
+		return err
+	}
+	notes := stdout
+	if o.JSON {
+		notes = stderr
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "settings: %s\n", w)
+	}
+	var progress func(int)
+	if o.Progress != nil {
+		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(o.Progress), progressbar.OptionSetDescription("scanning "+o.Table),
+			progressbar.OptionShowCount(), progressbar.OptionSetItsString("items"), progressbar.OptionShowIts(), progressbar.OptionClearOnFinish())
+		defer func() { _ = bar.Finish() }()
+		progress = func(n int) { _ = bar.Add(n) }
+	}
+	r, err := Scan(ctx, tbl, policy, o.Segments, progress)
+	if err != nil {
+		return fmt.Errorf("scanning %s: %w", o.Table, err)
+	}
+	if progress != nil {
+		fmt.Fprintln(o.Progress)
+	}
+	if o.JSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(r)
+	} else {
+		err = r.WriteText(stdout, o.Table)
+	}
+	if err != nil || !o.RewriteTriggers {
+		return err
+	}
+	return writeRewrite(notes, Rewrite(ctx, tbl, policy, r.Fallbacks, o.DryRun), o.DryRun)
+}
+
+// clients are the DynamoDB client of the table the options name and, with
+// a configuration path, the Parameter Store client of the same account.
+func clients(ctx context.Context, o Options) (*dynamodb.Client, *ssm.Client, error) {
+	if o.Region == "" && o.ConfigPath == "" {
+		endpoint := o.Endpoint
+		if endpoint == "" {
+			endpoint = localEndpoint
+		}
+		return local.DynamoClient(endpoint), nil, nil
+	}
+	var opts []func(*config.LoadOptions) error
+	if o.Region != "" {
+		opts = append(opts, config.WithRegion(o.Region))
+	}
+	if o.Endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		// A local endpoint takes any credentials.
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")),
+			config.WithRegion("us-east-1"))
+	}
+	cfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	dynamo := dynamodb.NewFromConfig(cfg, func(d *dynamodb.Options) {
+		if o.Endpoint != "" {
+			d.BaseEndpoint = aws.String(o.Endpoint)
+		}
+	})
+	return dynamo, ssm.NewFromConfig(cfg), nil
+}
+
+// readPolicy reads the settings through the functions' settings code: from
+// Parameter Store under the configuration path, or from the local
+// settings file served as the local stack serves it (a missing file is
+// the built-in settings, as for the functions).
+func readPolicy(ctx context.Context, o Options, params *ssm.Client) (*allocation.Policy, []string, error) {
+	path := o.ConfigPath
+	if path == "" {
+		tpl, err := local.LoadTemplate(filepath.Join(o.Repo, "template.yaml"))
+		if err != nil {
+			return nil, nil, err
+		}
+		fns, err := local.Functions(tpl)
+		if err != nil || len(fns) == 0 {
+			return nil, nil, fmt.Errorf("the template's functions: %v", err)
+		}
+		path = fns[0].Environment["CONFIG_PATH"]
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, nil, err
+		}
+		srv := &http.Server{Handler: &local.SSM{File: o.SettingsFile, Path: path}}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
+		params = local.SSMClient("http://" + ln.Addr().String())
+	}
+	ctx, record := invocation.With(ctx)
+	p, err := settings.New(params, path, settings.DefaultTTL).Policy(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the settings under %s: %w", path, err)
+	}
+	return p, record.Warnings(), nil
+}
+
+// WriteText writes the report as a table for people.
+func (r *Report) WriteText(w io.Writer, table string) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	line := func(label string, n int) { fmt.Fprintf(tw, "  %s\t%d\t\n", label, n) }
+	s, l, t := r.Sessions, r.Ledger, r.Triggers
+	fmt.Fprintf(tw, "%s: %d items scanned\t\t\n", table, r.Scanned)
+	fmt.Fprintf(tw, "Sessions\t\t\n")
+	line("current (as the current writer writes them)", s.Current)
+	line("legacy flat (version 1)", s.LegacyFlat)
+	line("shared kind", s.SharedKind)
+	line("shared route key id (org-, usr-, bot-, ubt-)", s.RouteKey)
+	line("raw owner key id (__)", s.RawOwnerKey)
+	line("legacy isolated id (ses-, istd-, crv-, dind-)", s.LegacyIsolatedPrefix)
+	line("sbx- id with no kind", s.SbxNoKind)
+	line("invalid (session_record_invalid)", s.Invalid)
+	line("on a retired provider", s.OnRetiredProvider)
+	line("on a retired allocation", s.OnRetiredAllocation)
+	fmt.Fprintf(tw, "Operation ledger rows (expired ones included)\t\t\n")
+	line("completed", l.Completed)
+	line("in progress", l.InProgress)
+	line("failed", l.Failed)
+	line("record a shared sandbox", l.RecordsShared)
+	line("refused as retired (rules 2 and 3)", l.RecordsRetired)
+	fmt.Fprintf(tw, "Triggers\t\t\n")
+	line("total", t.Total)
+	line("paused", t.Paused)
+	line("fall back: allocation retired", t.Fallback.Retired)
+	line("fall back: provider retired", t.Fallback.ProviderRetired)
+	line("fall back: unknown allocation", t.Fallback.Unknown)
+	line("fall back: not selectable", t.Fallback.NotSelectable)
+	if u := r.Undecodable; u != (Undecodable{}) {
+		fmt.Fprintf(tw, "Not in the counts above\t\t\n")
+		line("ledger rows that do not decode", u.Ledger)
+		line("triggers that do not decode (in total)", u.Triggers)
+		line("other items (owners' trigger counts)", u.Other)
+	}
+	return tw.Flush()
+}
+
+// writeRewrite writes one line per trigger the rewrite met and a summary;
+// the error says to run again when a trigger could not be settled.
+func writeRewrite(w io.Writer, outcomes []Outcome, dryRun bool) error {
+	verb := "cleared"
+	if dryRun {
+		verb = "would clear"
+	}
+	counts := map[string]int{}
+	var failed error
+	for _, o := range outcomes {
+		counts[o.Result]++
+		what := o.Result
+		switch o.Result {
+		case Cleared:
+			what = verb
+		case Gone:
+			what = "deleted since the scan"
+		case Kept:
+			what = "no longer falls back"
+		case Changing:
+			what = "kept changing; not cleared"
+			failed = errors.New("some triggers were not settled: run the rewrite again")
+		}
+		fmt.Fprintf(w, "%s %s: %s (%s)", o.Trigger.ID, what, o.Class, o.Reason)
+		if o.Err != nil {
+			fmt.Fprintf(w, ": %v", o.Err)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "rewrite: %d %s, %d deleted since the scan, %d no longer fall back, %d not settled\n",
+		counts[Cleared], verb, counts[Gone], counts[Kept], counts[Changing])
+	return failed
+}

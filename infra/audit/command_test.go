@@ -1,0 +1,140 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
+
+	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+)
+
+// run runs the command with its flags and returns what it printed.
+func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	o, err := ParseFlags(args, &bytes.Buffer{})
+	if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	o.Repo = "../.."
+	var out, errs bytes.Buffer
+	err = Run(context.Background(), o, &out, &errs)
+	return out.String(), errs.String(), err
+}
+
+// contractObject is the -json object as the contract names its members.
+func contractObject(t *testing.T, out string) map[string]any {
+	t.Helper()
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	return got
+}
+
+// TestCommand is make audit against an endpoint and the local settings
+// file: the contract's object with -json, a table without, the rewrite's
+// dry run and run, and a second run that finds nothing to do.
+func TestCommand(t *testing.T) {
+	b := dynamotest.Backends(t)[0]
+	c, name := dynamotest.Table(t, b)
+	fallsBack := seed(t, c, name)
+	settings := filepath.Join(t.TempDir(), "settings.json")
+	data, _ := json.Marshal([]local.Parameter{{Name: "allocation/selectable", Type: "StringList",
+		Value: "cloudflare-containers-standard-3,cloudflare-containers-standard-4,vercel-small,isolated-standard"}})
+	if err := os.WriteFile(settings, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"-endpoint", b.URL, "-table", name, "-settings", settings}
+
+	out, errs, err := run(t, append(base, "-json", "-segments", "3")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(seedReport)
+	if got := contractObject(t, out); !reflect.DeepEqual(got, contractObject(t, string(want))) {
+		t.Errorf("-json: %s", out)
+	}
+	for _, member := range []string{"scanned", "sessions", "ledger", "triggers"} {
+		if _, ok := contractObject(t, out)[member]; !ok {
+			t.Errorf("-json has no %s", member)
+		}
+	}
+	if !strings.Contains(errs, `"isolated-standard" can never be selected`) {
+		t.Errorf("the settings' warning: %q", errs)
+	}
+
+	out, _, err = run(t, base...)
+	if err != nil || !strings.Contains(out, name+": 66 items scanned") || !strings.Contains(out, "fall back: not selectable") {
+		t.Errorf("the table: %v\n%s", err, out)
+	}
+
+	out, _, err = run(t, append(base, "-rewrite-triggers", "-dry-run")...)
+	if err != nil || strings.Count(out, " would clear: ") != len(fallsBack) || !strings.Contains(out, "rewrite: 8 would clear") {
+		t.Errorf("dry run: %v\n%s", err, out)
+	}
+	_, errs, err = run(t, append(base, "-rewrite-triggers", "-json")...)
+	if err != nil || strings.Count(errs, " cleared: ") != len(fallsBack) {
+		t.Errorf("rewrite: %v\n%s", err, errs)
+	}
+	out, _, err = run(t, append(base, "-json")...)
+	if got := contractObject(t, out)["triggers"]; err != nil ||
+		!reflect.DeepEqual(got, map[string]any{"total": 13.0, "paused": 3.0, "fallback": map[string]any{"retired": 0.0, "providerRetired": 0.0, "unknown": 0.0, "notSelectable": 0.0}}) {
+		t.Errorf("after the rewrite: %v %v", got, err)
+	}
+	out, _, err = run(t, append(base, "-rewrite-triggers")...)
+	if err != nil || !strings.Contains(out, "rewrite: 0 cleared") {
+		t.Errorf("a second rewrite: %v\n%s", err, out)
+	}
+}
+
+// TestCommandParameterStore reads the settings from Parameter Store under
+// -config-path (moto's), through the same settings code as the functions.
+func TestCommandParameterStore(t *testing.T) {
+	url, err := dynamotest.Moto()
+	if err != nil {
+		t.Skipf("moto_server is not on the PATH: %v", err)
+	}
+	t.Setenv("AWS_ENDPOINT_URL_SSM", url)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	b := dynamotest.Backends(t)[0]
+	c, name := dynamotest.Table(t, b)
+	seed(t, c, name)
+	sm := local.SSMClient(url)
+	if _, err := sm.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String("/cloud-agent/audit-test/allocation/retired"),
+		Type: ssmtypes.ParameterTypeStringList, Value: aws.String("vercel-small"), Overwrite: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "-endpoint", b.URL, "-table", name, "-config-path", "/cloud-agent/audit-test", "-json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := contractObject(t, out)["sessions"].(map[string]any)
+	if got["onRetiredAllocation"] != 7.0 {
+		t.Errorf("vercel-small retired in Parameter Store: %v", got)
+	}
+}
+
+// TestFlags: the flags the contract names, and the combinations refused.
+func TestFlags(t *testing.T) {
+	o, err := ParseFlags(nil, &bytes.Buffer{})
+	if err != nil || o.Table != "SessionsTable" || o.Segments != 4 || o.Endpoint != "" || o.Region != "" || o.JSON || o.RewriteTriggers {
+		t.Errorf("defaults: %+v %v", o, err)
+	}
+	for _, args := range [][]string{
+		{"-dry-run"}, {"-segments", "0"}, {"-segments", "1001"}, {"-region", "eu-west-1", "-endpoint", "http://x"}, {"extra"},
+	} {
+		if _, err := ParseFlags(args, &bytes.Buffer{}); err == nil {
+			t.Errorf("%v: accepted", args)
+		}
+	}
+}
