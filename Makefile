@@ -80,4 +80,4 @@ run:
 ## (docs/operations.md); the local stack's by default, e.g.
 ## make audit AUDIT_ARGS="-json" or AUDIT_ARGS="-table T -region R -config-path /cloud-agent/prod"
 audit:
-	$(GO) run ./cmd/audit $(AUDIT_ARGS)
+	@$(GO) run ./cmd/audit $(AUDIT_ARGS)

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -109,9 +109,6 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("scanning %s: %w", o.Table, err)
 	}
-	if progress != nil {
-		fmt.Fprintln(o.Progress)
-	}
 	if o.JSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -191,11 +188,12 @@ func readPolicy(ctx context.Context, o Options, params *ssm.Client) (*allocation
 
 // WriteText writes the report as a table for people.
 func (r *Report) WriteText(w io.Writer, table string) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	line := func(label string, n int) { fmt.Fprintf(tw, "  %s\t%d\t\n", label, n) }
+	var b strings.Builder
+	head := func(title string) { fmt.Fprintf(&b, "%s\n", title) }
+	line := func(label string, n int) { fmt.Fprintf(&b, "  %-50s %8d\n", label, n) }
 	s, l, t := r.Sessions, r.Ledger, r.Triggers
-	fmt.Fprintf(tw, "%s: %d items scanned\t\t\n", table, r.Scanned)
-	fmt.Fprintf(tw, "Sessions\t\t\n")
+	fmt.Fprintf(&b, "%s: %d items scanned\n\n", table, r.Scanned)
+	head("Sessions")
 	line("current (as the current writer writes them)", s.Current)
 	line("legacy flat (version 1)", s.LegacyFlat)
 	line("shared kind", s.SharedKind)
@@ -206,13 +204,13 @@ func (r *Report) WriteText(w io.Writer, table string) error {
 	line("invalid (session_record_invalid)", s.Invalid)
 	line("on a retired provider", s.OnRetiredProvider)
 	line("on a retired allocation", s.OnRetiredAllocation)
-	fmt.Fprintf(tw, "Operation ledger rows (expired ones included)\t\t\n")
+	head("Operation ledger rows (expired ones included)")
 	line("completed", l.Completed)
 	line("in progress", l.InProgress)
 	line("failed", l.Failed)
 	line("record a shared sandbox", l.RecordsShared)
-	line("refused as retired (rules 2 and 3)", l.RecordsRetired)
-	fmt.Fprintf(tw, "Triggers\t\t\n")
+	line("refused as retired (ledger rules 2 and 3)", l.RecordsRetired)
+	head("Triggers")
 	line("total", t.Total)
 	line("paused", t.Paused)
 	line("fall back: allocation retired", t.Fallback.Retired)
@@ -220,12 +218,13 @@ func (r *Report) WriteText(w io.Writer, table string) error {
 	line("fall back: unknown allocation", t.Fallback.Unknown)
 	line("fall back: not selectable", t.Fallback.NotSelectable)
 	if u := r.Undecodable; u != (Undecodable{}) {
-		fmt.Fprintf(tw, "Not in the counts above\t\t\n")
+		head("Not in the counts above")
 		line("ledger rows that do not decode", u.Ledger)
-		line("triggers that do not decode (in total)", u.Triggers)
+		line("triggers that do not decode (in the total)", u.Triggers)
 		line("other items (owners' trigger counts)", u.Other)
 	}
-	return tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // writeRewrite writes one line per trigger the rewrite met and a summary;
