@@ -73,9 +73,16 @@ func TestCommand(t *testing.T) {
 		t.Errorf("the settings' warning: %q", errs)
 	}
 
-	out, _, err = run(t, base...)
-	if err != nil || !strings.Contains(out, name+": 66 items scanned") || !strings.Contains(out, "fall back: not selectable") {
-		t.Errorf("the table: %v\n%s", err, out)
+	o, _ := ParseFlags(base, &bytes.Buffer{})
+	o.Repo = "../.."
+	var text, bar bytes.Buffer
+	o.Progress = &bar // a terminal
+	if err := Run(context.Background(), o, &text, &bytes.Buffer{}); err != nil || !strings.HasPrefix(text.String(), name+": 66 items scanned\n") ||
+		!strings.Contains(text.String(), "  fall back: not selectable") {
+		t.Errorf("the table: %v\n%s", err, text.String())
+	}
+	if !strings.Contains(bar.String(), "scanning "+name) {
+		t.Errorf("no progress bar on a terminal: %q", bar.String())
 	}
 
 	out, _, err = run(t, append(base, "-rewrite-triggers", "-dry-run")...)
