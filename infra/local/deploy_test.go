@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -23,12 +24,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	cfntypes "github.com/aws/aws-sdk-go-v2/service/cloudformation/types"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
+	cwschemas "github.com/aws/aws-sdk-go-v2/service/cloudwatch/schemas"
+	cwtypes "github.com/aws/aws-sdk-go-v2/service/cloudwatch/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
@@ -53,20 +59,26 @@ var deployParams = map[string]string{
 // (a permission becomes a statement of its function's policy, asserted in
 // checkPermissions) or does not support at all (it skips them with a
 // warning): the HTTP API and its stage, the queue's policy and the
-// firing's asynchronous invocation config, asserted on the template.
+// firing's asynchronous invocation config, asserted on the template; and
+// the alarms (moto's CloudFormation creates dashboards but no
+// AWS::CloudWatch::Alarm), which checkAlarms creates on moto's CloudWatch
+// as CloudFormation would.
 var motoLacks = map[string]bool{
 	"AWS::Lambda::Permission":        true,
 	"AWS::ApiGatewayV2::Api":         true,
 	"AWS::ApiGatewayV2::Stage":       true,
 	"AWS::SQS::QueuePolicy":          true,
 	"AWS::Lambda::EventInvokeConfig": true,
+	"AWS::CloudWatch::Alarm":         true,
 }
 
 // TestTemplateDeploysOnMoto transforms template.yaml with the SAM
 // translator, as `sam deploy` does, creates the stack on moto's
-// CloudFormation, checks what it created, runs the handlers against the
-// stack's table and parameter path (one start, one lookup, one firing),
-// and deletes the stack.
+// CloudFormation, checks what it created (its alarms and dashboard
+// included), runs the handlers against the stack's table and parameter
+// path (one start, one lookup, one firing), and deletes the stack. A
+// second stack, with an SNS topic for AlarmTopicArn, checks the alarms'
+// actions.
 func TestTemplateDeploysOnMoto(t *testing.T) {
 	if err := exec.Command("python3", "-c", "import samtranslator").Run(); err != nil {
 		t.Skip("the SAM translator is not installed (the Python package samtranslator, installed with cfn-lint): the template is not deployed")
@@ -88,7 +100,8 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	if _, err := s3c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String(bucket), Key: aws.String("bootstrap.zip"), Body: bytes.NewReader(bootstrapZip(t))}); err != nil {
 		t.Fatal(err)
 	}
-	body := transform(t, fmt.Sprintf("s3://%s/bootstrap.zip", bucket))
+	codeURI := fmt.Sprintf("s3://%s/bootstrap.zip", bucket)
+	body := transform(t, codeURI, deployParams)
 	var tpl struct {
 		Resources map[string]struct {
 			Type       string
@@ -169,8 +182,12 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	checkPermissions(t, lambda.NewFromConfig(cfg), physical)
 	sm := ssm.NewFromConfig(cfg)
 	checkParameters(t, sm)
+	cw := cloudWatchClient(cfg)
+	s := newDeployed(t, stack, body, deployParams, physical)
+	checkDashboard(t, cw, s, outputs["DashboardUrl"], checkAlarms(t, cw, s, ""))
 
 	t.Run("handlers", func(t *testing.T) { runHandlers(t, endpoint, ddb, table) })
+	t.Run("alarm topic", func(t *testing.T) { deployWithAlarmTopic(t, cfg, cfn, codeURI) })
 
 	if _, err := cfn.DeleteStack(ctx, &cloudformation.DeleteStackInput{StackName: aws.String(stack)}); err != nil {
 		t.Fatal(err)
@@ -190,10 +207,10 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 
 // transform runs the SAM translator on template.yaml with the stack's
 // parameters, every function's code at codeURI.
-func transform(t *testing.T, codeURI string) string {
+func transform(t *testing.T, codeURI string, params map[string]string) string {
 	t.Helper()
 	args := []string{filepath.Join("testdata", "samtransform", "transform.py"), filepath.Join("..", "..", "template.yaml"), codeURI}
-	for k, v := range deployParams {
+	for k, v := range params {
 		args = append(args, k+"="+v)
 	}
 	cmd := exec.Command("python3", args...)
@@ -575,3 +592,420 @@ func runHandlers(t *testing.T, endpoint string, ddb *dynamodb.Client, table stri
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// cloudWatchClient is a CloudWatch client for moto. The SDK speaks Smithy
+// RPC v2 CBOR to CloudWatch, which moto's server does not; CloudWatch also
+// serves the AWS Query protocol, which it does.
+func cloudWatchClient(cfg aws.Config) *cloudwatch.Client {
+	return cloudwatch.NewFromConfig(cfg, func(o *cloudwatch.Options) {
+		o.Protocol = awsquery.New(cwschemas.GraniteServiceVersion20100801)
+	})
+}
+
+// deployed is a stack on moto and the template CloudFormation received
+// for it, whose intrinsics it resolves as CloudFormation would on this
+// stack: for the resources moto's CloudFormation does not create.
+type deployed struct {
+	name     string
+	params   map[string]string
+	physical map[string]string // by logical id
+	tpl      struct {
+		Parameters map[string]struct{ Default any }
+		Conditions map[string]any
+		Resources  map[string]struct {
+			Type       string
+			Properties map[string]any
+		}
+	}
+}
+
+func newDeployed(t *testing.T, name, body string, params, physical map[string]string) deployed {
+	s := deployed{name: name, params: params, physical: physical}
+	if err := json.Unmarshal([]byte(body), &s.tpl); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// noValue is what AWS::NoValue resolves to: the member or element that
+// holds it is left out.
+type noValue struct{}
+
+// resolve resolves v's intrinsics: Ref, Fn::GetAtt (a queue's QueueName),
+// Fn::If (with Fn::Not and Fn::Equals) and Fn::Sub; any other is an error.
+func (s deployed) resolve(v any) (any, error) {
+	switch v := v.(type) {
+	case []any:
+		out := []any{}
+		for _, e := range v {
+			r, err := s.resolve(e)
+			if err != nil {
+				return nil, err
+			}
+			if _, none := r.(noValue); !none {
+				out = append(out, r)
+			}
+		}
+		return out, nil
+	case map[string]any:
+		for k, arg := range v {
+			if len(v) == 1 && (k == "Ref" || strings.HasPrefix(k, "Fn::")) {
+				return s.intrinsic(k, arg)
+			}
+		}
+		out := map[string]any{}
+		for k, e := range v {
+			r, err := s.resolve(e)
+			if err != nil {
+				return nil, err
+			}
+			if _, none := r.(noValue); !none {
+				out[k] = r
+			}
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+func (s deployed) intrinsic(fn string, arg any) (any, error) {
+	switch fn {
+	case "Ref":
+		if name, ok := arg.(string); ok {
+			return s.ref(name)
+		}
+	case "Fn::GetAtt":
+		switch a := arg.(type) {
+		case string:
+			id, attr, _ := strings.Cut(a, ".")
+			return s.getAtt(id, attr)
+		case []any:
+			if len(a) == 2 {
+				return s.getAtt(fmt.Sprint(a[0]), fmt.Sprint(a[1]))
+			}
+		}
+	case "Fn::If":
+		if a, ok := arg.([]any); ok && len(a) == 3 {
+			name, _ := a[0].(string)
+			c, err := s.condition(s.tpl.Conditions[name])
+			if err != nil {
+				return nil, fmt.Errorf("condition %s: %w", name, err)
+			}
+			if c {
+				return s.resolve(a[1])
+			}
+			return s.resolve(a[2])
+		}
+	case "Fn::Sub":
+		if tmpl, ok := arg.(string); ok {
+			var err error
+			out := regexp.MustCompile(`\$\{([^}]*)\}`).ReplaceAllStringFunc(tmpl, func(ref string) string {
+				var v any
+				var e error
+				if id, attr, ok := strings.Cut(ref[2:len(ref)-1], "."); ok {
+					v, e = s.getAtt(id, attr)
+				} else {
+					v, e = s.ref(id)
+				}
+				if e != nil {
+					err = e
+				}
+				return fmt.Sprint(v)
+			})
+			return out, err
+		}
+	}
+	return nil, fmt.Errorf("%s %v is not resolved by the test", fn, arg)
+}
+
+// ref resolves a Ref: a parameter (as given, else its default), a pseudo
+// parameter, or a resource's physical id; a resource of a type moto does
+// not create (the HTTP API) resolves to its logical id.
+func (s deployed) ref(name string) (any, error) {
+	switch name {
+	case "AWS::NoValue":
+		return noValue{}, nil
+	case "AWS::StackName":
+		return s.name, nil
+	case "AWS::Region":
+		return deployRegion, nil
+	case "AWS::AccountId":
+		return "123456789012", nil
+	case "AWS::Partition":
+		return "aws", nil
+	}
+	if v, ok := s.params[name]; ok {
+		return v, nil
+	}
+	if p, ok := s.tpl.Parameters[name]; ok {
+		return p.Default, nil
+	}
+	if id := s.physical[name]; id != "" {
+		return id, nil
+	}
+	if motoLacks[s.tpl.Resources[name].Type] {
+		return name, nil
+	}
+	return nil, fmt.Errorf("Ref %s: no parameter or resource of the stack", name)
+}
+
+func (s deployed) getAtt(id, attr string) (any, error) {
+	// A queue's physical id is its URL; its name ends it.
+	if s.tpl.Resources[id].Type == "AWS::SQS::Queue" && attr == "QueueName" && s.physical[id] != "" {
+		return s.physical[id][strings.LastIndex(s.physical[id], "/")+1:], nil
+	}
+	return nil, fmt.Errorf("Fn::GetAtt %s.%s is not resolved by the test", id, attr)
+}
+
+func (s deployed) condition(v any) (bool, error) {
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		if a, ok := m["Fn::Not"].([]any); ok && len(a) == 1 {
+			c, err := s.condition(a[0])
+			return !c, err
+		}
+		if a, ok := m["Fn::Equals"].([]any); ok && len(a) == 2 {
+			x, err := s.resolve(a[0])
+			if err != nil {
+				return false, err
+			}
+			y, err := s.resolve(a[1])
+			return fmt.Sprint(x) == fmt.Sprint(y), err
+		}
+		if name, ok := m["Condition"].(string); ok {
+			return s.condition(s.tpl.Conditions[name])
+		}
+	}
+	return false, fmt.Errorf("condition %v is not evaluated by the test", v)
+}
+
+// value resolves a value written as local.AlarmMetric writes it.
+func (s deployed) value(t *testing.T, v string) string {
+	t.Helper()
+	var r any
+	var err error
+	if id, ok := strings.CutPrefix(v, "!Ref "); ok {
+		r, err = s.ref(id)
+	} else if att, ok := strings.CutPrefix(v, "!GetAtt "); ok {
+		id, attr, _ := strings.Cut(att, ".")
+		r, err = s.getAtt(id, attr)
+	} else {
+		return v
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(r)
+}
+
+// checkAlarms creates the template's alarms on moto's CloudWatch with the
+// properties CloudFormation would give them on this stack (moto's
+// CloudFormation creates no AWS::CloudWatch::Alarm): every property of the
+// template is a PutMetricAlarm parameter and every reference resolves to
+// the stack. It checks what CloudWatch then holds against
+// local.WantAlarms, the dimensions naming the stack's own function, queue,
+// table (and API, which moto does not create), and the actions: topic on
+// ALARM and on OK, none without one. It returns the alarms' ARNs by
+// logical id.
+func checkAlarms(t *testing.T, cw *cloudwatch.Client, s deployed, topic string) map[string]string {
+	ctx := context.Background()
+	ids := map[string]string{} // by alarm name
+	for id, r := range s.tpl.Resources {
+		if r.Type != "AWS::CloudWatch::Alarm" {
+			continue
+		}
+		props, err := s.resolve(map[string]any(r.Properties))
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		var in cloudwatch.PutMetricAlarmInput
+		dec := json.NewDecoder(strings.NewReader(mustJSON(props)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&in); err != nil {
+			t.Fatalf("%s: a property that PutMetricAlarm does not take: %v", id, err)
+		}
+		if _, err := cw.PutMetricAlarm(ctx, &in); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		ids[aws.ToString(in.AlarmName)] = id
+	}
+	var names []string
+	for name := range ids {
+		names = append(names, name)
+	}
+	t.Cleanup(func() { _, _ = cw.DeleteAlarms(context.Background(), &cloudwatch.DeleteAlarmsInput{AlarmNames: names}) })
+	out, err := cw.DescribeAlarms(ctx, &cloudwatch.DescribeAlarmsInput{AlarmNames: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.MetricAlarms) != len(local.WantAlarms) {
+		t.Errorf("%d alarms, want %d", len(out.MetricAlarms), len(local.WantAlarms))
+	}
+	var actions []string
+	if topic != "" {
+		actions = []string{topic}
+	}
+	arns := map[string]string{}
+	dims := func(ds []cwtypes.Dimension) map[string]string {
+		m := map[string]string{}
+		for _, d := range ds {
+			m[aws.ToString(d.Name)] = aws.ToString(d.Value)
+		}
+		return m
+	}
+	for _, a := range out.MetricAlarms {
+		name := aws.ToString(a.AlarmName)
+		id := ids[name]
+		want, ok := local.WantAlarms[id]
+		if !ok || !strings.HasPrefix(name, s.name+"-") {
+			t.Errorf("alarm %s (%s)", name, id)
+			continue
+		}
+		arns[id] = aws.ToString(a.AlarmArn)
+		got := fmt.Sprint(a.ComparisonOperator, " ", aws.ToFloat64(a.Threshold), " ", aws.ToInt32(a.EvaluationPeriods), " ", aws.ToInt32(a.DatapointsToAlarm), " ", aws.ToString(a.TreatMissingData))
+		if w := fmt.Sprint(want.Comparison, " ", want.Threshold, " ", want.EvaluationPeriods, " ", want.DatapointsToAlarm, " ", want.TreatMissingData); got != w {
+			t.Errorf("%s: %s, want %s", id, got, w)
+		}
+		var metrics []local.AlarmMetric
+		if aws.ToString(a.MetricName) != "" {
+			metrics = append(metrics, local.AlarmMetric{Namespace: aws.ToString(a.Namespace), Name: aws.ToString(a.MetricName),
+				Stat: string(a.Statistic), Period: int(aws.ToInt32(a.Period)), Dimensions: dims(a.Dimensions)})
+		}
+		expression := ""
+		for _, q := range a.Metrics {
+			if q.MetricStat == nil {
+				expression = aws.ToString(q.Expression)
+				continue
+			}
+			m := q.MetricStat.Metric
+			metrics = append(metrics, local.AlarmMetric{Namespace: aws.ToString(m.Namespace), Name: aws.ToString(m.MetricName),
+				Stat: aws.ToString(q.MetricStat.Stat), Period: int(aws.ToInt32(q.MetricStat.Period)), Dimensions: dims(m.Dimensions)})
+		}
+		wantMetrics := slices.Clone(want.Metrics)
+		for i, m := range wantMetrics {
+			d := map[string]string{}
+			for k, v := range m.Dimensions {
+				d[k] = s.value(t, v)
+			}
+			wantMetrics[i].Dimensions = d
+		}
+		if !reflect.DeepEqual(metrics, wantMetrics) || expression != want.Expression {
+			t.Errorf("%s: metrics %+v %q, want %+v %q", id, metrics, expression, wantMetrics, want.Expression)
+		}
+		if !slices.Equal(a.AlarmActions, actions) || !slices.Equal(a.OKActions, actions) || len(a.InsufficientDataActions) != 0 {
+			t.Errorf("%s: actions %q, OK actions %q, insufficient-data actions %q; want %q on ALARM and OK", id, a.AlarmActions, a.OKActions, a.InsufficientDataActions, actions)
+		}
+	}
+	return arns
+}
+
+// checkDashboard checks the dashboard moto's CloudFormation created: named
+// after the stack and its region, at the URL of the DashboardUrl output,
+// with every reference of its body resolved to the stack's resources but
+// those to resources moto does not create (the HTTP API, the alarms),
+// which moto leaves as written and which are resolved here as
+// checkAlarms does; the body then shows the alarms of alarmARNs and every
+// metric of local.WantDashboard, each function's by its deployed name.
+func checkDashboard(t *testing.T, cw *cloudwatch.Client, s deployed, url string, alarmARNs map[string]string) {
+	name := s.name + "-" + deployRegion
+	if want := "https://" + deployRegion + ".console.aws.amazon.com/cloudwatch/home?region=" + deployRegion + "#dashboards/dashboard/" + name; url != want || s.physical["Dashboard"] != name {
+		t.Errorf("dashboard %q at %q, want %q", s.physical["Dashboard"], url, want)
+	}
+	out, err := cw.GetDashboard(context.Background(), &cloudwatch.GetDashboardInput{DashboardName: aws.String(name)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := regexp.MustCompile(`\$\{([^}]*)\}`).ReplaceAllStringFunc(aws.ToString(out.DashboardBody), func(ref string) string {
+		id := ref[2 : len(ref)-1]
+		if !motoLacks[s.tpl.Resources[id].Type] {
+			t.Errorf("moto left %s unresolved", ref)
+			return ref
+		}
+		if r, err := s.ref(id); err == nil && s.tpl.Resources[id].Type != "AWS::CloudWatch::Alarm" {
+			return fmt.Sprint(r)
+		}
+		// An alarm's Ref is its name, the end of its ARN.
+		arn := alarmARNs[id]
+		return arn[strings.LastIndex(arn, ":")+1:]
+	})
+	d, err := local.ReadDashboard(body)
+	if err != nil {
+		t.Fatalf("dashboard body: %v\n%s", err, body)
+	}
+	fn := func(id string) string { return s.physical[id] }
+	if missing := local.MissingMetrics(d.Metrics, local.WantDashboard(fn, func(v string) string { return s.value(t, v) })); len(missing) > 0 {
+		t.Errorf("the dashboard lacks:\n%s", strings.Join(missing, "\n"))
+	}
+	var want []string
+	for _, arn := range alarmARNs {
+		want = append(want, arn)
+	}
+	if got := slices.Sorted(slices.Values(d.Alarms)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("the dashboard shows the alarms %v, CloudWatch holds %v", got, want)
+	}
+	for _, r := range d.Regions {
+		if r != deployRegion {
+			t.Errorf("a widget of region %q", r)
+		}
+	}
+}
+
+// deployWithAlarmTopic creates a second stack, of another stage, with an
+// SNS topic for AlarmTopicArn, and checks its alarms' actions and its
+// dashboard.
+func deployWithAlarmTopic(t *testing.T, cfg aws.Config, cfn *cloudformation.Client, codeURI string) {
+	ctx := context.Background()
+	sc := sns.NewFromConfig(cfg)
+	tp, err := sc.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(fmt.Sprintf("control-plane-alarms-%d", time.Now().UnixNano()))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic := aws.ToString(tp.TopicArn)
+	t.Cleanup(func() {
+		_, _ = sc.DeleteTopic(context.Background(), &sns.DeleteTopicInput{TopicArn: aws.String(topic)})
+	})
+	params := map[string]string{"AlarmTopicArn": topic, "Stage": "alarms"}
+	for k, v := range deployParams {
+		if params[k] == "" {
+			params[k] = v
+		}
+	}
+	body := transform(t, codeURI, params)
+	stack := fmt.Sprintf("cloud-agent-alarms-%d", time.Now().UnixNano())
+	var cp []cfntypes.Parameter
+	for k, v := range params {
+		cp = append(cp, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(v)})
+	}
+	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{
+		StackName: aws.String(stack), TemplateBody: aws.String(body), Parameters: cp,
+		Capabilities: []cfntypes.Capability{cfntypes.CapabilityCapabilityIam},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	physical := map[string]string{}
+	t.Cleanup(func() {
+		_, _ = cfn.DeleteStack(context.Background(), &cloudformation.DeleteStackInput{StackName: aws.String(stack)})
+		if table := physical["SessionsTable"]; table != "" {
+			_, _ = local.DynamoClient(aws.ToString(cfg.BaseEndpoint)).DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+		}
+	})
+	st := waitStack(t, cfn, stack, cfntypes.StackStatusCreateInProgress)
+	if st.StackStatus != cfntypes.StackStatusCreateComplete {
+		t.Fatalf("stack %s: %s", st.StackStatus, aws.ToString(st.StackStatusReason))
+	}
+	res, err := cfn.DescribeStackResources(ctx, &cloudformation.DescribeStackResourcesInput{StackName: aws.String(stack)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res.StackResources {
+		physical[aws.ToString(r.LogicalResourceId)] = aws.ToString(r.PhysicalResourceId)
+	}
+	var url string
+	for _, o := range st.Outputs {
+		if aws.ToString(o.OutputKey) == "DashboardUrl" {
+			url = aws.ToString(o.OutputValue)
+		}
+	}
+	cw := cloudWatchClient(cfg)
+	s := newDeployed(t, stack, body, params, physical)
+	checkDashboard(t, cw, s, url, checkAlarms(t, cw, s, topic))
+}

@@ -2,8 +2,11 @@ package local
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -229,3 +232,223 @@ func TestFunctionsImportNothingLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplateAlarms: each alarm of the template evaluates its metric
+// (namespace, name, statistic, period, and dimensions naming the right
+// resources), with its comparison, threshold, periods and missing-data
+// rule; an operator reads what it means and what to do first.
+func TestTemplateAlarms(t *testing.T) {
+	tpl := rawTemplate(t)
+	alarms := resourcesOfType(tpl, "AWS::CloudWatch::Alarm")
+	names := map[string]string{}
+	for id, props := range alarms {
+		want, ok := WantAlarms[id]
+		if !ok {
+			t.Errorf("alarm %s is not tested", id)
+			continue
+		}
+		got, err := ReadAlarm(props)
+		if err != nil {
+			t.Errorf("%s: %v", id, err)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", id, got, want)
+		}
+		desc, _ := props["AlarmDescription"].(string)
+		if len(desc) < 100 || len(desc) > 1024 || !strings.Contains(desc, "First") {
+			t.Errorf("%s: the description (%d characters, at most 1024) does not say what to do first: %q", id, len(desc), desc)
+		}
+		// Named after the stack, so that a notification names its stack.
+		name, _ := props["AlarmName"].(map[string]any)["Fn::Sub"].(string)
+		if !strings.HasPrefix(name, "${AWS::StackName}-") {
+			t.Errorf("%s: AlarmName %v", id, props["AlarmName"])
+		}
+		if other, dup := names[name]; dup {
+			t.Errorf("%s and %s are both named %s", id, other, name)
+		}
+		names[name] = id
+	}
+	for id := range WantAlarms {
+		if alarms[id] == nil {
+			t.Errorf("no alarm %s", id)
+		}
+	}
+	// The dimensions name resources of the template, of the right types.
+	types := map[string]string{}
+	for id, r := range tpl["Resources"].(map[string]any) {
+		types[id], _ = r.(map[string]any)["Type"].(string)
+	}
+	wantType := map[string]string{
+		"TriggerFireDeadLetterQueue": "AWS::SQS::Queue", FiringFunction: "AWS::Serverless::Function",
+		"HttpApi": "AWS::Serverless::HttpApi", TableLogicalID: "AWS::DynamoDB::Table",
+	}
+	for id, typ := range wantType {
+		if types[id] != typ {
+			t.Errorf("%s is a %q, the alarms want a %s", id, types[id], typ)
+		}
+	}
+}
+
+// TestTemplateAlarmActions: every alarm notifies the AlarmTopicArn
+// parameter's topic on ALARM and on OK when it is set, and has no actions
+// with the parameter's empty default; `sam deploy --guided` offers the
+// empty default, and the parameter refuses what is not a topic's ARN.
+func TestTemplateAlarmActions(t *testing.T) {
+	tpl := rawTemplate(t)
+	param, _ := tpl["Parameters"].(map[string]any)["AlarmTopicArn"].(map[string]any)
+	if param["Type"] != "String" || param["Default"] != "" || param["Description"] == nil {
+		t.Errorf("parameter AlarmTopicArn %v", param)
+	}
+	pattern, _ := param["AllowedPattern"].(string)
+	allowed := regexp.MustCompile("^(?:" + pattern + ")$") // CloudFormation matches the whole value
+	for value, ok := range map[string]bool{
+		"": true, "arn:aws:sns:eu-west-1:123456789012:ops-alarms": true, "arn:aws-cn:sns:cn-north-1:123456789012:ops": true,
+		"ops-alarms": false, "arn:aws:sqs:eu-west-1:123456789012:ops": false, "arn:aws:sns:eu-west-1:123456789012:": false,
+	} {
+		if allowed.MatchString(value) != ok {
+			t.Errorf("AllowedPattern %q on %q: %v", pattern, value, !ok)
+		}
+	}
+	cond := mustJSONText(tpl["Conditions"].(map[string]any)["HasAlarmTopic"])
+	if cond != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"AlarmTopicArn"},""]}]}` {
+		t.Errorf("condition HasAlarmTopic %s", cond)
+	}
+	conditioned := `{"Fn::If":["HasAlarmTopic",[{"Ref":"AlarmTopicArn"}],{"Ref":"AWS::NoValue"}]}`
+	for id, props := range resourcesOfType(tpl, "AWS::CloudWatch::Alarm") {
+		for _, k := range []string{"AlarmActions", "OKActions"} {
+			if got := mustJSONText(props[k]); got != conditioned {
+				t.Errorf("%s %s: %s, want %s", id, k, got, conditioned)
+			}
+		}
+		if props["InsufficientDataActions"] != nil || props["ActionsEnabled"] == false {
+			t.Errorf("%s: InsufficientDataActions %v, ActionsEnabled %v", id, props["InsufficientDataActions"], props["ActionsEnabled"])
+		}
+	}
+	// As CloudFormation evaluates them (goformation's intrinsics, the
+	// conditions first).
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"", "arn:aws:sns:us-east-1:123456789012:ops-alarms"} {
+		out, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{
+			ParameterOverrides: map[string]any{"AlarmTopicArn": topic}, EvaluateConditions: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resolved map[string]any
+		if err := json.Unmarshal(out, &resolved); err != nil {
+			t.Fatal(err)
+		}
+		want := "null"
+		if topic != "" {
+			want = mustJSONText([]string{topic})
+		}
+		for id, props := range resourcesOfType(resolved, "AWS::CloudWatch::Alarm") {
+			for _, k := range []string{"AlarmActions", "OKActions"} {
+				if got := mustJSONText(props[k]); got != want {
+					t.Errorf("AlarmTopicArn %q: %s %s %s, want %s", topic, id, k, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestTemplateDashboard: the dashboard's body is JSON once CloudFormation
+// substitutes its references, each of which names a resource or parameter
+// of the template; it shows every alarm and its metrics, and every metric
+// the functions emit (by function, by allocation and by code), each
+// function's by the function's deployed name; the stack outputs its URL.
+func TestTemplateDashboard(t *testing.T) {
+	tpl := rawTemplate(t)
+	boards := resourcesOfType(tpl, "AWS::CloudWatch::Dashboard")
+	if len(boards) != 1 {
+		t.Fatalf("%d dashboards", len(boards))
+	}
+	props := boards["Dashboard"]
+	if got := mustJSONText(props["DashboardName"]); got != `{"Fn::Sub":"${AWS::StackName}-${AWS::Region}"}` {
+		t.Errorf("DashboardName %s: dashboards are global to the account, the name carries the stack and its region", got)
+	}
+	body, ok := props["DashboardBody"].(map[string]any)["Fn::Sub"].(string)
+	if !ok {
+		t.Fatalf("DashboardBody %v: want !Sub over a JSON string", props["DashboardBody"])
+	}
+	resources, _ := tpl["Resources"].(map[string]any)
+	params, _ := tpl["Parameters"].(map[string]any)
+	pseudo := map[string]string{"AWS::Region": "eu-west-1", "AWS::AccountId": "123456789012", "AWS::Partition": "aws", "AWS::StackName": "control-plane"}
+	// Each reference as CloudFormation substitutes it: here a resource's
+	// Ref is <LogicalId>, an attribute <LogicalId.Attribute>.
+	var unknown []string
+	substituted := regexp.MustCompile(`\$\{([^}]*)\}`).ReplaceAllStringFunc(body, func(s string) string {
+		name := s[2 : len(s)-1]
+		id, _, _ := strings.Cut(name, ".")
+		switch {
+		case pseudo[name] != "":
+			return pseudo[name]
+		case resources[id] != nil:
+			return "<" + name + ">"
+		case params[name] != nil && !strings.Contains(name, "."):
+			return fmt.Sprint(params[name].(map[string]any)["Default"])
+		}
+		unknown = append(unknown, name)
+		return s
+	})
+	if len(unknown) > 0 {
+		t.Errorf("the body refers to %v: neither a resource, a parameter nor a pseudo parameter", unknown)
+	}
+	if strings.Contains(substituted, "${") {
+		t.Errorf("the body keeps a ${ after substitution")
+	}
+	d, err := ReadDashboard(substituted)
+	if err != nil {
+		t.Fatalf("the substituted body: %v\n%s", err, substituted)
+	}
+	for _, r := range d.Regions {
+		if r != pseudo["AWS::Region"] {
+			t.Errorf("a metric widget of region %q, not the stack's", r)
+		}
+	}
+	fn := func(id string) string { return "<" + id + ">" }
+	resolve := func(v string) string {
+		if id, ok := strings.CutPrefix(v, "!Ref "); ok {
+			return "<" + id + ">"
+		}
+		if att, ok := strings.CutPrefix(v, "!GetAtt "); ok {
+			return "<" + att + ">"
+		}
+		return v
+	}
+	if missing := MissingMetrics(d.Metrics, WantDashboard(fn, resolve)); len(missing) > 0 {
+		t.Errorf("the dashboard lacks:\n%s\nit shows:\n%s", strings.Join(missing, "\n"), fmt.Sprint(d.Metrics))
+	}
+	// The functions' own metrics by their deployed names only: the
+	// namespace is shared by every stage in the account.
+	for _, m := range d.Metrics {
+		if m.Namespace != MetricNamespace {
+			continue
+		}
+		for _, f := range strings.Split(m.Dimensions["Function"], " OR ") {
+			id := strings.Trim(f, "<>")
+			if typ, _ := resources[id].(map[string]any)["Type"].(string); typ != "AWS::Serverless::Function" || f != fn(id) {
+				t.Errorf("%s: Function %q is not a function of the stack", m, f)
+			}
+		}
+	}
+	var wantAlarms []string
+	for id := range WantAlarms {
+		wantAlarms = append(wantAlarms, "arn:aws:cloudwatch:eu-west-1:123456789012:alarm:<"+id+">")
+	}
+	slices.Sort(wantAlarms)
+	gotAlarms := slices.Sorted(slices.Values(d.Alarms))
+	if !slices.Equal(gotAlarms, wantAlarms) {
+		t.Errorf("the alarm widgets show %v, want %v", gotAlarms, wantAlarms)
+	}
+	url := mustJSONText(tpl["Outputs"].(map[string]any)["DashboardUrl"].(map[string]any)["Value"])
+	if url != `{"Fn::Sub":"https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards/dashboard/${Dashboard}"}` {
+		t.Errorf("output DashboardUrl %s", url)
+	}
+}
+
+func mustJSONText(v any) string { b, _ := json.Marshal(v); return string(b) }
