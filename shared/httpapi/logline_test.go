@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/invocation/emftest"
 )
 
 // logLine is the one JSON line of an invocation's log.
@@ -86,5 +90,94 @@ func TestUnmarshallableBody(t *testing.T) {
 	}
 	if strings.Contains(res.log, "secret") || strings.Contains(res.log, "Inf") {
 		t.Errorf("the body's values are logged: %s", res.log)
+	}
+}
+
+// TestLogLineMetrics: every answer's line carries valid EMF with the
+// Function dimension, ColdStart (1 on the environment's first invocation
+// only) and DynamoDBRequests; a 4xx problem adds Refusals 1 and a 5xx
+// Faults 1, each by [Function] and by [Function, Code] with the problem's
+// code, whichever check answered it; an answer that is no problem adds
+// neither. The line's own members stay as they are.
+func TestLogLineMetrics(t *testing.T) {
+	user := map[string]string{"sub": "u1"}
+	metrics := invocation.NewMetrics("TestFunction")
+	api := func(log *slog.Logger) *API { return testAPI(log).WithMetrics(metrics) }
+	rows := []struct {
+		rule   string
+		ev     events.APIGatewayV2HTTPRequest
+		metric string // Refusals, Faults or none
+		code   string
+	}{
+		{"an answer", event("GET", "/v1/things/a", user, ""), "", ""},
+		{"an unknown route", event("GET", "/v1/nothing", nil, ""), Refusals, "not_found"},
+		{"a known path with another method", event("PUT", "/v1/things/a", user, ""), Refusals, "method_not_allowed"},
+		{"no caller", event("GET", "/v1/things/a", nil, ""), Refusals, "unauthorized"},
+		{"a body too large", event("POST", "/v1/things", user, strings.Repeat("x", maxBody+1)), Refusals, "payload_too_large"},
+		{"a handler's problem", event("GET", "/v1/fail/busy", user, ""), Refusals, "creation_in_progress"},
+		{"a handler's unexpected error", event("GET", "/v1/fail/other", user, ""), Faults, "internal_error"},
+		{"a handler's unavailable storage", event("GET", "/v1/fail/down", user, ""), Faults, "service_unavailable"},
+		{"a warning", event("GET", "/v1/things/warn", user, ""), "", ""},
+	}
+	for i, r := range rows {
+		t.Run(r.rule, func(t *testing.T) {
+			res := serve(t, api, r.ev)
+			raw := strings.TrimSpace(res.log)
+			line := emftest.Check(t, raw)
+			if line.Members["Function"] != "TestFunction" || line.Members["status"] != float64(res.status) || line.Members["requestId"] != "req-1" {
+				t.Errorf("%s", raw)
+			}
+			if v, ok := line.Value("ColdStart"); !ok || v != map[bool]float64{true: 1, false: 0}[i == 0] {
+				t.Errorf("ColdStart %v %v on invocation %d", v, ok, i+1)
+			}
+			if v, ok := line.Value("DynamoDBRequests"); !ok || v != 0 || !slices.Equal(line.Sets("DynamoDBRequests"), []string{"Function"}) {
+				t.Errorf("DynamoDBRequests %v %v by %v", v, ok, line.Sets("DynamoDBRequests"))
+			}
+			for _, m := range []string{Refusals, Faults} {
+				v, ok := line.Value(m)
+				switch {
+				case m != r.metric && ok:
+					t.Errorf("%s on the line: %s", m, raw)
+				case m == r.metric && (v != 1 || line.Members["Code"] != r.code || line.Members["code"] != r.code ||
+					!slices.Equal(line.Sets(m), []string{"Function", "Function,Code"})):
+					t.Errorf("%s %v by %v: %s", m, v, line.Sets(m), raw)
+				}
+			}
+			want := []string{"ColdStart", "DynamoDBRequests"}
+			if r.metric != "" {
+				want = append(want, r.metric)
+			}
+			if !slices.Equal(line.Metrics(), want) {
+				t.Errorf("metrics %v, want %v", line.Metrics(), want)
+			}
+		})
+	}
+}
+
+// TestNoIdentifierIsADimension: no user, org, bot, session or trigger id
+// (the caller's claims, the path's ids) is a dimension value: dimensions
+// are the function, a problem's code, and a sandbox's provider and
+// allocation only.
+func TestNoIdentifierIsADimension(t *testing.T) {
+	claims := map[string]string{"sub": "user-7", "org_ids": "[org-9]", "bot_id": "bot-3"}
+	ids := []string{"user-7", "org-9", "bot-3", "workspace_0f8fad5b-d9cb-469f-a165-70867728950e", "trg_7c9e6679-7425-40de-944b-e07fc1f90ae7"}
+	api := func(log *slog.Logger) *API { return testAPI(log).WithMetrics(invocation.NewMetrics("TestFunction")) }
+	for _, ev := range []events.APIGatewayV2HTTPRequest{
+		event("GET", "/v1/things/"+ids[3], claims, ""),
+		event("GET", "/v1/fail/"+ids[4], claims, ""),
+		event("PUT", "/v1/things/"+ids[4], claims, ""),
+		event("GET", "/v1/nothing/"+ids[3], claims, ""),
+	} {
+		line := emftest.Check(t, strings.TrimSpace(serve(t, api, ev).log))
+		for name, v := range line.Dimensions() {
+			if !slices.Contains([]string{"Function", "Code"}, name) {
+				t.Errorf("dimension %s=%s", name, v)
+			}
+			for _, id := range ids {
+				if strings.Contains(v, id) {
+					t.Errorf("dimension %s holds the id %s", name, id)
+				}
+			}
+		}
 	}
 }

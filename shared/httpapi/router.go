@@ -52,24 +52,46 @@ type Route struct {
 	Handle  Handler
 }
 
+// The metrics of a problem answer, by the dimension Code, its code.
+const (
+	// Refusals counts a 4xx problem.
+	Refusals = "Refusals"
+	// Faults counts a 5xx.
+	Faults = "Faults"
+	// DimCode is a problem's code.
+	DimCode = "Code"
+)
+
 // API answers the events of a function's routes.
 type API struct {
-	routes []Route
-	log    *slog.Logger
+	routes  []Route
+	log     *slog.Logger
+	metrics *invocation.Metrics
 }
 
-// New returns an API over the routes that logs to log.
+// New returns an API over the routes that logs to log, its lines without
+// metrics until WithMetrics gives it an execution environment's.
 func New(log *slog.Logger, routes ...Route) *API { return &API{routes: routes, log: log} }
+
+// WithMetrics returns a copy of the API whose lines carry the metrics of
+// the execution environment m.
+func (a *API) WithMetrics(m *invocation.Metrics) *API {
+	b := *a
+	b.metrics = m
+	return &b
+}
 
 // Handle answers one event, in the contract's order of checks: an unknown
 // route (404), the caller (401), a known path with another method (405),
 // the body size (413), then the handler. It never
 // returns an error to Lambda: every failure is a problem+json response,
 // with the request id. It logs one JSON line per invocation: the request
-// id, the route, the status, a problem's code, and for a 5xx its cause.
+// id, the route, the status, a problem's code, and for a 5xx its cause;
+// what the invocation gathered (invocation.Record.Attrs), the metrics
+// Refusals (a 4xx problem) or Faults (a 5xx) by Code among them.
 func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
-	ctx, record := invocation.With(ctx)
+	ctx, record := a.metrics.Begin(ctx)
 	r := &Request{Event: &ev, RequestID: ev.RequestContext.RequestID}
 	route, resp, err := a.serve(ctx, r)
 	if err != nil {
@@ -88,13 +110,14 @@ func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (ev
 		slog.String("route", route),
 		slog.Int("status", out.StatusCode),
 		slog.Int64("latencyMs", time.Since(start).Milliseconds()),
-		slog.Int("dynamodbRequests", record.Requests()),
-	}
-	if w := record.Warnings(); len(w) > 0 {
-		attrs = append(attrs, slog.Any("warnings", w))
 	}
 	if p, ok := resp.Body.(ProblemBody); ok {
 		attrs = append(attrs, slog.String("code", string(p.Code)))
+		metric := Refusals
+		if out.StatusCode >= 500 {
+			metric = Faults
+		}
+		invocation.Add(ctx, invocation.Count(metric, 1, invocation.Dimension{Name: DimCode, Value: string(p.Code)}))
 	}
 	level := slog.LevelInfo
 	if out.StatusCode >= 500 {
@@ -103,7 +126,7 @@ func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (ev
 			attrs = append(attrs, slog.String("error", err.Error()))
 		}
 	}
-	a.log.LogAttrs(ctx, level, "request", attrs...)
+	a.log.LogAttrs(ctx, level, "request", append(attrs, record.Attrs(time.Now())...)...)
 	return out, nil
 }
 
