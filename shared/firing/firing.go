@@ -68,6 +68,21 @@ func ParseConcurrency(s string) (int, error) {
 	return n, nil
 }
 
+// The metrics of every invocation, by Function: the summary's members, and
+// FiringLag, in seconds, the largest over the invocation's due triggers of
+// the time from the trigger's slot to when the firing settled it (its run
+// recorded, or the trigger stopped), or, for a trigger left due, to the end
+// of the invocation; 0 when nothing was due.
+const (
+	MetricDue        = "Due"
+	MetricFired      = "Fired"
+	MetricDuplicates = "Duplicates"
+	MetricSkipped    = "Skipped"
+	MetricFallbacks  = "Fallbacks"
+	MetricFailed     = "Failed"
+	MetricFiringLag  = "FiringLag"
+)
+
 // Summary is what one invocation did; Due = Fired + Duplicates + Failed.
 type Summary struct {
 	Due        int `json:"due"`
@@ -99,6 +114,8 @@ type Firing struct {
 	Concurrency int
 	// Now defaults to the clock.
 	Now func() time.Time
+	// Metrics is the execution environment's; nil logs no metrics.
+	Metrics *invocation.Metrics
 }
 
 // note is what happened to one trigger, for the invocation's log line.
@@ -111,52 +128,92 @@ type note struct {
 }
 
 // outcome is what firing one trigger did: its part of the summary, its
-// note (none when it was not due after all), and a fault that left its
-// slot due.
+// note (none when it was not due after all), the slot it judged (zero when
+// it did not get so far), and a fault that left its slot due.
 type outcome struct {
 	sum   Summary
 	note  *note
+	slot  time.Time
 	fault error
 }
 
-// tally is what one invocation did: its summary and the notes and
-// attributes of its one log line. Triggers firing at once add to it under
-// its lock.
+// tally is what one invocation did: its summary, its lag, and the notes
+// and attributes of its one log line. Triggers firing at once add to it
+// under its lock.
 type tally struct {
 	mu sync.Mutex
 	Summary
 	notes  []note
 	faults []error
 	attrs  []slog.Attr
+	// lag is the largest lag of a trigger settled so far; waiting is the
+	// earliest slot of a trigger left due (zero for none), whose lag runs
+	// to the end of the invocation.
+	lag     time.Duration
+	waiting time.Time
 }
 
-func (inv *tally) add(o outcome) {
+// add adds the outcome of a due trigger settled (or left due by a fault)
+// at settled.
+func (inv *tally) add(o outcome, settled time.Time) {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	inv.Summary.add(o.sum)
 	if o.note != nil && len(inv.notes) < maxNotes {
 		inv.notes = append(inv.notes, *o.note)
 	}
-	if o.fault != nil {
+	switch {
+	case o.note == nil: // not due after all
+	case o.fault != nil:
 		inv.faults = append(inv.faults, o.fault)
+		inv.wait(o.slot)
+	default:
+		inv.lag = max(inv.lag, settled.Sub(o.slot))
+	}
+}
+
+// wait counts a trigger of that slot as left due.
+func (inv *tally) wait(slot time.Time) {
+	if inv.waiting.IsZero() || slot.Before(inv.waiting) {
+		inv.waiting = slot
+	}
+}
+
+// end ends the invocation at now: the triggers left due count their lag
+// until then.
+func (inv *tally) end(now time.Time) {
+	if !inv.waiting.IsZero() {
+		inv.lag = max(inv.lag, now.Sub(inv.waiting))
+	}
+}
+
+// metrics are the invocation's metrics: the summary's members and the lag.
+func (inv *tally) metrics() []invocation.Metric {
+	return []invocation.Metric{
+		invocation.Count(MetricDue, inv.Due), invocation.Count(MetricFired, inv.Fired),
+		invocation.Count(MetricDuplicates, inv.Duplicates), invocation.Count(MetricSkipped, inv.Skipped),
+		invocation.Count(MetricFallbacks, inv.Fallbacks), invocation.Count(MetricFailed, inv.Failed),
+		{Name: MetricFiringLag, Unit: invocation.UnitSeconds, Value: inv.lag.Round(time.Millisecond).Seconds()},
 	}
 }
 
 // Handle answers one scheduled event. It returns an error, so that Lambda
 // retries the event, only when a retry could help: a storage or settings
-// fault left a slot due. It logs one JSON line.
+// fault left a slot due. It logs one JSON line, with the summary and the
+// lag as metrics, zeros included.
 func (f *Firing) Handle(ctx context.Context, ev events.EventBridgeEvent) (Summary, error) {
 	begun := time.Now()
-	ctx, record := invocation.With(ctx)
+	ctx, record := f.Metrics.Begin(ctx)
 	var inv tally
 	err := f.fire(ctx, ev, &inv)
+	now := f.now()
+	inv.end(now)
+	invocation.Add(ctx, inv.metrics()...)
 	attrs := append(inv.attrs,
 		slog.String("requestId", requestID(ctx)), slog.String("event", ev.ID), slog.Time("eventTime", ev.Time),
 		slog.Any("summary", inv.Summary), slog.Any("triggers", inv.notes),
-		slog.Int64("latencyMs", time.Since(begun).Milliseconds()), slog.Int("dynamodbRequests", record.Requests()))
-	if w := record.Warnings(); len(w) > 0 {
-		attrs = append(attrs, slog.Any("warnings", w))
-	}
+		slog.Int64("latencyMs", time.Since(begun).Milliseconds()))
+	attrs = append(attrs, record.Attrs(now)...)
 	level := slog.LevelInfo
 	if err != nil {
 		level = slog.LevelError
@@ -192,6 +249,9 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 	if err != nil {
 		inv.Due += len(due) // as the index has them: all left due
 		inv.Failed += len(due)
+		for _, d := range due {
+			inv.wait(indexSlot(d, at))
+		}
 		return err
 	}
 	// Workers take the triggers longest due first, each to its end; none
@@ -216,13 +276,20 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 	for range min(f.concurrency(), len(due)) {
 		wg.Go(func() {
 			for d, ok := take(); ok; d, ok = take() {
-				inv.add(f.fireOne(ctx, policy, d, at))
+				o := f.fireOne(ctx, policy, d, at)
+				if o.note != nil && o.slot.IsZero() {
+					o.slot = indexSlot(d, at)
+				}
+				inv.add(o, f.now())
 			}
 		})
 	}
 	wg.Wait()
 	if left := len(due) - taken; left > 0 {
 		inv.attrs = append(inv.attrs, slog.Int("leftDue", left))
+		for _, d := range due[taken:] {
+			inv.wait(indexSlot(d, at))
+		}
 	}
 	if undecoded > 0 {
 		invocation.Warn(ctx, fmt.Sprintf("due-index entries that did not decode, each read again: %d", undecoded))
@@ -256,13 +323,13 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 			case errors.As(err, &broken):
 				return f.park(ctx, d.ID, problem.InternalError, "the stored trigger does not decode")
 			case err != nil:
-				return failure(d.ID, "", err)
+				return failure(d.ID, time.Time{}, err)
 			}
 		}
 		if !tr.Active || tr.NextRunAt.After(at) {
 			return outcome{}
 		}
-		sched, err := trigger.ParseSchedule(tr.Cron, tr.Timezone, at)
+		slot, next, count, err := slotOf(tr, at)
 		if err != nil && !strong {
 			tr = nil
 			continue
@@ -270,31 +337,22 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 		if err != nil {
 			return f.park(ctx, d.ID, problem.InvalidRequest, "the stored schedule does not parse")
 		}
-		slot, count := sched.Latest(tr.NextRunAt, at)
-		if slot.IsZero() {
-			// nextRunAt is no slot of the schedule (an older writer's, or a
-			// hand's): the slot is still the latest at or before the minute.
-			if slot, _ = sched.Latest(at.AddDate(-5, 0, 0), at); slot.IsZero() {
-				slot = tr.NextRunAt
-			}
-			count = 1
-		}
-		run, duplicate, reason, err := f.run(ctx, policy, tr, slot, sched.Next(slot))
+		run, duplicate, reason, err := f.run(ctx, policy, tr, slot, next)
 		if errors.Is(err, store.ErrTriggerMoved) {
 			// Another invocation, a change or a deletion came first, or is
 			// under way: give it a moment to land, then judge again.
 			if err := pause(ctx); err != nil {
-				return failure(d.ID, "", err)
+				return failure(d.ID, time.Time{}, err)
 			}
 			tr = nil
 			continue
 		}
 		n := &note{Trigger: d.ID, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
-		o := outcome{sum: Summary{Due: 1}, note: n}
+		o := outcome{sum: Summary{Due: 1}, note: n, slot: slot}
 		switch {
 		case err != nil:
 			// The slot stays due, for the retry.
-			return failure(d.ID, n.Slot, err)
+			return failure(d.ID, slot, err)
 		case duplicate:
 			o.sum.Duplicates = 1
 			n.Outcome = "duplicate"
@@ -309,7 +367,40 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 		o.sum.Skipped = count - 1
 		return o
 	}
-	return failure(d.ID, "", problem.New(problem.ServiceUnavailable, "the trigger kept changing while it was fired"))
+	return failure(d.ID, time.Time{}, problem.New(problem.ServiceUnavailable, "the trigger kept changing while it was fired"))
+}
+
+// slotOf is the slot of a trigger due at the minute at, the latest time of
+// its schedule at or before at; the schedule's next time after it; and how
+// many of the trigger's slots it stands for (the others are skipped).
+func slotOf(tr *trigger.Trigger, at time.Time) (slot, next time.Time, count int, err error) {
+	sched, err := trigger.ParseSchedule(tr.Cron, tr.Timezone, at)
+	if err != nil {
+		return time.Time{}, time.Time{}, 0, err
+	}
+	slot, count = sched.Latest(tr.NextRunAt, at)
+	if slot.IsZero() {
+		// nextRunAt is no slot of the schedule (an older writer's, or a
+		// hand's): the slot is still the latest at or before the minute.
+		if slot, _ = sched.Latest(at.AddDate(-5, 0, 0), at); slot.IsZero() {
+			slot = tr.NextRunAt
+		}
+		count = 1
+	}
+	return slot, sched.Next(slot), count, nil
+}
+
+// indexSlot is the slot of a due trigger as the index's copy gives it, for
+// the lag of one the firing did not judge (left due, or not judged as far
+// as its slot): the minute at itself, the latest its slot can be, when the
+// copy does not decode or its schedule does not parse.
+func indexSlot(d store.Due, at time.Time) time.Time {
+	if d.Trigger != nil {
+		if slot, _, _, err := slotOf(d.Trigger, at); err == nil {
+			return slot
+		}
+	}
+	return at
 }
 
 // pause waits a short random while before a trigger that moved under a
@@ -323,13 +414,13 @@ func pause(ctx context.Context) error {
 	}
 }
 
-// failure is a trigger whose slot a fault left due.
-func failure(id, slot string, err error) outcome {
-	return outcome{
-		sum:   Summary{Due: 1, Failed: 1},
-		note:  &note{Trigger: id, Slot: slot, Outcome: trigger.StatusFailed, Code: string(problem.CodeOf(err))},
-		fault: err,
+// failure is a trigger whose slot (zero when not known) a fault left due.
+func failure(id string, slot time.Time, err error) outcome {
+	n := &note{Trigger: id, Outcome: trigger.StatusFailed, Code: string(problem.CodeOf(err))}
+	if !slot.IsZero() {
+		n.Slot = slot.Format(session.TimeFormat)
 	}
+	return outcome{sum: Summary{Due: 1, Failed: 1}, note: n, slot: slot, fault: err}
 }
 
 // park stops a trigger that a retry cannot mend, counted as failed.
