@@ -11,6 +11,6 @@ import (
 func main() {
 	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
 		svc := &lookup.Service{Table: env.Table, Settings: env.Settings}
-		return httpapi.New(env.Log, svc.Routes()...).Handle, nil
+		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
 	})
 }

@@ -10,6 +10,6 @@ import (
 func main() {
 	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
 		svc := &start.Service{Table: env.Table, Settings: env.Settings}
-		return httpapi.New(env.Log, start.Route(svc)).Handle, nil
+		return httpapi.New(env.Log, start.Route(svc)).WithMetrics(env.Metrics).Handle, nil
 	})
 }

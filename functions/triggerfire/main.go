@@ -17,7 +17,7 @@ func main() {
 			return nil, err
 		}
 		f := &firing.Firing{
-			Table: env.Table, Settings: env.Settings, Log: env.Log, Concurrency: concurrency,
+			Table: env.Table, Settings: env.Settings, Log: env.Log, Concurrency: concurrency, Metrics: env.Metrics,
 			Start: &start.Service{Table: env.Table, Settings: env.Settings},
 		}
 		return f.Handle, nil

@@ -1,8 +1,8 @@
 // Package lambdaenv builds, once per execution environment, what every
-// function needs: the JSON logger, the table, and the cached settings, from
-// the environment the template sets (TABLE_NAME, CONFIG_PATH,
-// CONFIG_TTL_SECONDS) and the one Lambda sets (the region and the
-// credentials of the function's role). It does not load the SDK's default
+// function needs: the JSON logger, the table, the cached settings, and the
+// environment's metrics, from the environment the template sets
+// (TABLE_NAME, CONFIG_PATH, CONFIG_TTL_SECONDS) and the one Lambda sets (the
+// region, the credentials of the function's role, the function's name). It does not load the SDK's default
 // configuration: its credential chain links the SDK's STS, SSO and sign-in
 // clients, whose initialisation and file reads cost every cold start more
 // than the rest of this package (docs/performance.md), and a function's
@@ -26,6 +26,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
@@ -40,6 +41,12 @@ const (
 // Variables are the names of every variable a function reads.
 var Variables = []string{varTable, varConfig, varConfigTTL}
 
+// varFunction is the function's name, which Lambda sets.
+const varFunction = "AWS_LAMBDA_FUNCTION_NAME"
+
+// unnamed is the Function dimension of a function whose name is not set.
+const unnamed = "local"
+
 // attemptTimeout bounds one attempt of an AWS request.
 const attemptTimeout = 2 * time.Second
 
@@ -53,6 +60,13 @@ type Env struct {
 	Log      *slog.Logger
 	Table    *store.Table
 	Settings *settings.Settings
+	// Metrics is the execution environment's part in the metrics of each
+	// log line: its Function dimension is AWS_LAMBDA_FUNCTION_NAME, which
+	// Lambda always sets (the local stack sets it to the logical id). Where
+	// it is not set, as when a bootstrap is run by hand, the dimension is
+	// "local": the line keeps the members it has in Lambda, under a name that
+	// says where it ran rather than failing a start the metrics do not need.
+	Metrics *invocation.Metrics
 }
 
 // Start loads the environment and builds the handler from it, once per
@@ -82,7 +96,8 @@ func newLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, n
 // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); an
 // endpoint is the service's own unless AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_ENDPOINT_URL_SSM or AWS_ENDPOINT_URL sets another, as the SDK's
-// default configuration reads them. Nothing here does I/O.
+// default configuration reads them. The function's name is
+// AWS_LAMBDA_FUNCTION_NAME, read once here. Nothing here does I/O.
 func Load() (*Env, error) {
 	table, path := os.Getenv(varTable), os.Getenv(varConfig)
 	if table == "" || path == "" {
@@ -110,6 +125,7 @@ func Load() (*Env, error) {
 		Log:      newLogger(),
 		Table:    store.New(dynamo, table),
 		Settings: settings.New(params, path, ttl),
+		Metrics:  invocation.NewMetrics(cmp.Or(os.Getenv(varFunction), unnamed)),
 	}, nil
 }
 

@@ -1,6 +1,10 @@
 package lambdaenv
 
-import "testing"
+import (
+	"context"
+	"testing"
+	"time"
+)
 
 // TestEndpoint: a service's endpoint is AWS_ENDPOINT_URL_<SERVICE>, else
 // AWS_ENDPOINT_URL, else the service's own; AWS_IGNORE_CONFIGURED_ENDPOINT_URLS
@@ -39,7 +43,7 @@ func TestLoad(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	env, err := Load()
-	if err != nil || env.Table == nil || env.Settings == nil || env.Log == nil {
+	if err != nil || env.Table == nil || env.Settings == nil || env.Log == nil || env.Metrics == nil {
 		t.Fatalf("%+v %v", env, err)
 	}
 	for _, name := range []string{varTable, "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} {
@@ -53,5 +57,35 @@ func TestLoad(t *testing.T) {
 	t.Setenv(varConfigTTL, "0")
 	if _, err := Load(); err == nil {
 		t.Error("started with a TTL of 0")
+	}
+}
+
+// TestFunctionDimension: the metrics' Function dimension is
+// AWS_LAMBDA_FUNCTION_NAME, read when the environment loads; "local" when
+// it is not set.
+func TestFunctionDimension(t *testing.T) {
+	for k, v := range map[string]string{
+		varTable: "SessionsTable", varConfig: "/cloud-agent/dev", varConfigTTL: "",
+		"AWS_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret",
+	} {
+		t.Setenv(k, v)
+	}
+	for set, want := range map[string]string{"cloud-agent-SessionStartFunction-Ab12": "cloud-agent-SessionStartFunction-Ab12", "": unnamed} {
+		t.Setenv(varFunction, set)
+		env, err := Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(varFunction, "read once")
+		_, rec := env.Metrics.Begin(context.Background())
+		got := ""
+		for _, a := range rec.Attrs(time.Now()) {
+			if a.Key == "Function" {
+				got = a.Value.String()
+			}
+		}
+		if got != want {
+			t.Errorf("%s=%q: Function %q, want %q", varFunction, set, got, want)
+		}
 	}
 }

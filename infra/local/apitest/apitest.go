@@ -33,6 +33,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
@@ -42,6 +43,13 @@ import (
 
 // ConfigPath is the settings path the harness serves.
 const ConfigPath = "/cloud-agent/test"
+
+// The Function dimension of the harness's API and of its firing, each an
+// execution environment of its own.
+const (
+	APIFunction    = "api"
+	FiringFunction = "firing"
+)
 
 // Harness is the API over a fresh table.
 type Harness struct {
@@ -85,9 +93,9 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
 	lk := &lookup.Service{Table: tbl, Settings: cfg}
 	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg}
-	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log}
+	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction)}
 	routes := append(lk.Routes(), start.Route(h.Start))
-	h.API = httpapi.New(log, append(routes, h.Triggers.Routes()...)...)
+	h.API = httpapi.New(log, append(routes, h.Triggers.Routes()...)...).WithMetrics(invocation.NewMetrics(APIFunction))
 	return h
 }
 
