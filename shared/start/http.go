@@ -6,6 +6,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
@@ -17,6 +18,22 @@ type Response struct {
 	Replayed  bool                `json:"replayed"`
 	Sandbox   session.SandboxView `json:"sandbox"`
 }
+
+// The metrics of a start that obtained its session, by the dimensions
+// Provider and Allocation of the session's sandbox.
+const (
+	// Starts counts a new session (201).
+	Starts = "Starts"
+	// Replays counts a replayed one (200).
+	Replays = "Replays"
+	// DimProvider is the sandbox's provider.
+	DimProvider = "Provider"
+	// DimAllocation is its allocation: the name, vercel/byoc/<instanceType>
+	// for a byoc object, NoAllocation when it has none (code-review).
+	DimAllocation = "Allocation"
+	// NoAllocation is the Allocation of a session that has none.
+	NoAllocation = "none"
+)
 
 // Route is POST /v1/sessions over the service.
 func Route(s *Service) httpapi.Route {
@@ -51,13 +68,23 @@ func (s *Service) handle(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	status := http.StatusCreated
+	status, metric := http.StatusCreated, Starts
 	if res.Replayed {
-		status = http.StatusOK
+		status, metric = http.StatusOK, Replays
 	}
+	invocation.Add(ctx, invocation.Count(metric, 1, sandboxDimensions(res.Record)...))
 	return httpapi.Response{
 		Status:  status,
 		Body:    Response{res.Record.SessionID, res.Replayed, res.Record.SandboxView()},
 		Headers: map[string]string{"Location": "/v1/sessions/" + res.Record.SessionID + "/allocation"},
 	}, nil
+}
+
+// sandboxDimensions are the Provider and Allocation of a session's sandbox.
+func sandboxDimensions(rec *session.Record) []invocation.Dimension {
+	a := NoAllocation
+	if alloc := rec.Allocation(); !alloc.IsZero() {
+		a = alloc.String()
+	}
+	return []invocation.Dimension{{Name: DimProvider, Value: string(rec.Sandbox.Provider)}, {Name: DimAllocation, Value: a}}
 }
