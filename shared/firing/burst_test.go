@@ -151,7 +151,8 @@ func TestBurstFaults(t *testing.T) {
 }
 
 // TestBurstLogLine: under concurrency the summary is exact and the one
-// log line carries it, with a note per trigger up to the first 100.
+// log line carries it, with a note per trigger up to the first 100, and
+// as metrics, with FiringLag 0: every slot is the clock's minute.
 func TestBurstLogLine(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	ids := burst(t, h)
@@ -178,5 +179,8 @@ func TestBurstLogLine(t *testing.T) {
 		if !noted[id] {
 			t.Errorf("%s is not noted as fired", id)
 		}
+	}
+	if _, metrics, lag := firingLine(t, h); metrics != sum || lag != 0 {
+		t.Errorf("metrics %+v, FiringLag %v", metrics, lag)
 	}
 }
