@@ -1,9 +1,9 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,10 +11,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cloud-agent/control-plane/shared/invocation/emftest"
 )
 
 var (
@@ -103,11 +106,58 @@ var expected = map[string]struct {
 	"TriggersFunction/list-invalid-method.json":               {405, "method_not_allowed", ""},
 }
 
+// functionLogs is what an emulator writes: its own lines and its
+// function's.
+type functionLogs struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *functionLogs) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// lines are the function's own log lines so far: the JSON objects among
+// what the emulator wrote.
+func (l *functionLogs) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for line := range strings.SplitSeq(l.b.String(), "\n") {
+		if strings.HasPrefix(line, "{") {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// next waits for the function's line after the first n and returns it.
+func (l *functionLogs) next(t *testing.T, n int) string {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if lines := l.lines(); len(lines) > n {
+			if len(lines) > n+1 {
+				t.Errorf("%d lines for one invocation: %v", len(lines)-n, lines[n:])
+			}
+			return lines[n]
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the invocation logged no line")
+		}
+	}
+}
+
 // TestBootstrapsWithSampleEvents runs each built bootstrap under the
 // runtime interface emulator, with the environment of template.yaml pointed
 // at the embedded endpoint and the settings stand-in, and invokes it with
 // every sample event in events/, one at a time, as `sam local invoke -e`
-// would.
+// would. Each invocation logs one line with valid EMF: the Function
+// dimension the function's name (the logical id, locally), ColdStart 1 on
+// the environment's first invocation only, DynamoDBRequests, and what the
+// answer adds (Refusals by the problem's code, Starts by provider and
+// allocation, the firing's summary).
 func TestBootstrapsWithSampleEvents(t *testing.T) {
 	dir, rie := built(t)
 	c, dynamoURL := startTable(t)
@@ -134,11 +184,13 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	files, _ := filepath.Glob("../../events/*/*.json")
 	seen := map[string]bool{}
 	for _, fn := range fns {
-		l, err := StartLambda(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, dynamoURL, ssm.URL), fn.Timeout, io.Discard)
+		logs := &functionLogs{}
+		l, err := StartLambda(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, dynamoURL, ssm.URL), fn.Timeout, logs)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(l.Close)
+		invoked := 0
 		for _, f := range files {
 			name := strings.TrimPrefix(filepath.ToSlash(f), "../../events/")
 			if !strings.HasPrefix(name, fn.LogicalID+"/") {
@@ -155,11 +207,48 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				line := emftest.Check(t, logs.next(t, invoked))
+				invoked++
+				if line.Members["Function"] != fn.LogicalID {
+					t.Errorf("Function %v, want %s", line.Members["Function"], fn.LogicalID)
+				}
+				if v, _ := line.Value("ColdStart"); v != map[bool]float64{true: 1, false: 0}[invoked == 1] {
+					t.Errorf("ColdStart %v on invocation %d of the environment", v, invoked)
+				}
+				if _, ok := line.Value("DynamoDBRequests"); !ok {
+					t.Errorf("no DynamoDBRequests: %v", line.Metrics())
+				}
 				if len(fn.Routes) == 0 {
 					if string(out) != want.has {
 						t.Errorf("%s, want %s", out, want.has)
 					}
+					var sum map[string]float64
+					_ = json.Unmarshal(out, &sum)
+					for member, v := range sum {
+						if m, _ := line.Value(strings.ToUpper(member[:1]) + member[1:]); m != v {
+							t.Errorf("metric of %s is %v, the summary's %v", member, m, v)
+						}
+					}
+					if _, ok := line.Value("FiringLag"); !ok {
+						t.Errorf("no FiringLag: %v", line.Metrics())
+					}
 					return
+				}
+				wantMetrics := []string{"ColdStart", "DynamoDBRequests"}
+				switch {
+				case want.code != "":
+					wantMetrics = append(wantMetrics, "Refusals")
+					if line.Members["Code"] != want.code {
+						t.Errorf("Code %v, want %s", line.Members["Code"], want.code)
+					}
+				case want.status == 201 && fn.LogicalID == "SessionStartFunction":
+					wantMetrics = append(wantMetrics, "Starts")
+					if d := line.Dimensions(); d["Provider"] == "" || d["Allocation"] == "" {
+						t.Errorf("Starts by %v", d)
+					}
+				}
+				if !slices.Equal(line.Metrics(), wantMetrics) {
+					t.Errorf("metrics %v, want %v", line.Metrics(), wantMetrics)
 				}
 				var resp events.APIGatewayV2HTTPResponse
 				if err := json.Unmarshal(out, &resp); err != nil {
