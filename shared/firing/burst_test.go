@@ -45,7 +45,8 @@ func fireAt(h *apitest.Harness, concurrency int) (firing.Summary, error) {
 
 // exactlyOnce checks the table after a burst: every trigger fired its slot
 // once, with one session under the slot's operation key and one ledger row,
-// recorded on the trigger; no other session exists.
+// recorded on the trigger and in its run history; no other session or run
+// exists.
 func exactlyOnce(t *testing.T, h *apitest.Harness, ids []string) {
 	t.Helper()
 	items := h.Items()
@@ -67,9 +68,25 @@ func exactlyOnce(t *testing.T, h *apitest.Harness, ids []string) {
 		if strings.Count(all, row) != 1 || !strings.Contains(all, `"sessionId":{"S":"`+sid+`"}`) {
 			t.Errorf("%s: no ledger row of its slot naming %s", id, sid)
 		}
+		pk, sk := fmt.Sprintf(`"PK":{"S":"TRIGGER#%s"}`, id), fmt.Sprintf(`"SK":{"S":"RUN#%s"}`, slot)
+		runs := 0
+		for _, it := range items {
+			if strings.Contains(it, pk) && strings.Contains(it, sk) {
+				runs++
+				if !strings.Contains(it, `"sessionId":{"S":"`+sid+`"}`) || !strings.Contains(it, `"status":{"S":"fired"}`) {
+					t.Errorf("%s: its run is %s", id, it)
+				}
+			}
+		}
+		if runs != 1 {
+			t.Errorf("%s: %d runs of its slot", id, runs)
+		}
 	}
 	if n := len(sessions(t, h)); n != len(ids) {
 		t.Errorf("%d sessions for %d slots", n, len(ids))
+	}
+	if n := strings.Count(all, `"SK":{"S":"RUN#`); n != len(ids) {
+		t.Errorf("%d runs for %d slots", n, len(ids))
 	}
 }
 

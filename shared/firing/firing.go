@@ -460,7 +460,7 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger
 	if err = req.Validate(); err == nil {
 		res, err = f.Start.Start(ctx, start.Command{
 			UserID: tr.UserID, Request: req, Allocation: saved, Policy: policy, // the trigger's user and org, never a bot
-			Advance: &store.Advance{Seen: tr, Slot: slot, Status: status, Next: next},
+			Advance: &store.Advance{Seen: tr, Slot: slot, Status: status, Next: next, At: f.now()},
 		})
 	}
 	code := problem.CodeOf(err)
@@ -470,7 +470,7 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger
 		return trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: status}, false, reason, nil
 	case err == nil:
 		run = trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation())}
-		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
+		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next, true)
 	case errors.Is(err, store.ErrTriggerMoved) || code == problem.ServiceUnavailable:
 		return trigger.Run{}, false, reason, err
 	}
@@ -484,14 +484,14 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger
 		} else if reason != "" {
 			run.Status = trigger.StatusFallback
 		}
-		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
+		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next, true)
 	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
 		return trigger.Run{}, false, reason, rerr
 	case code.Status() >= 500:
 		return trigger.Run{}, false, reason, err // unexpected: leave the slot due
 	}
-	run = trigger.Run{At: slot, Status: trigger.StatusFailed, Error: string(code)}
-	return run, false, reason, f.Table.RecordRun(ctx, tr, run, next)
+	run = trigger.Run{At: slot, Status: trigger.StatusFailed, Error: string(code), RecordedAt: f.now()}
+	return run, false, reason, f.Table.RecordRun(ctx, tr, run, next, false)
 }
 
 // statusOf is the status of a slot whose session runs on a: a fallback

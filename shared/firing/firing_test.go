@@ -310,8 +310,25 @@ func TestRefusedSlot(t *testing.T) {
 			if n := len(sessions(t, h)); n != 0 {
 				t.Errorf("%d sessions", n)
 			}
+			// Its run: the slot, failed with the code, no session.
+			runs := runsOf(h, id)
+			if len(runs) != 1 || !strings.Contains(runs[0], `"SK":{"S":"RUN#2026-11-30T10:05:00Z"}`) || !strings.Contains(runs[0], `"status":{"S":"failed"}`) ||
+				!strings.Contains(runs[0], `"error":{"S":"invalid_request"}`) || strings.Contains(runs[0], "sessionId") {
+				t.Errorf("runs %v", runs)
+			}
 		})
 	}
+}
+
+// runsOf are the items of a trigger's runs.
+func runsOf(h *apitest.Harness, id string) []string {
+	var out []string
+	for _, it := range h.Items() {
+		if strings.Contains(it, `"PK":{"S":"TRIGGER#`+id+`"}`) && strings.Contains(it, `"SK":{"S":"RUN#`) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // TestEventAhead: an event more than 5 minutes ahead of the clock changes
@@ -591,7 +608,7 @@ func TestRequestsPerPath(t *testing.T) {
 		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 5, "UpdateItem": 2}},
 		{"refused with a 4xx", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
 			h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
-		}, firing.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "UpdateItem": 1}},
+		}, firing.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "TransactWriteItems": 1}},
 	} {
 		t.Run(row.path, func(t *testing.T) {
 			f, p := apitest.Faulty(t, patient)

@@ -182,18 +182,18 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 		}},
 	}
 	if adv != nil {
-		item, err := adv.update(t.name, rec.SessionID)
+		more, err := adv.items(t.name, rec.SessionID)
 		if err != nil {
 			return nil, err
 		}
-		items = append(items, item)
+		items = append(items, more...)
 	}
 	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	return transactionError(err)
 }
 
 // transactionError maps a refused session-and-ledger transaction (items:
-// the session, its row, and a trigger's advance if any). A failed condition
+// the session, its row, and a trigger's advance and its run if any). A failed condition
 // on the session means its key is taken: its id is new, so by an earlier
 // attempt of this same write whose answer was lost, or, for a replaced row,
 // by the start that replaced it first. A failed condition or a conflict on

@@ -544,54 +544,116 @@ func runUpdate(run trigger.Run, next time.Time) expression.UpdateBuilder {
 // Advance moves a trigger past a slot whose new session is written with
 // it, in the session's own transaction: it records the slot, the session,
 // the status and the next slot, on the condition that the trigger is
-// still as it was seen (unchangedSince). When that condition fails nothing at all is
-// written, and the error is ErrTriggerMoved.
+// still as it was seen (unchangedSince), and adds the slot's run to the
+// trigger's history. When that condition fails nothing at all is written,
+// and the error is ErrTriggerMoved.
 type Advance struct {
 	Seen   *trigger.Trigger
 	Slot   time.Time
 	Status string // fired or fallback
 	Next   time.Time
+	At     time.Time // when the run is recorded
 }
 
-// update is the advance as a transaction item, for the session id.
-func (a *Advance) update(table, sessionID string) (types.TransactWriteItem, error) {
-	e, err := expression.NewBuilder().
-		WithUpdate(runUpdate(trigger.Run{At: a.Slot, SessionID: sessionID, Status: a.Status}, a.Next)).
-		WithCondition(unchangedSince(a.Seen)).Build()
+// items are the advance as transaction items, for the session id: the
+// trigger's update, then its run.
+func (a *Advance) items(table, sessionID string) ([]types.TransactWriteItem, error) {
+	run := trigger.Run{At: a.Slot, SessionID: sessionID, Status: a.Status, RecordedAt: a.At}
+	update, err := runUpdateItem(table, a.Seen, run, a.Next)
+	if err != nil {
+		return nil, err
+	}
+	put, err := runPut(table, a.Seen.ID, run)
+	return []types.TransactWriteItem{update, put}, err
+}
+
+// runUpdateItem is the update that records a run on the trigger seen and
+// moves its next slot on, conditioned on the trigger being as seen.
+func runUpdateItem(table string, seen *trigger.Trigger, run trigger.Run, next time.Time) (types.TransactWriteItem, error) {
+	e, err := expression.NewBuilder().WithUpdate(runUpdate(run, next)).WithCondition(unchangedSince(seen)).Build()
 	if err != nil {
 		return types.TransactWriteItem{}, err
 	}
 	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(table), Key: triggerKey(a.Seen.ID),
+		TableName: aws.String(table), Key: triggerKey(seen.ID),
 		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
 		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	}}, nil
 }
 
 // RecordRun records what a trigger's slot did and moves its next run on,
-// on the condition that the trigger is still as it was seen (unchangedSince): never
-// backward, never onto a deleted or changed trigger. When the condition
-// fails the error is ErrTriggerMoved.
-func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time) error {
-	e, err := expression.NewBuilder().WithUpdate(runUpdate(run, next)).WithCondition(unchangedSince(seen)).Build()
+// on the condition that the trigger is still as it was seen
+// (unchangedSince): never backward, never onto a deleted or changed
+// trigger. A slot the firing obtained no session for (a refusal) is also
+// added to the trigger's history, in the same transaction; a duplicate's
+// slot is in it already. When the condition fails the error is
+// ErrTriggerMoved.
+func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time, duplicate bool) error {
+	update, err := runUpdateItem(t.name, seen, run, next)
 	if err != nil {
 		return err
 	}
-	_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(t.name), Key: triggerKey(seen.ID),
-		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
-		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-	})
+	if duplicate {
+		u := update.Update
+		_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
+			ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
+		})
+	} else {
+		var put types.TransactWriteItem
+		if put, err = runPut(t.name, seen.ID, run); err != nil {
+			return err
+		}
+		_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{update, put}})
+	}
 	// A transaction in flight on the trigger (another invocation's
-	// advance) refuses the update with a conflict: it is moving too.
+	// advance, a change) refuses the write with a conflict: it is moving
+	// too.
+	var ccf *types.ConditionalCheckFailedException
+	var conflict *types.TransactionConflictException
+	var tce *types.TransactionCanceledException
+	switch {
+	case errors.As(err, &ccf) || errors.As(err, &conflict):
+		return ErrTriggerMoved
+	case errors.As(err, &tce) && (reason(tce, 0) == "ConditionalCheckFailed" || reason(tce, 0) == "TransactionConflict"):
+		return ErrTriggerMoved
+	case errors.As(err, &tce) && transient(tce):
+		return errBusy(fmt.Errorf("record trigger run: %w", err))
+	case err != nil:
+		return failed("record trigger run", err)
+	}
+	return nil
+}
+
+// UpdateTrigger writes a change of a trigger (changed, the trigger seen
+// with the change applied), with its version moved on, on the condition
+// that the trigger is still as it was seen (unchangedSince). The due
+// index follows its active flag. When the condition fails nothing is
+// written and the error is ErrTriggerMoved.
+func (t *Table) UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigger) error {
+	next := *changed
+	next.Version = seen.Version + 1
+	item, err := encodeTrigger(&next)
+	if err != nil {
+		return err
+	}
+	cond, err := expression.NewBuilder().WithCondition(unchangedSince(seen)).Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(t.name), Item: item, ConditionExpression: cond.Condition(),
+		ExpressionAttributeNames: cond.Names(), ExpressionAttributeValues: cond.Values(),
+	})
 	var ccf *types.ConditionalCheckFailedException
 	var conflict *types.TransactionConflictException
 	switch {
 	case errors.As(err, &ccf) || errors.As(err, &conflict):
 		return ErrTriggerMoved
 	case err != nil:
-		return failed("record trigger run", err)
+		return failed("update trigger", err)
 	}
+	changed.Version = next.Version
 	return nil
 }
 

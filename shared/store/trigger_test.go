@@ -263,7 +263,7 @@ func TestRecordRun(t *testing.T) {
 		createDue(t, tbl)
 		seen, _ := tbl.GetTrigger(ctx, "trg_a")
 		slot := now.Add(2 * time.Minute) // a later slot: missed ones are skipped
-		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
+		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour), true); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := tbl.GetTrigger(ctx, "trg_a")
@@ -271,7 +271,7 @@ func TestRecordRun(t *testing.T) {
 			t.Fatalf("%+v", got)
 		}
 		// The same read again (a late retry of the slot) changes nothing.
-		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, Status: "failed", Error: "internal_error"}, slot.Add(time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, Status: "failed", Error: "internal_error"}, slot.Add(time.Hour), false); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("a stale read: %v", err)
 		}
 		if again, _ := tbl.GetTrigger(ctx, "trg_a"); !reflect.DeepEqual(again, got) {
@@ -284,13 +284,13 @@ func TestRecordRun(t *testing.T) {
 		} {
 			stale := *got
 			change(&stale)
-			if err := tbl.RecordRun(ctx, &stale, trigger.Run{At: slot, Status: "fired"}, slot.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+			if err := tbl.RecordRun(ctx, &stale, trigger.Run{At: slot, Status: "fired"}, slot.Add(2*time.Hour), true); !errors.Is(err, ErrTriggerMoved) {
 				t.Errorf("%+v: %v", stale, err)
 			}
 		}
 		// A failed run clears the session.
 		next := slot.Add(time.Hour)
-		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour)); err != nil {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour), false); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = tbl.GetTrigger(ctx, "trg_a")
@@ -301,13 +301,13 @@ func TestRecordRun(t *testing.T) {
 		if err := tbl.Park(ctx, "trg_a", "invalid_request"); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour), true); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("a stopped trigger: %v", err)
 		}
 		if err := tbl.DeleteTrigger(ctx, got); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour), true); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("deleted trigger: %v", err)
 		}
 		if _, err := tbl.GetTrigger(ctx, "trg_a"); !errors.Is(err, ErrNotFound) {
@@ -330,7 +330,7 @@ func TestRecordRunUnversioned(t *testing.T) {
 		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, tr, trigger.Run{At: now, Status: "fired"}, now.Add(time.Hour)); err != nil {
+		if err := tbl.RecordRun(ctx, tr, trigger.Run{At: now, Status: "fired"}, now.Add(time.Hour), true); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := tbl.GetTrigger(ctx, "trg_a"); got.Version != 1 || !got.NextRunAt.Equal(now.Add(time.Hour)) {

@@ -36,19 +36,24 @@ type Trigger struct {
 	CreatedAt time.Time
 	NextRunAt time.Time
 	LastRun   Run // zero before the first slot
-	// Version counts the writes of the trigger's slots (1 when created; 0
-	// for an item an older writer stored without it): each is conditioned
-	// on the version it saw and moves it on. Stopping a trigger (Park) and
-	// deleting it take it out of the firing without one (store.Table.Park).
+	// Version counts the writes of the trigger (1 when created; 0 for an
+	// item an older writer stored without it): its slots', its changes'
+	// and its rewrites', each conditioned on the version it saw and moving
+	// it on. Stopping a trigger (Park) and deleting it take it out of the
+	// firing without one (store.Table.Park).
 	Version int64
 }
 
-// Run is what the last slot of a trigger did.
+// Run is what a slot of a trigger did: its last one, or one of its run
+// history.
 type Run struct {
 	At        time.Time // the slot; zero when none
 	SessionID string    // "" when no session was obtained
 	Status    string    // fired, fallback or failed
 	Error     string    // a problem code, or ""
+	// RecordedAt is when the run was recorded (the history's; zero in a
+	// trigger's last run).
+	RecordedAt time.Time
 }
 
 // Position is where a page of a user's triggers ends: the last trigger
