@@ -144,7 +144,7 @@ func TestLeastPrivilege(t *testing.T) {
 	call("AllocationLookupFunction", "GET", "/v1/sessions/"+started["sessionId"].(string)+"/allocation", "", 200)
 	call("AllocationLookupFunction", "GET", "/v1/allocations", "", 200)
 
-	// The triggers: create, read, list, delete.
+	// The triggers: create, read, list, change, list runs, delete.
 	trigger := func(cron string) string {
 		return call("TriggersFunction", "POST", "/v1/triggers", `{"schedule":{"cron":"`+cron+`"},`+repo+`,"prompt":"p"}`, 201)["triggerId"].(string)
 	}
@@ -152,6 +152,8 @@ func TestLeastPrivilege(t *testing.T) {
 	call("TriggersFunction", "POST", "/v1/triggers", `{"schedule":{"cron":"0 9 * * *"},`+repo+`,"prompt":"p","sandboxAllocation":"vercel-small"}`, 201)
 	call("TriggersFunction", "GET", "/v1/triggers/"+gone, "", 200)
 	call("TriggersFunction", "GET", "/v1/triggers", "", 200)
+	call("TriggersFunction", "PATCH", "/v1/triggers/"+gone, `{"active":false,"sandboxAllocation":"vercel-large"}`, 200)
+	call("TriggersFunction", "GET", "/v1/triggers/"+gone+"/runs", "", 200)
 	call("TriggersFunction", "DELETE", "/v1/triggers/"+gone, "", 204)
 
 	// The firing: a slot fired, a duplicate, a trigger stopped.

@@ -104,6 +104,12 @@ var expected = map[string]struct {
 	"TriggersFunction/list-invalid-cursor.json":               {400, "invalid_request", "cursor"},
 	"TriggersFunction/list-invalid-limit.json":                {400, "invalid_request", "limit"},
 	"TriggersFunction/list-invalid-method.json":               {405, "method_not_allowed", ""},
+	"TriggersFunction/patch-valid.json":                       {200, "", `"active":false`},
+	"TriggersFunction/patch-invalid-member.json":              {400, "invalid_request", "orgId"},
+	"TriggersFunction/patch-invalid-null-prompt.json":         {400, "invalid_request", "prompt cannot be removed"},
+	"TriggersFunction/runs-valid.json":                        {200, "", `"status":"fired"`},
+	"TriggersFunction/runs-invalid-limit.json":                {400, "invalid_request", "limit"},
+	"TriggersFunction/runs-invalid-other-user.json":           {404, "not_found", ""},
 }
 
 // functionLogs is what an emulator writes: its own lines and its

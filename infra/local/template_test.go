@@ -42,7 +42,9 @@ func TestTemplateRoutes(t *testing.T) {
 		"POST /v1/triggers":                       "TriggersFunction",
 		"GET /v1/triggers":                        "TriggersFunction",
 		"GET /v1/triggers/{triggerId}":            "TriggersFunction",
+		"PATCH /v1/triggers/{triggerId}":          "TriggersFunction",
 		"DELETE /v1/triggers/{triggerId}":         "TriggersFunction",
+		"GET /v1/triggers/{triggerId}/runs":       "TriggersFunction",
 	}
 	got := map[string]Route{}
 	for _, fn := range loadFunctions(t) {

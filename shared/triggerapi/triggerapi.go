@@ -1,6 +1,6 @@
-// Package triggerapi answers the trigger routes: it creates, lists, shows
-// and deletes a caller's scheduled triggers. Firing them is package
-// trigger's.
+// Package triggerapi answers the trigger routes: it creates, lists, shows,
+// changes and deletes a caller's scheduled triggers, and lists their runs.
+// Firing them is package firing's.
 package triggerapi
 
 import (
@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -43,14 +42,16 @@ type Service struct {
 	NewTriggerID func() string
 }
 
-// Routes are POST and GET /v1/triggers, and GET and DELETE
-// /v1/triggers/{triggerId}.
+// Routes are POST and GET /v1/triggers, GET, PATCH and DELETE
+// /v1/triggers/{triggerId}, and GET /v1/triggers/{triggerId}/runs.
 func (s *Service) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodPost, Pattern: "/v1/triggers", Handle: s.create},
 		{Method: http.MethodGet, Pattern: "/v1/triggers", Handle: s.list},
 		{Method: http.MethodGet, Pattern: "/v1/triggers/{triggerId}", Handle: s.get},
+		{Method: http.MethodPatch, Pattern: "/v1/triggers/{triggerId}", Handle: s.patch},
 		{Method: http.MethodDelete, Pattern: "/v1/triggers/{triggerId}", Handle: s.delete},
+		{Method: http.MethodGet, Pattern: "/v1/triggers/{triggerId}/runs", Handle: s.runs},
 	}
 }
 
@@ -157,22 +158,8 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	}
 	tr.NextRunAt = req.schedule.Next(tr.CreatedAt)
 	if req.allocation != nil {
-		a, err := allocation.Parse(req.allocation)
-		if err != nil {
+		if err := s.save(ctx, tr, req.allocation); err != nil {
 			return httpapi.Response{}, err
-		}
-		policy, err := s.Settings.Policy(ctx)
-		if err != nil {
-			return httpapi.Response{}, err
-		}
-		if err := policy.Check(a, allocation.Owner(tr.UserID, tr.OrgID)); err != nil {
-			return httpapi.Response{}, err
-		}
-		if a.BYOC() {
-			ar := a.Request()
-			tr.SavedRequest = &ar
-		} else {
-			tr.SavedAllocation = a.Name()
 		}
 	}
 	switch err := s.Table.CreateTrigger(ctx, tr, maxPerOwner); {
@@ -195,13 +182,9 @@ type Page struct {
 
 // list shows the caller's own triggers, newest first, a page at a time.
 func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	limit := defaultLimit
-	if v, ok := r.Query("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > maxLimit || strconv.Itoa(n) != v {
-			return httpapi.Response{}, bad("limit must be a whole number from 1 to 100.")
-		}
-		limit = n
+	limit, err := pageLimit(r)
+	if err != nil {
+		return httpapi.Response{}, err
 	}
 	var after *trigger.Position
 	if v, ok := r.Query("cursor"); ok {
@@ -226,6 +209,20 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 		page.NextCursor = &c
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
+}
+
+// pageLimit is the limit of a page the request asks for: 1 to 100,
+// defaultLimit when not given.
+func pageLimit(r *httpapi.Request) (int, error) {
+	v, ok := r.Query("limit")
+	if !ok {
+		return defaultLimit, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > maxLimit || strconv.Itoa(n) != v {
+		return 0, bad("limit must be a whole number from 1 to 100.")
+	}
+	return n, nil
 }
 
 // cursor is the position a page ended at, as the next request sends it

@@ -1,0 +1,210 @@
+package triggerapi
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"mime"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// maxChanges bounds how often a change is applied again to a trigger that
+// changed under its write (a firing, another change).
+const maxChanges = 3
+
+// patchBody is a PATCH body: a JSON merge patch (RFC 7396) of the members
+// a change may touch, each kept as sent, so that null (remove) is told
+// from absent (keep). Any other member is refused.
+type patchBody struct {
+	Active            jsontext.Value `json:"active"`
+	Schedule          jsontext.Value `json:"schedule"`
+	Repository        jsontext.Value `json:"repository"`
+	Agent             jsontext.Value `json:"agent"`
+	Prompt            jsontext.Value `json:"prompt"`
+	SandboxAllocation jsontext.Value `json:"sandboxAllocation"`
+}
+
+// required are the members that a patch may not remove (null), the
+// nested ones by their parent; the repository's repo or url, required by
+// its type, is judged on the merged trigger.
+var required = map[string][]string{
+	"active": nil, "prompt": nil,
+	"schedule": {"cron"}, "repository": {"type"}, "agent": {"mode", "model"},
+}
+
+// patch is a parsed PATCH body: the merge patch as a JSON object.
+type patch map[string]any
+
+// parsePatch reads a PATCH body: one JSON object of the patchable members
+// only (400 for any other, orgId included), none of the required ones
+// null.
+func parsePatch(r *httpapi.Request) (patch, error) {
+	if ct, ok := r.Header("Content-Type"); ok {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/merge-patch+json" && mt != "application/json" {
+			return nil, bad("Content-Type must be application/merge-patch+json or application/json.")
+		}
+	}
+	var b patchBody
+	if err := httpapi.Decode(r.Body, &b); err != nil {
+		return nil, err
+	}
+	var p patch
+	if err := json.Unmarshal(r.Body, &p); err != nil {
+		return nil, err // Decode took it as one object
+	}
+	for name, nested := range required {
+		v, ok := p[name]
+		if ok && v == nil {
+			return nil, bad(name + " cannot be removed.")
+		}
+		obj, _ := v.(map[string]any)
+		for _, n := range nested {
+			if x, ok := obj[n]; ok && x == nil {
+				return nil, bad(name + "." + n + " cannot be removed.")
+			}
+		}
+	}
+	return p, nil
+}
+
+// mergePatch applies a merge patch to a JSON value, as RFC 7396 says:
+// an object merges member by member, null removes a member, anything else
+// replaces the target.
+func mergePatch(target, p any) any {
+	obj, ok := p.(map[string]any)
+	if !ok {
+		return p
+	}
+	t, ok := target.(map[string]any)
+	if !ok {
+		t = map[string]any{}
+	}
+	for k, v := range obj {
+		if v == nil {
+			delete(t, k)
+		} else {
+			t[k] = mergePatch(t[k], v)
+		}
+	}
+	return t
+}
+
+// apply works out the trigger that the patch makes of tr at now: the
+// merged trigger passes every check of a create body (the 400 rules, and
+// allocation checks 1 and 3 to 6 when the patch names an allocation). A
+// changed schedule, or a resumed trigger, runs next at its first slot
+// strictly after now; otherwise the next run stays.
+func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now time.Time) (*trigger.Trigger, error) {
+	// The trigger as a create body would give it.
+	var doc map[string]any
+	raw, err := json.Marshal(viewOf(tr))
+	if err == nil {
+		err = json.Unmarshal(raw, &doc)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range []string{"triggerId", "createdAt", "nextRunAt", "lastRunAt", "lastSessionId", "lastRunStatus", "lastError"} {
+		delete(doc, name)
+	}
+	// The saved allocation is judged only when the patch names one (and
+	// merged with it, an object member by member): a saved value that no
+	// longer passes falls back at firing, as before.
+	_, newAllocation := p["sandboxAllocation"]
+	if !newAllocation {
+		delete(doc, "sandboxAllocation")
+	}
+	merged := mergePatch(doc, map[string]any(p))
+	body, err := json.Marshal(merged)
+	if err != nil {
+		return nil, err
+	}
+	req, err := parseCreate(body, now)
+	if err != nil {
+		return nil, err
+	}
+	next := *tr
+	next.Active, next.Cron, next.Timezone = req.active, req.schedule.Cron(), req.schedule.Timezone()
+	next.Repository, next.Agent, next.Prompt = req.repository, req.agent, req.prompt
+	if next.Cron != tr.Cron || next.Timezone != tr.Timezone || next.Active && !tr.Active {
+		next.NextRunAt = req.schedule.Next(now)
+	}
+	if newAllocation {
+		next.SavedAllocation, next.SavedRequest = "", nil
+		if req.allocation != nil {
+			if err := s.save(ctx, &next, req.allocation); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &next, nil
+}
+
+// save runs allocation checks 1 and 3 to 6 on an allocation a trigger is
+// to save, and saves it: a kilo object by its name, a byoc one as its
+// request.
+func (s *Service) save(ctx context.Context, tr *trigger.Trigger, raw jsontext.Value) error {
+	a, err := allocation.Parse(raw)
+	if err != nil {
+		return err
+	}
+	policy, err := s.Settings.Policy(ctx)
+	if err != nil {
+		return err
+	}
+	if err := policy.Check(a, allocation.Owner(tr.UserID, tr.OrgID)); err != nil {
+		return err
+	}
+	if a.BYOC() {
+		ar := a.Request()
+		tr.SavedRequest = &ar
+	} else {
+		tr.SavedAllocation = a.Name()
+	}
+	return nil
+}
+
+// patch changes one of the caller's triggers. The change is written on
+// the condition that the trigger is still as it was read; when it moved
+// (a firing, another change), the patch is applied again to the trigger
+// as it is now, at most maxChanges times, then 503. A patch that changes
+// nothing writes nothing.
+func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	if !httpapi.IsPathID(r.Params["triggerId"]) {
+		return httpapi.Response{}, bad("The trigger id is not valid.")
+	}
+	p, err := parsePatch(r)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	for range maxChanges {
+		tr, _, err := s.owned(ctx, r)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		next, err := s.apply(ctx, tr, p, s.now())
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		if reflect.DeepEqual(next, tr) {
+			return httpapi.Response{Status: http.StatusOK, Body: viewOf(tr)}, nil
+		}
+		switch err := s.Table.UpdateTrigger(ctx, tr, next); {
+		case err == nil:
+			return httpapi.Response{Status: http.StatusOK, Body: viewOf(next)}, nil
+		case !errors.Is(err, store.ErrTriggerMoved):
+			return httpapi.Response{}, err
+		}
+	}
+	return httpapi.Response{}, &problem.Error{Code: problem.ServiceUnavailable,
+		Detail: "The trigger kept changing while it was changed. Try again shortly.", RetryAfter: time.Second}
+}

@@ -1,0 +1,103 @@
+package triggerapi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json/v2"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/store"
+)
+
+// RunView is a run as the API shows it.
+type RunView struct {
+	Slot       string  `json:"slot"`
+	Status     string  `json:"status"`
+	SessionID  *string `json:"sessionId"`
+	Error      *string `json:"error"`
+	RecordedAt string  `json:"recordedAt"`
+}
+
+// RunPage is a page of a trigger's runs.
+type RunPage struct {
+	Items      []RunView `json:"items"`
+	NextCursor *string   `json:"nextCursor"`
+}
+
+// runCursor is the slot a page of runs ended at, as the next request sends
+// it back: base64url of this JSON.
+type runCursor struct {
+	Slot string `json:"slot"`
+}
+
+// runs lists one of the caller's triggers' runs, newest slot first, a page
+// at a time. A trigger that is not the caller's, or is deleted, is 404,
+// its runs with it.
+func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	id := r.Params["triggerId"]
+	if !httpapi.IsPathID(id) {
+		return httpapi.Response{}, bad("The trigger id is not valid.")
+	}
+	limit, err := pageLimit(r)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	var after time.Time
+	if v, ok := r.Query("cursor"); ok {
+		if after, err = decodeRunCursor(v); err != nil {
+			return httpapi.Response{}, err
+		}
+	}
+	tr, runs, more, err := s.Table.ListRuns(ctx, id, after, limit, s.now())
+	var broken *store.InvalidTriggerError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return httpapi.Response{}, errNotFound
+	case errors.As(err, &broken):
+		if owner := broken.Trigger(); !r.Caller.Owns(owner.UserID, owner.OrgID) {
+			return httpapi.Response{}, errNotFound
+		}
+		return httpapi.Response{}, problem.Wrap(problem.InternalError, "The stored trigger is invalid.", err)
+	case err != nil:
+		return httpapi.Response{}, err
+	case !r.Caller.Owns(tr.UserID, tr.OrgID):
+		return httpapi.Response{}, errNotFound
+	}
+	page := RunPage{Items: make([]RunView, len(runs))}
+	for i, run := range runs {
+		page.Items[i] = RunView{
+			Slot: run.At.UTC().Format(session.TimeFormat), Status: run.Status,
+			SessionID: nullable(run.SessionID), Error: nullable(run.Error),
+			RecordedAt: run.RecordedAt.UTC().Format(session.TimeFormat),
+		}
+	}
+	if more {
+		b, _ := json.Marshal(runCursor{runs[len(runs)-1].At.UTC().Format(session.TimeFormat)})
+		c := base64.RawURLEncoding.EncodeToString(b)
+		page.NextCursor = &c
+	}
+	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
+}
+
+func decodeRunCursor(s string) (time.Time, error) {
+	errCursor := bad("cursor is not a cursor this API returned.")
+	raw, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return time.Time{}, errCursor
+	}
+	var c runCursor
+	if json.Unmarshal(raw, &c) != nil {
+		return time.Time{}, errCursor
+	}
+	slot, err := time.Parse(session.TimeFormat, c.Slot)
+	if err != nil {
+		return time.Time{}, errCursor
+	}
+	return slot, nil
+}
+
