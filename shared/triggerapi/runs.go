@@ -100,4 +100,3 @@ func decodeRunCursor(s string) (time.Time, error) {
 	}
 	return slot, nil
 }
-
