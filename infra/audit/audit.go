@@ -27,7 +27,7 @@ type Report struct {
 	Triggers Triggers `json:"triggers"`
 	// Items that are not in the contract's object: ledger rows and
 	// triggers that do not decode, and items of no kind the contract
-	// names (the owners' trigger counts).
+	// names (the owners' trigger counts, the triggers' runs).
 	Undecodable Undecodable `json:"-"`
 	// Fallbacks are the triggers that fall back, as scanned.
 	Fallbacks []Fallback `json:"-"`

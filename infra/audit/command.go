@@ -221,7 +221,7 @@ func (r *Report) WriteText(w io.Writer, table string) error {
 		head("Not in the counts above")
 		line("ledger rows that do not decode", u.Ledger)
 		line("triggers that do not decode (in the total)", u.Triggers)
-		line("other items (owners' trigger counts)", u.Other)
+		line("other items (owners' trigger counts, trigger runs)", u.Other)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
