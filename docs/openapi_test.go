@@ -21,7 +21,8 @@ var routes = map[string][]string{
 	"/v1/sessions/{sessionId}/allocation": {"GET"},
 	"/v1/allocations":                     {"GET"},
 	"/v1/triggers":                        {"GET", "POST"},
-	"/v1/triggers/{triggerId}":            {"DELETE", "GET"},
+	"/v1/triggers/{triggerId}":            {"DELETE", "GET", "PATCH"},
+	"/v1/triggers/{triggerId}/runs":       {"GET"},
 }
 
 func load(t *testing.T) *openapi3.T {
@@ -91,6 +92,8 @@ var wantStatuses = map[string][]int{
 	"GET /v1/triggers":                        {200, 400, 401, 405, 413, 500, 503},
 	"GET /v1/triggers/{triggerId}":            {200, 400, 401, 404, 405, 413, 500, 503},
 	"DELETE /v1/triggers/{triggerId}":         {204, 400, 401, 404, 405, 413, 500, 503},
+	"PATCH /v1/triggers/{triggerId}":          {200, 400, 401, 403, 404, 405, 413, 422, 500, 503},
+	"GET /v1/triggers/{triggerId}/runs":       {200, 400, 401, 404, 405, 413, 500, 503},
 }
 
 func TestResponses(t *testing.T) {
@@ -273,6 +276,7 @@ func TestRequestSchemas(t *testing.T) {
 	doc := load(t)
 	start := doc.Components.Schemas["StartSessionRequest"].Value
 	trigger := doc.Components.Schemas["CreateTriggerRequest"].Value
+	patch := doc.Components.Schemas["TriggerPatch"].Value
 	const base = `"repository":{"type":"github","repo":"owner/name"},"agent":{"mode":"code","model":"m"}`
 	const triggerBase = `"schedule":{"cron":"0 9 * * 1-5"},` + base + `,"prompt":"p"`
 	tests := []struct {
@@ -326,6 +330,40 @@ func TestRequestSchemas(t *testing.T) {
 		{"empty time zone", trigger, `{"schedule":{"cron":"0 9 * * *","timezone":""},` + base + `,"prompt":"p"}`, false},
 		{"trigger with sandboxKind", trigger, `{` + triggerBase + `,"runtime":{}}`, false},
 		{"prompt of 100001", trigger, `{"schedule":{"cron":"0 9 * * *"},` + base + `,"prompt":"` + strings.Repeat("p", 100001) + `"}`, false},
+		{"empty trigger prompt", trigger, `{"schedule":{"cron":"0 9 * * *"},` + base + `,"prompt":""}`, false},
+		{"empty patch", patch, `{}`, true},
+		{"pause", patch, `{"active":false}`, true},
+		{"every member", patch, `{"active":true,"schedule":{"cron":"0 9 * * *","timezone":"Europe/Berlin"},` + base + `,"prompt":"p","sandboxAllocation":"vercel-small"}`, true},
+		{"partial members", patch, `{"schedule":{"timezone":"UTC"},"repository":{"branch":"dev"},"agent":{"model":"m2"}}`, true},
+		{"null removes optional members", patch, `{"schedule":{"timezone":null},"repository":{"branch":null},"agent":{"variant":null},"sandboxAllocation":null}`, true},
+		{"another repository type", patch, `{"repository":{"type":"gitlab","repo":null,"url":"https://gitlab.com/a/b"}}`, true},
+		{"byoc object in a patch", patch, `{"sandboxAllocation":{"provider":{"id":"vercel","account":"byoc"},"instanceType":"large"}}`, true},
+		{"part of an allocation object, merged into the saved one", patch, `{"sandboxAllocation":{"instanceType":"large"}}`, true},
+		{"unknown instance type in a patch", patch, `{"sandboxAllocation":{"instanceType":"huge"}}`, false},
+		{"extra key of an allocation object in a patch", patch, `{"sandboxAllocation":{"instanceType":"large","x":1}}`, false},
+		{"org id in a patch", patch, `{"orgId":"o1"}`, false},
+		{"null org id in a patch", patch, `{"orgId":null}`, false},
+		{"unknown member in a patch", patch, `{"runtime":{}}`, false},
+		{"read-only member in a patch", patch, `{"nextRunAt":"2026-12-01T08:00:00Z"}`, false},
+		{"null prompt", patch, `{"prompt":null}`, false},
+		{"null active", patch, `{"active":null}`, false},
+		{"null schedule", patch, `{"schedule":null}`, false},
+		{"null cron", patch, `{"schedule":{"cron":null}}`, false},
+		{"null repository", patch, `{"repository":null}`, false},
+		{"null repository type", patch, `{"repository":{"type":null}}`, false},
+		{"null agent", patch, `{"agent":null}`, false},
+		{"null model", patch, `{"agent":{"model":null}}`, false},
+		{"empty patch prompt", patch, `{"prompt":""}`, false},
+		{"patch prompt of 100001", patch, `{"prompt":"` + strings.Repeat("p", 100001) + `"}`, false},
+		{"secret in a patched model", patch, `{"agent":{"model":"ghp_x"}}`, false},
+		{"secret in a patched prompt is allowed", patch, `{"prompt":"ghp_x"}`, true},
+		{"url with user info in a patch", patch, `{"repository":{"url":"https://u:p@host/a"}}`, false},
+		{"bad branch in a patch", patch, `{"repository":{"branch":"a b"}}`, false},
+		{"local time zone in a patch", patch, `{"schedule":{"timezone":"Local"}}`, false},
+		{"unknown member of a patched schedule", patch, `{"schedule":{"seconds":"0"}}`, false},
+		{"unknown allocation name in a patch", patch, `{"sandboxAllocation":"large"}`, false},
+		{"allocation of another type", patch, `{"sandboxAllocation":1}`, false},
+		{"patch is not an object", patch, `[]`, false},
 	}
 	// The reserved trigger: prefix and the credential markers are in the
 	// parameter's description: a header schema cannot use "not".
@@ -346,5 +384,71 @@ func TestRequestSchemas(t *testing.T) {
 				t.Errorf("valid = %v, want %v: %v", err == nil, tt.ok, err)
 			}
 		})
+	}
+}
+
+// TestTriggerPatchMediaTypes: a trigger patch is a JSON merge patch, sent as
+// application/merge-patch+json or application/json, both the same schema.
+func TestTriggerPatchMediaTypes(t *testing.T) {
+	doc := load(t)
+	op := doc.Paths.Value("/v1/triggers/{triggerId}").Patch
+	if op == nil || op.RequestBody == nil || !op.RequestBody.Value.Required {
+		t.Fatal("PATCH /v1/triggers/{triggerId} has no required body")
+	}
+	content := op.RequestBody.Value.Content
+	want := doc.Components.Schemas["TriggerPatch"].Value
+	if len(content) != 2 {
+		t.Errorf("media types %v, want application/merge-patch+json and application/json", slices.Collect(maps.Keys(content)))
+	}
+	for _, ct := range []string{"application/merge-patch+json", "application/json"} {
+		mt := content.Get(ct)
+		if mt == nil || mt.Schema == nil || mt.Schema.Value != want {
+			t.Errorf("%s: schema is not TriggerPatch", ct)
+		}
+	}
+}
+
+// TestTriggerRuns holds a run to the contract: every member present, the
+// times in whole seconds UTC, the status one of the trigger's.
+func TestTriggerRuns(t *testing.T) {
+	doc := load(t)
+	list := doc.Components.Schemas["TriggerRunList"].Value
+	const run = `"slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:00:02Z"`
+	tests := []struct {
+		name string
+		body string
+		ok   bool
+	}{
+		{"a run", `{"items":[{` + run + `}],"nextCursor":null}`, true},
+		{"a failed run", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"failed","sessionId":null,"error":"sandbox_selection_disabled","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":"c"}`, true},
+		{"no runs", `{"items":[],"nextCursor":null}`, true},
+		{"no nextCursor", `{"items":[]}`, false},
+		{"a member left out", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"s","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
+		{"an extra member", `{"items":[{` + run + `,"triggerId":"trg_1"}],"nextCursor":null}`, false},
+		{"an unknown status", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"skipped","sessionId":null,"error":null,"recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
+		{"a null status", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":null,"sessionId":null,"error":null,"recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
+		{"fractional seconds", `{"items":[{"slot":"2026-12-01T08:00:00.5Z","status":"fired","sessionId":"s","error":null,"recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
+		{"an unknown error code", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"failed","sessionId":null,"error":"boom","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var v any
+			if err := json.Unmarshal([]byte(tt.body), &v); err != nil {
+				t.Fatal(err)
+			}
+			err := list.VisitJSON(v, openapi3.VisitAsResponse(), openapi3.MultiErrors())
+			if (err == nil) != tt.ok {
+				t.Errorf("valid = %v, want %v: %v", err == nil, tt.ok, err)
+			}
+		})
+	}
+	params := doc.Paths.Value("/v1/triggers/{triggerId}/runs").Get.Parameters
+	limit, cursor := params.GetByInAndName("query", "limit"), params.GetByInAndName("query", "cursor")
+	if limit == nil || cursor == nil {
+		t.Fatal("GET /v1/triggers/{triggerId}/runs takes no limit or no cursor")
+	}
+	s := limit.Schema.Value
+	if s.Min == nil || *s.Min != 1 || s.Max == nil || *s.Max != 100 || s.Default != float64(50) {
+		t.Errorf("limit: minimum %v, maximum %v, default %v, want 1, 100, 50", s.Min, s.Max, s.Default)
 	}
 }
