@@ -69,7 +69,12 @@ func member(p jsontext.Pointer) string {
 	for name := range p.Tokens() {
 		names = append(names, name)
 	}
-	s := strings.Join(names, ".")
+	return MemberName(strings.Join(names, "."))
+}
+
+// MemberName is a member's dotted name as a detail repeats it: cut to
+// maxMember characters.
+func MemberName(s string) string {
 	if r := []rune(s); len(r) > maxMember {
 		s = string(r[:maxMember]) + "…"
 	}

@@ -5,9 +5,11 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
+	"maps"
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
@@ -41,6 +43,32 @@ var required = map[string][]string{
 	"schedule": {"cron"}, "repository": {"type"}, "agent": {"mode", "model"},
 }
 
+// members are the members each object of a patch may name, null
+// included (removing a member no trigger has is as unknown as setting
+// one).
+var members = map[string][]string{
+	"schedule": {"cron", "timezone"}, "repository": {"type", "repo", "url", "branch"}, "agent": {"mode", "model", "variant"},
+	"sandboxAllocation": {"provider", "instanceType"}, "sandboxAllocation.provider": {"id", "account"},
+}
+
+// unknownMember is the path of the first member of v, the value at path,
+// that the patch may not name; "" when there is none.
+func unknownMember(path string, v any) string {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return ""
+	}
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
+		if !slices.Contains(members[path], k) {
+			return path + "." + k
+		}
+		if unknown := unknownMember(path+"."+k, obj[k]); unknown != "" {
+			return unknown
+		}
+	}
+	return ""
+}
+
 // patch is a parsed PATCH body: the merge patch as a JSON object.
 type patch map[string]any
 
@@ -60,6 +88,11 @@ func parsePatch(r *httpapi.Request) (patch, error) {
 	var p patch
 	if err := json.Unmarshal(r.Body, &p); err != nil {
 		return nil, err // Decode took it as one object
+	}
+	for _, name := range []string{"schedule", "repository", "agent", "sandboxAllocation"} {
+		if unknown := unknownMember(name, p[name]); unknown != "" {
+			return nil, bad(httpapi.MemberName(unknown) + " is not a known member.")
+		}
 	}
 	for name, nested := range required {
 		v, ok := p[name]

@@ -166,6 +166,8 @@ func TestPatchRefused(t *testing.T) {
 		{"null for active", `{"active":null}`, "invalid_request", 400, "active cannot be removed"},
 		{"the repo removed from a github repository", `{"repository":{"repo":null}}`, "invalid_request", 400, "repository.repo"},
 		{"an unknown member of an object", `{"agent":{"speed":"fast"}}`, "invalid_request", 400, "agent.speed"},
+		{"an unknown member removed", `{"agent":{"speed":null}}`, "invalid_request", 400, "agent.speed is not a known member"},
+		{"an unknown member of the allocation's provider", `{"sandboxAllocation":{"provider":{"region":null}}}`, "invalid_request", 400, "sandboxAllocation.provider.region"},
 		{"a wrong type", `{"active":"yes"}`, "invalid_request", 400, "active"},
 		{"an empty prompt", `{"prompt":""}`, "invalid_request", 400, "prompt"},
 		{"a secret", `{"repository":{"branch":"ghp_abc"}}`, "invalid_request", 400, ""},
