@@ -117,6 +117,13 @@ func TestListRuns(t *testing.T) {
 				t.Errorf("a deleted trigger's runs after %v: %v", after, err)
 			}
 		}
+		// Deleting the trigger leaves its runs to expire.
+		left, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(name), ConsistentRead: aws.Bool(true),
+			KeyConditionExpression:    aws.String("PK = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "TRIGGER#trg_a"}}})
+		if err != nil || len(left.Items) != len(want) {
+			t.Errorf("%d runs left after the delete, want %d: %v", len(left.Items), len(want), err)
+		}
 		if _, _, _, err := tbl.ListRuns(ctx, "trg_none", time.Time{}, 3, at); !errors.Is(err, ErrNotFound) {
 			t.Errorf("no such trigger: %v", err)
 		}
