@@ -248,7 +248,7 @@ func TestRewrite(t *testing.T) {
 		// Since the scan: trg_huge fired (its version moved on), trg_large
 		// now saves an allocation that runs, trg_single was deleted.
 		moved, _ := tbl.GetTrigger(ctx, "trg_huge")
-		if err := tbl.RecordRun(ctx, moved, trigger.Run{At: now, Status: trigger.StatusFallback, SessionID: "workspace_x"}, now.Add(24*time.Hour), true); err != nil {
+		if err := tbl.RecordRun(ctx, moved, trigger.Run{At: now, Status: trigger.StatusFallback, SessionID: "workspace_x"}, now.Add(24*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(name),

@@ -586,6 +586,30 @@ func TestDynamoUpdateRemove(t *testing.T) {
 	if got := fmt.Sprint(attrs()); got != "[PK SK a b dueShard nextRunAt]" {
 		t.Errorf("a refused update removed: %s", got)
 	}
+	// The updates of a transaction, and a refused transaction.
+	other := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "X"}, "SK": &types.AttributeValueMemberS{Value: "Y"}}
+	for _, refused := range []bool{true, false} {
+		cond := aws.String("attribute_exists(PK)")
+		if refused {
+			cond = aws.String("attribute_not_exists(PK)")
+		}
+		_, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String(TableLogicalID), Key: key, UpdateExpression: aws.String("SET v = :one REMOVE a, #d"),
+				ExpressionAttributeNames:  map[string]string{"#d": "dueShard"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}, ConditionExpression: cond}},
+			{Put: &types.Put{TableName: aws.String(TableLogicalID), Item: other}},
+		}})
+		want := "[PK SK b nextRunAt v]"
+		if refused {
+			wantAPIError(t, err, "TransactionCanceledException")
+			want = "[PK SK a b dueShard nextRunAt]"
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(attrs()); got != want {
+			t.Errorf("transaction (refused %t): the item has %s", refused, got)
+		}
+	}
 }
 
 // TestDynamoParallelScan: the segments of a parallel scan together hand

@@ -35,8 +35,9 @@ import (
 //     members and answers every segment with every item);
 //   - PutItem: no attributes unless ReturnValues is ALL_OLD, and then the
 //     item it replaced;
-//   - UpdateItem with a REMOVE clause: the top-level attributes it names
-//     are removed (minidyn leaves them in the item).
+//   - UpdateItem, and the updates of a TransactWriteItems, with a REMOVE
+//     clause: the top-level attributes it names are removed (minidyn
+//     leaves them in the item).
 //
 // Every answer has its empty lists and maps typed (see typeResponse) and
 // the CRC32 of its body in X-Amz-Crc32, as DynamoDB sends it and the SDK
@@ -64,6 +65,7 @@ type endpointRequest struct {
 	UpdateExpression         string
 	ExpressionAttributeNames map[string]string
 	Key                      map[string]json.RawMessage
+	TransactItems            []struct{ Update *endpointUpdate }
 	Limit                    *int
 	Segment                  *int
 	TotalSegments            *int
@@ -76,11 +78,34 @@ type endpointRequest struct {
 	}
 }
 
+// endpointUpdate is an update of a transaction, as the endpoint reads it.
+type endpointUpdate struct {
+	TableName                string
+	Key                      map[string]json.RawMessage
+	UpdateExpression         string
+	ExpressionAttributeNames map[string]string
+}
+
+// removals are the updates of a request (an UpdateItem, or the updates of
+// a TransactWriteItems) whose REMOVE clause names top-level attributes.
+func (in endpointRequest) removals() []endpointUpdate {
+	var out []endpointUpdate
+	if len(removedNames(in.UpdateExpression, in.ExpressionAttributeNames)) > 0 {
+		out = append(out, endpointUpdate{in.TableName, in.Key, in.UpdateExpression, in.ExpressionAttributeNames})
+	}
+	for _, it := range in.TransactItems {
+		if u := it.Update; u != nil && len(removedNames(u.UpdateExpression, u.ExpressionAttributeNames)) > 0 {
+			out = append(out, *u)
+		}
+	}
+	return out
+}
+
 // edited names the operations the endpoint answers, or whose answers it
 // edits.
 var edited = map[string]bool{
 	"CreateTable": true, "DeleteTable": true, "UpdateTable": true, "DescribeTable": true, "ListTables": true,
-	"UpdateTimeToLive": true, "DescribeTimeToLive": true, "PutItem": true, "UpdateItem": true, "Scan": true, "Query": true,
+	"UpdateTimeToLive": true, "DescribeTimeToLive": true, "PutItem": true, "UpdateItem": true, "TransactWriteItems": true, "Scan": true, "Query": true,
 }
 
 func newDynamoEndpoint(next http.Handler) *dynamoEndpoint {
@@ -111,7 +136,7 @@ func (e *dynamoEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.replace(w, r, in)
-	case op == "UpdateItem" && len(removedNames(in.UpdateExpression, in.ExpressionAttributeNames)) > 0:
+	case (op == "UpdateItem" || op == "TransactWriteItems") && len(in.removals()) > 0:
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.update(w, r, in)
@@ -308,23 +333,26 @@ func (e *dynamoEndpoint) replace(w http.ResponseWriter, r *http.Request, in endp
 	})
 }
 
-// update serves an UpdateItem with a REMOVE clause, under mu held alone:
-// once minidyn has applied it (its conditions and every other clause),
-// the item is written back without the top-level attributes the clause
-// names, and the answer's new attributes leave them out too.
+// update serves an UpdateItem or a TransactWriteItems whose updates have
+// a REMOVE clause, under mu held alone: once minidyn has applied the
+// request (its conditions and every other clause), each updated item is
+// written back without the top-level attributes its clause names, and an
+// UpdateItem's new attributes leave them out too.
 func (e *dynamoEndpoint) update(w http.ResponseWriter, r *http.Request, in endpointRequest) {
-	names := removedNames(in.UpdateExpression, in.ExpressionAttributeNames)
 	e.relay(w, r, func(doc map[string]any) {
-		got, _ := e.call(r, "GetItem", map[string]any{"TableName": in.TableName, "Key": in.Key, "ConsistentRead": true})
-		if item, ok := got["Item"].(map[string]any); ok {
-			for _, n := range names {
-				delete(item, n)
+		for _, u := range in.removals() {
+			names := removedNames(u.UpdateExpression, u.ExpressionAttributeNames)
+			got, _ := e.call(r, "GetItem", map[string]any{"TableName": u.TableName, "Key": u.Key, "ConsistentRead": true})
+			if item, ok := got["Item"].(map[string]any); ok {
+				for _, n := range names {
+					delete(item, n)
+				}
+				e.call(r, "PutItem", map[string]any{"TableName": u.TableName, "Item": item})
 			}
-			e.call(r, "PutItem", map[string]any{"TableName": in.TableName, "Item": item})
-		}
-		if attrs, ok := doc["Attributes"].(map[string]any); ok && strings.HasSuffix(in.ReturnValues, "_NEW") {
-			for _, n := range names {
-				delete(attrs, n)
+			if attrs, ok := doc["Attributes"].(map[string]any); ok && strings.HasSuffix(in.ReturnValues, "_NEW") {
+				for _, n := range names {
+					delete(attrs, n)
+				}
 			}
 		}
 	})

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -321,7 +320,7 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 			case errors.Is(err, store.ErrNotFound):
 				return outcome{}
 			case errors.As(err, &broken):
-				return f.park(ctx, d.ID, problem.InternalError, "the stored trigger does not decode")
+				return f.park(ctx, d.ID, nil, problem.InternalError, "the stored trigger does not decode")
 			case err != nil:
 				return failure(d.ID, time.Time{}, err)
 			}
@@ -335,39 +334,45 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 			continue
 		}
 		if err != nil {
-			return f.park(ctx, d.ID, problem.InvalidRequest, "the stored schedule does not parse")
-		}
-		run, duplicate, reason, err := f.run(ctx, policy, tr, slot, next)
-		if errors.Is(err, store.ErrTriggerMoved) {
-			// Another invocation, a change or a deletion came first, or is
-			// under way: give it a moment to land, then judge again.
-			if err := pause(ctx); err != nil {
-				return failure(d.ID, time.Time{}, err)
+			// Stopped on the condition that it is as read: a change may
+			// have mended it since.
+			if o := f.park(ctx, d.ID, tr, problem.InvalidRequest, "the stored schedule does not parse"); !errors.Is(o.fault, store.ErrTriggerMoved) {
+				return o
 			}
-			tr = nil
-			continue
+		} else if run, duplicate, reason, err := f.run(ctx, policy, tr, slot, next); !errors.Is(err, store.ErrTriggerMoved) {
+			return outcomeOf(d.ID, slot, count, run, duplicate, reason, err)
 		}
-		n := &note{Trigger: d.ID, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
-		o := outcome{sum: Summary{Due: 1}, note: n, slot: slot}
-		switch {
-		case err != nil:
-			// The slot stays due, for the retry.
-			return failure(d.ID, slot, err)
-		case duplicate:
-			o.sum.Duplicates = 1
-			n.Outcome = "duplicate"
-		case run.Status == trigger.StatusFailed:
-			o.sum.Failed = 1
-		default:
-			o.sum.Fired = 1
-			if run.Status == trigger.StatusFallback {
-				o.sum.Fallbacks = 1
-			}
+		// Another invocation, a change or a deletion came first, or is
+		// under way: give it a moment to land, then judge again.
+		if err := store.Pause(ctx, 5*time.Millisecond, "the firing ran out of time"); err != nil {
+			return failure(d.ID, time.Time{}, err)
 		}
-		o.sum.Skipped = count - 1
-		return o
+		tr = nil
 	}
 	return failure(d.ID, time.Time{}, problem.New(problem.ServiceUnavailable, "the trigger kept changing while it was fired"))
+}
+
+// outcomeOf is what firing a trigger's slot did: the run it recorded, of
+// count slots due (the others skipped), or the fault that left it due.
+func outcomeOf(id string, slot time.Time, count int, run trigger.Run, duplicate bool, reason string, err error) outcome {
+	if err != nil {
+		return failure(id, slot, err) // the slot stays due, for the retry
+	}
+	n := &note{Trigger: id, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
+	o := outcome{sum: Summary{Due: 1, Skipped: count - 1}, note: n, slot: slot}
+	switch {
+	case duplicate:
+		o.sum.Duplicates = 1
+		n.Outcome = "duplicate"
+	case run.Status == trigger.StatusFailed:
+		o.sum.Failed = 1
+	default:
+		o.sum.Fired = 1
+		if run.Status == trigger.StatusFallback {
+			o.sum.Fallbacks = 1
+		}
+	}
+	return o
 }
 
 // slotOf is the slot of a trigger due at the minute at, the latest time of
@@ -403,17 +408,6 @@ func indexSlot(d store.Due, at time.Time) time.Time {
 	return at
 }
 
-// pause waits a short random while before a trigger that moved under a
-// write is read again, so that a transaction in flight on it can finish.
-func pause(ctx context.Context) error {
-	select {
-	case <-time.After(5*time.Millisecond + rand.N(20*time.Millisecond)):
-		return nil
-	case <-ctx.Done():
-		return problem.Wrap(problem.ServiceUnavailable, "the firing ran out of time", ctx.Err())
-	}
-}
-
 // failure is a trigger whose slot (zero when not known) a fault left due.
 func failure(id string, slot time.Time, err error) outcome {
 	n := &note{Trigger: id, Outcome: trigger.StatusFailed, Code: string(problem.CodeOf(err))}
@@ -423,13 +417,19 @@ func failure(id string, slot time.Time, err error) outcome {
 	return outcome{sum: Summary{Due: 1, Failed: 1}, note: n, slot: slot, fault: err}
 }
 
-// park stops a trigger that a retry cannot mend, counted as failed.
-func (f *Firing) park(ctx context.Context, id string, code problem.Code, reason string) outcome {
-	return outcome{
+// park stops a trigger that a retry cannot mend, counted as failed: seen
+// is the trigger as read, nil when it does not decode (store.Table.Park).
+func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, code problem.Code, reason string) outcome {
+	o := outcome{
 		sum:   Summary{Due: 1, Failed: 1},
 		note:  &note{Trigger: id, Outcome: trigger.StatusFailed, Code: string(code), Reason: reason},
-		fault: f.Table.Park(ctx, id, string(code)),
+		fault: f.Table.Park(ctx, id, string(code), seen, f.now()),
 	}
+	if seen != nil {
+		o.slot = seen.NextRunAt
+		o.note.Slot = seen.NextRunAt.Format(session.TimeFormat)
+	}
+	return o
 }
 
 // run obtains the session of a trigger's slot and records the run: a new
@@ -469,8 +469,8 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger
 		// New: the run went in with the session.
 		return trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: status}, false, reason, nil
 	case err == nil:
-		run = trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation())}
-		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next, true)
+		run = trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation()), RecordedAt: f.now()}
+		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
 	case errors.Is(err, store.ErrTriggerMoved) || code == problem.ServiceUnavailable:
 		return trigger.Run{}, false, reason, err
 	}
@@ -478,20 +478,20 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger
 	row, rerr := f.Table.GetLedger(ctx, tr.UserID, req.OperationKey)
 	switch {
 	case rerr == nil && !row.Expired(f.now()):
-		run = trigger.Run{At: slot, SessionID: row.SessionID, Status: trigger.StatusFired}
+		run = trigger.Run{At: slot, SessionID: row.SessionID, Status: trigger.StatusFired, RecordedAt: f.now()}
 		if rec, err := f.Table.GetSession(ctx, row.SessionID); err == nil {
 			run.Status = statusOf(tr, rec.Allocation())
 		} else if reason != "" {
 			run.Status = trigger.StatusFallback
 		}
-		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next, true)
+		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
 	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
 		return trigger.Run{}, false, reason, rerr
 	case code.Status() >= 500:
 		return trigger.Run{}, false, reason, err // unexpected: leave the slot due
 	}
 	run = trigger.Run{At: slot, Status: trigger.StatusFailed, Error: string(code), RecordedAt: f.now()}
-	return run, false, reason, f.Table.RecordRun(ctx, tr, run, next, false)
+	return run, false, reason, f.Table.RecordRun(ctx, tr, run, next)
 }
 
 // statusOf is the status of a slot whose session runs on a: a fallback

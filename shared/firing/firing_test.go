@@ -491,7 +491,8 @@ func TestFaults(t *testing.T) {
 		}, firing.Summary{Due: 1, Failed: 1}, firing.Summary{Due: 1, Fired: 1}},
 		// The session exists: the retry finds it through the slot's key.
 		{"a replay cannot be recorded", true, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
-			p.Inject("UpdateItem", attempts, faultproxy.DynamoThrottle)
+			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {})) // the start's, refused by the row
+			p.Inject("TransactWriteItems", attempts, faultproxy.DynamoThrottle)
 		}, firing.Summary{Due: 1, Failed: 1}, firing.Summary{Due: 1, Duplicates: 1}},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
@@ -589,7 +590,7 @@ func TestRequestsPerPath(t *testing.T) {
 					t.Errorf("the other invocation: %+v %v", sum, err)
 				}
 			}))
-		}, firing.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 3, "UpdateItem": 1}},
+		}, firing.Summary{}, ops{"TransactWriteItems": 2, "GetItem": 3}},
 		{"the transaction's answer is lost: the SDK's retry finds its own session", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
 		}, firing.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1, "retried": 1}},
@@ -598,14 +599,15 @@ func TestRequestsPerPath(t *testing.T) {
 				t.Fatalf("%+v %v", sum, err)
 			}
 			rewind(t, h, id, slot)
-		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 1, "GetItem": 2, "UpdateItem": 1}},
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 2}},
 		{"duplicate whose record meets a transaction on the trigger: judged again", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
 				t.Fatalf("%+v %v", sum, err)
 			}
 			rewind(t, h, id, slot)
-			p.Inject("UpdateItem", 1, faultproxy.DynamoConflict)
-		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 5, "UpdateItem": 2}},
+			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {})) // the start's, refused by the row
+			p.Inject("TransactWriteItems", 1, faultproxy.DynamoConflict)
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 4, "GetItem": 5}},
 		{"refused with a 4xx", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
 			h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
 		}, firing.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "TransactWriteItems": 1}},

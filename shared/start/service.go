@@ -3,7 +3,6 @@ package start
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -126,7 +125,7 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			if row == nil {
 				// The row expired, or a concurrent transaction held it and
 				// has not written it: try again after a short pause.
-				if err := pause(ctx); err != nil {
+				if err := store.Pause(ctx, 10*time.Millisecond, "The operation key is busy. Try again shortly."); err != nil {
 					return nil, err
 				}
 				continue
@@ -157,22 +156,11 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			return nil, unexpected(err)
 		}
 		// Someone else moved first: judge again, after a short pause.
-		if err := pause(ctx); err != nil {
+		if err := store.Pause(ctx, 10*time.Millisecond, "The operation key is busy. Try again shortly."); err != nil {
 			return nil, err
 		}
 	}
 	return nil, problem.New(problem.ServiceUnavailable, "The operation key is busy. Try again shortly.")
-}
-
-// pause waits a short random while between rounds, so that concurrent
-// starts with one key do not meet again at once.
-func pause(ctx context.Context) error {
-	select {
-	case <-time.After(10*time.Millisecond + rand.N(40*time.Millisecond)):
-		return nil
-	case <-ctx.Done():
-		return problem.Wrap(problem.ServiceUnavailable, "The operation key is busy. Try again shortly.", ctx.Err())
-	}
 }
 
 // written checks that rec, refused with refusal because its key was taken,

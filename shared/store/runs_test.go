@@ -17,8 +17,9 @@ import (
 )
 
 // TestRunHistory: the advance that writes a slot's session adds its run,
-// a refusal recorded after the start adds its own, a duplicate's record
-// adds none; each run's item expires 30 days after it was recorded.
+// a refusal recorded after the start adds its own; recording a slot again
+// (an older writer's slot, replayed) leaves one run of it; each run's item
+// expires 30 days after it was recorded.
 func TestRunHistory(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
@@ -31,16 +32,22 @@ func TestRunHistory(t *testing.T) {
 		}
 		seen, _ = tbl.GetTrigger(ctx, "trg_a")
 		failed := trigger.Run{At: now.Add(time.Hour), Status: trigger.StatusFailed, Error: "invalid_request", RecordedAt: recorded.Add(time.Hour)}
-		if err := tbl.RecordRun(ctx, seen, failed, now.Add(2*time.Hour), false); err != nil {
+		if err := tbl.RecordRun(ctx, seen, failed, now.Add(2*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		// The same slot again, on the trigger put back by hand.
+		if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(name), Key: triggerKey("trg_a"),
+			UpdateExpression:          aws.String("SET nextRunAt = :n"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberS{Value: formatTime(failed.At)}}}); err != nil {
 			t.Fatal(err)
 		}
 		seen, _ = tbl.GetTrigger(ctx, "trg_a")
-		dup := trigger.Run{At: now.Add(2 * time.Hour), Status: trigger.StatusFired, SessionID: "workspace_b", RecordedAt: recorded.Add(2 * time.Hour)}
-		if err := tbl.RecordRun(ctx, seen, dup, now.Add(3*time.Hour), true); err != nil {
+		again := trigger.Run{At: failed.At, Status: trigger.StatusFired, SessionID: "workspace_b", RecordedAt: recorded.Add(2 * time.Hour)}
+		if err := tbl.RecordRun(ctx, seen, again, now.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		_, runs, more, err := tbl.ListRuns(ctx, "trg_a", time.Time{}, 10, recorded.Add(3*time.Hour))
-		want := []trigger.Run{failed, {At: now, SessionID: "workspace_a", Status: trigger.StatusFallback, RecordedAt: recorded}}
+		want := []trigger.Run{again, {At: now, SessionID: "workspace_a", Status: trigger.StatusFallback, RecordedAt: recorded}}
 		if err != nil || more || !reflect.DeepEqual(runs, want) {
 			t.Errorf("runs %+v, more %t: %v", runs, more, err)
 		}
@@ -71,7 +78,7 @@ func TestListRuns(t *testing.T) {
 			seen, _ := tbl.GetTrigger(ctx, "trg_a")
 			run := trigger.Run{At: now.Add(time.Duration(i) * time.Hour), Status: trigger.StatusFailed, Error: "forbidden",
 				RecordedAt: now.Add(time.Duration(i) * 24 * time.Hour)}
-			if err := tbl.RecordRun(ctx, seen, run, run.At.Add(time.Hour), false); err != nil {
+			if err := tbl.RecordRun(ctx, seen, run, run.At.Add(time.Hour)); err != nil {
 				t.Fatal(err)
 			}
 			want = append([]trigger.Run{run}, want...)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -18,7 +17,7 @@ import (
 // Scanned is one item of a scan, decoded by its key: exactly one of
 // Session, Ledger and Trigger is set, or Err says why the item of that
 // kind did not decode, or none is (another item: an owner's trigger
-// count).
+// count, a trigger's run).
 type Scanned struct {
 	Session *session.Record
 	Ledger  *session.LedgerRow
@@ -121,13 +120,5 @@ func (t *Table) ClearSavedAllocation(ctx context.Context, seen *trigger.Trigger)
 		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
 		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
 	})
-	var ccf *types.ConditionalCheckFailedException
-	var conflict *types.TransactionConflictException
-	switch {
-	case errors.As(err, &ccf) || errors.As(err, &conflict):
-		return ErrTriggerMoved
-	case err != nil:
-		return failed("clear saved allocation", err)
-	}
-	return nil
+	return moved("clear saved allocation", err)
 }

@@ -584,45 +584,48 @@ func runUpdateItem(table string, seen *trigger.Trigger, run trigger.Run, next ti
 // RecordRun records what a trigger's slot did and moves its next run on,
 // on the condition that the trigger is still as it was seen
 // (unchangedSince): never backward, never onto a deleted or changed
-// trigger. A slot the firing obtained no session for (a refusal) is also
-// added to the trigger's history, in the same transaction; a duplicate's
-// slot is in it already. When the condition fails the error is
-// ErrTriggerMoved.
-func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time, duplicate bool) error {
+// trigger. The slot's run goes into the trigger's history in the same
+// transaction: a slot has one run item, so recording it again (a replay
+// of a slot an older writer fired, which recorded no run) adds none. When
+// the condition fails the error is ErrTriggerMoved.
+func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time) error {
 	update, err := runUpdateItem(t.name, seen, run, next)
 	if err != nil {
 		return err
 	}
-	if duplicate {
-		u := update.Update
-		_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression, ConditionExpression: u.ConditionExpression,
-			ExpressionAttributeNames: u.ExpressionAttributeNames, ExpressionAttributeValues: u.ExpressionAttributeValues,
-		})
-	} else {
-		var put types.TransactWriteItem
-		if put, err = runPut(t.name, seen.ID, run); err != nil {
-			return err
-		}
-		_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{update, put}})
+	put, err := runPut(t.name, seen.ID, run)
+	if err != nil {
+		return err
 	}
-	// A transaction in flight on the trigger (another invocation's
-	// advance, a change) refuses the write with a conflict: it is moving
-	// too.
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{update, put}})
+	return moved("record trigger run", err)
+}
+
+// moved maps the answer to a write conditioned on a trigger as it was
+// seen, alone or in a transaction: a failed condition means the trigger
+// moved, and so does a conflict (a transaction in flight on it: another
+// invocation's advance, a change), on any of the items; a throttled
+// transaction is service_unavailable; anything else a fault.
+func moved(op string, err error) error {
 	var ccf *types.ConditionalCheckFailedException
 	var conflict *types.TransactionConflictException
 	var tce *types.TransactionCanceledException
 	switch {
+	case err == nil:
+		return nil
 	case errors.As(err, &ccf) || errors.As(err, &conflict):
 		return ErrTriggerMoved
-	case errors.As(err, &tce) && (reason(tce, 0) == "ConditionalCheckFailed" || reason(tce, 0) == "TransactionConflict"):
-		return ErrTriggerMoved
-	case errors.As(err, &tce) && transient(tce):
-		return errBusy(fmt.Errorf("record trigger run: %w", err))
-	case err != nil:
-		return failed("record trigger run", err)
+	case errors.As(err, &tce):
+		for i := range tce.CancellationReasons {
+			if r := reason(tce, i); r == "ConditionalCheckFailed" || r == "TransactionConflict" {
+				return ErrTriggerMoved
+			}
+		}
+		if transient(tce) {
+			return errBusy(fmt.Errorf("%s: %w", op, err))
+		}
 	}
-	return nil
+	return failed(op, err)
 }
 
 // UpdateTrigger writes a change of a trigger (changed, the trigger seen
@@ -645,42 +648,70 @@ func (t *Table) UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigge
 		TableName: aws.String(t.name), Item: item, ConditionExpression: cond.Condition(),
 		ExpressionAttributeNames: cond.Names(), ExpressionAttributeValues: cond.Values(),
 	})
-	var ccf *types.ConditionalCheckFailedException
-	var conflict *types.TransactionConflictException
-	switch {
-	case errors.As(err, &ccf) || errors.As(err, &conflict):
-		return ErrTriggerMoved
-	case err != nil:
-		return failed("update trigger", err)
+	if err = moved("update trigger", err); err == nil {
+		changed.Version = next.Version
 	}
-	changed.Version = next.Version
-	return nil
+	return err
 }
 
 // Park stops a trigger that cannot fire (its item does not decode, or its
 // schedule no longer parses: a retry cannot mend either): it becomes
 // inactive, leaves the due index, and records its slot as failed with
-// code. It stays listed, and can be deleted. Its version is left as it is:
-// the item may not decode because the version is not a number. A write
-// conditioned on the trigger as read (unchangedSince) sees the change in
-// its active flag.
-func (t *Table) Park(ctx context.Context, id, code string) error {
-	_, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(t.name), Key: triggerKey(id),
-		UpdateExpression:    aws.String("SET active = :false, lastRunStatus = :status, lastError = :code REMOVE dueShard"),
-		ConditionExpression: aws.String("attribute_exists(PK)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":false":  &types.AttributeValueMemberBOOL{Value: false},
-			":status": &types.AttributeValueMemberS{Value: trigger.StatusFailed}, ":code": &types.AttributeValueMemberS{Value: code},
-		},
-	})
-	var ccf *types.ConditionalCheckFailedException
-	var conflict *types.TransactionConflictException
-	switch {
-	case errors.As(err, &conflict):
-		return errBusy(fmt.Errorf("park trigger: %w", err))
-	case err != nil && !errors.As(err, &ccf):
-		return failed("park trigger", err)
+// code. It stays listed, and can be deleted, or mended by a change.
+//
+// A trigger that decoded (seen) is parked on the condition that it is
+// still as seen (ErrTriggerMoved when it is not: a change may have mended
+// it), its version moved on, and its slot, its next run, goes into its
+// history, failed, in the same transaction. One that does not decode is
+// parked as long as it exists, its version left as it is (the version may
+// be what does not decode), with no run: its slot is not known.
+func (t *Table) Park(ctx context.Context, id, code string, seen *trigger.Trigger, at time.Time) error {
+	stop := expression.Set(expression.Name("active"), expression.Value(false)).
+		Set(expression.Name("lastRunStatus"), expression.Value(trigger.StatusFailed)).
+		Set(expression.Name("lastError"), expression.Value(code)).
+		Remove(expression.Name("dueShard"))
+	if seen == nil {
+		e, err := expression.NewBuilder().WithUpdate(stop).WithCondition(expression.AttributeExists(expression.Name("PK"))).Build()
+		if err != nil {
+			return err
+		}
+		_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(t.name), Key: triggerKey(id),
+			UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+			ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		})
+		var ccf *types.ConditionalCheckFailedException
+		var conflict *types.TransactionConflictException
+		switch {
+		case errors.As(err, &ccf):
+			return nil // deleted since: nothing to stop
+		case errors.As(err, &conflict):
+			return errBusy(fmt.Errorf("park trigger: %w", err))
+		case err != nil:
+			return failed("park trigger", err)
+		}
+		return nil
 	}
-	return nil
+	run := trigger.Run{At: seen.NextRunAt, Status: trigger.StatusFailed, Error: code, RecordedAt: at}
+	version := expression.Name("version")
+	stop = stop.Set(expression.Name("lastRunAt"), expression.Value(formatTime(run.At))).
+		Set(expression.Name("lastSessionId"), expression.Value(nil)).
+		Set(version, expression.Plus(expression.IfNotExists(version, expression.Value(0)), expression.Value(1)))
+	e, err := expression.NewBuilder().WithUpdate(stop).WithCondition(unchangedSince(seen)).Build()
+	if err != nil {
+		return err
+	}
+	put, err := runPut(t.name, id, run)
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName: aws.String(t.name), Key: triggerKey(id),
+			UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+			ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		}},
+		put,
+	}})
+	return moved("park trigger", err)
 }

@@ -263,7 +263,7 @@ func TestRecordRun(t *testing.T) {
 		createDue(t, tbl)
 		seen, _ := tbl.GetTrigger(ctx, "trg_a")
 		slot := now.Add(2 * time.Minute) // a later slot: missed ones are skipped
-		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour), true); err != nil {
+		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := tbl.GetTrigger(ctx, "trg_a")
@@ -271,7 +271,7 @@ func TestRecordRun(t *testing.T) {
 			t.Fatalf("%+v", got)
 		}
 		// The same read again (a late retry of the slot) changes nothing.
-		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, Status: "failed", Error: "internal_error"}, slot.Add(time.Hour), false); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, Status: "failed", Error: "internal_error"}, slot.Add(time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("a stale read: %v", err)
 		}
 		if again, _ := tbl.GetTrigger(ctx, "trg_a"); !reflect.DeepEqual(again, got) {
@@ -284,13 +284,13 @@ func TestRecordRun(t *testing.T) {
 		} {
 			stale := *got
 			change(&stale)
-			if err := tbl.RecordRun(ctx, &stale, trigger.Run{At: slot, Status: "fired"}, slot.Add(2*time.Hour), true); !errors.Is(err, ErrTriggerMoved) {
+			if err := tbl.RecordRun(ctx, &stale, trigger.Run{At: slot, Status: "fired"}, slot.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 				t.Errorf("%+v: %v", stale, err)
 			}
 		}
 		// A failed run clears the session.
 		next := slot.Add(time.Hour)
-		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour), false); err != nil {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next, Status: "failed", Error: "invalid_request"}, next.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		got, _ = tbl.GetTrigger(ctx, "trg_a")
@@ -298,16 +298,16 @@ func TestRecordRun(t *testing.T) {
 			t.Errorf("%+v", got.LastRun)
 		}
 		// Stopped since it was read.
-		if err := tbl.Park(ctx, "trg_a", "invalid_request"); err != nil {
+		if err := tbl.Park(ctx, "trg_a", "invalid_request", nil, now); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour), true); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("a stopped trigger: %v", err)
 		}
 		if err := tbl.DeleteTrigger(ctx, got); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour), true); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("deleted trigger: %v", err)
 		}
 		if _, err := tbl.GetTrigger(ctx, "trg_a"); !errors.Is(err, ErrNotFound) {
@@ -330,7 +330,7 @@ func TestRecordRunUnversioned(t *testing.T) {
 		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.RecordRun(ctx, tr, trigger.Run{At: now, Status: "fired"}, now.Add(time.Hour), true); err != nil {
+		if err := tbl.RecordRun(ctx, tr, trigger.Run{At: now, Status: "fired"}, now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := tbl.GetTrigger(ctx, "trg_a"); got.Version != 1 || !got.NextRunAt.Equal(now.Add(time.Hour)) {
@@ -446,20 +446,48 @@ func TestTriggerCountConflict(t *testing.T) {
 	}
 }
 
-// TestPark: a parked trigger is inactive with its failure recorded, and
-// stays readable; a deleted one is not written back.
+// TestPark: a parked trigger is inactive, out of the due index, with its
+// failure recorded, and stays readable; a deleted one is not written back.
+// One that decoded is parked on the condition that it is as read, with
+// its slot's run; one changed since (mended by a change, say) is not.
 func TestPark(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
 		createDue(t, tbl)
-		if err := tbl.Park(ctx, "trg_a", "invalid_request"); err != nil {
+		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		changed := *seen
+		changed.Cron = "*/5 * * * *"
+		if err := tbl.UpdateTrigger(ctx, seen, &changed); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.Park(ctx, "trg_a", "invalid_request", seen, now); !errors.Is(err, ErrTriggerMoved) {
+			t.Errorf("changed since it was read: %v", err)
+		}
+		if got, _ := tbl.GetTrigger(ctx, "trg_a"); !got.Active {
+			t.Errorf("parked though changed: %+v", got)
+		}
+		if err := tbl.Park(ctx, "trg_a", "invalid_request", &changed, now); err != nil {
 			t.Fatal(err)
 		}
 		got, err := tbl.GetTrigger(ctx, "trg_a")
-		if err != nil || got.LastRun.Status != "failed" || got.LastRun.Error != "invalid_request" || got.Active {
+		if err != nil || got.LastRun != (trigger.Run{At: now, Status: "failed", Error: "invalid_request"}) || got.Active || got.Version != changed.Version+1 {
 			t.Errorf("%+v %v", got, err)
 		}
-		if err := tbl.Park(ctx, "trg_gone", "invalid_request"); err != nil {
+		if due, err := tbl.DueTriggers(ctx, now); err != nil || len(due) != 0 {
+			t.Errorf("a parked trigger is due: %v %v", due, err)
+		}
+		_, runs, _, err := tbl.ListRuns(ctx, "trg_a", time.Time{}, 10, now)
+		if err != nil || len(runs) != 1 || runs[0] != (trigger.Run{At: now, Status: "failed", Error: "invalid_request", RecordedAt: now}) {
+			t.Errorf("runs %+v: %v", runs, err)
+		}
+		// One that does not decode: as long as it exists, with no run.
+		if err := tbl.Park(ctx, "trg_a", "internal_error", nil, now); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := tbl.GetTrigger(ctx, "trg_a"); got.LastRun.Error != "internal_error" || got.Version != changed.Version+1 {
+			t.Errorf("%+v", got)
+		}
+		if err := tbl.Park(ctx, "trg_gone", "invalid_request", nil, now); err != nil {
 			t.Errorf("a deleted trigger: %v", err)
 		}
 		if _, err := tbl.GetTrigger(ctx, "trg_gone"); !errors.Is(err, ErrNotFound) {

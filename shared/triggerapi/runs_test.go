@@ -13,6 +13,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/firing"
 )
 
 func runsCall(h *apitest.Harness, claims map[string]string, id, query string) apitest.Result {
@@ -197,6 +198,22 @@ func TestChangeMeetsFiring(t *testing.T) {
 		got := h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers/" + id, Claims: user}).Body
 		if got["active"] != false || got["lastRunAt"] != nil || len(runsCall(h, user, id, "").Body["items"].([]any)) != 0 {
 			t.Errorf("%v", got)
+		}
+	})
+	t.Run("a change that mends the schedule before the firing stops the trigger", func(t *testing.T) {
+		h, p, id := setup(t)
+		h.SetTrigger(id, "cron", &types.AttributeValueMemberS{Value: "0 9 * * L"}) // an older writer's, no longer valid
+		p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+			if r := patchCall(h, user, id, `{"schedule":{"cron":"*/5 * * * *"}}`); r.Status != 200 {
+				t.Errorf("%d %s", r.Status, r.Raw)
+			}
+		}))
+		if sum := fireAt(t, h, slot); sum != (firing.Summary{Due: 1, Fired: 1}) {
+			t.Errorf("%+v", sum)
+		}
+		got := h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers/" + id, Claims: user}).Body
+		if got["active"] != true || got["lastRunStatus"] == "failed" || member(got, "schedule.cron") != `"*/5 * * * *"` {
+			t.Errorf("the change was undone: %v", got)
 		}
 	})
 	t.Run("a new prompt between the firing's read and write", func(t *testing.T) {
