@@ -71,6 +71,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCallerFrom$$' -fuzztime $(FUZZTIME) ./shared/httpapi
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSchedule$$' -fuzztime $(FUZZTIME) ./shared/trigger
 	$(GO) test -run '^$$' -fuzz '^FuzzPatch$$' -fuzztime $(FUZZTIME) ./shared/triggerapi
+	$(GO) test -run '^$$' -fuzz '^FuzzCursors$$' -fuzztime $(FUZZTIME) ./shared/triggerapi
 
 ## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
 run:

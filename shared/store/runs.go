@@ -61,7 +61,8 @@ func runPut(table, triggerID string, run trigger.Run) (types.TransactWriteItem, 
 // one strongly consistent query, which reads the trigger with its newest
 // runs; a later page reads the trigger, then queries. ErrNotFound when
 // the trigger does not exist (its runs may outlive it, until they
-// expire); an *InvalidTriggerError when it does not decode.
+// expire); an *InvalidTriggerError when it does not decode; with a run
+// that does not decode, the trigger and the fault.
 func (t *Table) ListRuns(ctx context.Context, triggerID string, after time.Time, limit int, now time.Time) (tr *trigger.Trigger, runs []trigger.Run, more bool, err error) {
 	pk := triggerPrefix + triggerID
 	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key("PK").Equal(expression.Value(pk)).
@@ -101,10 +102,10 @@ func (t *Table) ListRuns(ctx context.Context, triggerID string, after time.Time,
 			}
 			run, err := decodeRun(item)
 			if err != nil {
-				return nil, nil, false, err
+				return tr, nil, false, err // the trigger, for its owner to be judged first
 			}
 			if !now.Before(run.RecordedAt.Add(RunTTL)) {
-				return tr, runs, false, nil // expired, and every older one with it
+				continue // expired: the TTL deletes it soon
 			}
 			if len(runs) == limit {
 				return tr, runs, true, nil

@@ -35,12 +35,15 @@ type patchBody struct {
 	SandboxAllocation jsontext.Value `json:"sandboxAllocation"`
 }
 
-// required are the members that a patch may not remove (null), the
-// nested ones by their parent; the repository's repo or url, required by
-// its type, is judged on the merged trigger.
-var required = map[string][]string{
-	"active": nil, "prompt": nil,
-	"schedule": {"cron"}, "repository": {"type"}, "agent": {"mode", "model"},
+// required are the members that a patch may not remove (null), each
+// with its nested ones, in the order they are judged; the repository's
+// repo or url, required by its type, is judged on the merged trigger.
+var required = []struct {
+	name   string
+	nested []string
+}{
+	{"active", nil}, {"schedule", []string{"cron"}}, {"repository", []string{"type"}},
+	{"agent", []string{"mode", "model"}}, {"prompt", nil},
 }
 
 // members are the members each object of a patch may name, null
@@ -87,22 +90,24 @@ func parsePatch(r *httpapi.Request) (patch, error) {
 	}
 	var p patch
 	if err := json.Unmarshal(r.Body, &p); err != nil {
-		return nil, err // Decode took it as one object
+		// Decode took it as one object: what is left is a number no
+		// member can hold.
+		return nil, bad("The body holds a number out of range.")
 	}
 	for _, name := range []string{"schedule", "repository", "agent", "sandboxAllocation"} {
 		if unknown := unknownMember(name, p[name]); unknown != "" {
 			return nil, bad(httpapi.MemberName(unknown) + " is not a known member.")
 		}
 	}
-	for name, nested := range required {
-		v, ok := p[name]
+	for _, req := range required {
+		v, ok := p[req.name]
 		if ok && v == nil {
-			return nil, bad(name + " cannot be removed.")
+			return nil, bad(req.name + " cannot be removed.")
 		}
 		obj, _ := v.(map[string]any)
-		for _, n := range nested {
+		for _, n := range req.nested {
 			if x, ok := obj[n]; ok && x == nil {
-				return nil, bad(name + "." + n + " cannot be removed.")
+				return nil, bad(req.name + "." + n + " cannot be removed.")
 			}
 		}
 	}
@@ -237,7 +242,13 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 		case !errors.Is(err, store.ErrTriggerMoved):
 			return httpapi.Response{}, err
 		}
+		// A firing or another change came first, or is under way: give
+		// it a moment to land.
+		if err := store.Pause(ctx, 5*time.Millisecond, busyDetail); err != nil {
+			return httpapi.Response{}, err
+		}
 	}
-	return httpapi.Response{}, &problem.Error{Code: problem.ServiceUnavailable,
-		Detail: "The trigger kept changing while it was changed. Try again shortly.", RetryAfter: time.Second}
+	return httpapi.Response{}, &problem.Error{Code: problem.ServiceUnavailable, Detail: busyDetail, RetryAfter: time.Second}
 }
+
+const busyDetail = "The trigger kept changing while it was changed. Try again shortly."

@@ -25,6 +25,7 @@ func FuzzPatch(f *testing.F) {
 		`{"repository":{"type":"gitlab","repo":null,"url":"https://gitlab.com/a/b.git"}}`, `{"repository":{"branch":null}}`,
 		`{"agent":{"variant":"v","model":"m2"}}`, `{"agent":{"mode":null}}`, `{"prompt":"a","prompt":"b"}`, `[]`, `{"prompt":"\xff"}`,
 		`{"schedule":{"cron":"0 9 * * 1-5","extra":1}}`, `{"repository":{"branch":"ghp_x"}}`, `{"prompt":""}`, `{"active":"yes"}`,
+		`{"active":1e400}`, `{"schedule":{"cron":-1e999}}`, `{"prompt":12}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -57,6 +58,22 @@ func FuzzPatch(f *testing.F) {
 		again, err := s.apply(context.Background(), next, p, now)
 		if err != nil || !reflect.DeepEqual(again, next) {
 			t.Fatalf("applied twice: %+v, once: %+v: %v", again, next, err)
+		}
+	})
+}
+
+// FuzzCursors: a cursor from outside decodes, or is 400; never a panic.
+func FuzzCursors(f *testing.F) {
+	for _, seed := range []string{"", "e30", "bm90IGEgY3Vyc29y", *encodeCursor(runCursor{"2026-11-30T10:05:00Z"}),
+		*encodeCursor(cursor{"trg_a", "2026-11-30T10:00:30.5Z"}), "!!", "eyJzbG90IjoxfQ"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if _, err := decodeRunCursor(s); err != nil && problem.CodeOf(err) != problem.InvalidRequest {
+			t.Fatalf("runs: %v", err)
+		}
+		if _, err := decodePosition(s); err != nil && problem.CodeOf(err) != problem.InvalidRequest {
+			t.Fatalf("triggers: %v", err)
 		}
 	})
 }

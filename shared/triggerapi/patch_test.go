@@ -79,7 +79,6 @@ func TestPatch(t *testing.T) {
 		{"a byoc object merged member by member", `{"sandboxAllocation":{"instanceType":"large"}}`,
 			map[string]any{"sandboxAllocation": map[string]any{"provider": map[string]any{"id": "vercel", "account": "byoc"}, "instanceType": "small"}},
 			map[string]string{"sandboxAllocation": `{"instanceType":"large","provider":{"account":"byoc","id":"vercel"}}`}, true},
-		{"a saved retired allocation stays unless named", `{"prompt":"Again."}`, nil, map[string]string{"prompt": `"Again."`}, true},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
 			h := newHarness(t)
@@ -169,6 +168,9 @@ func TestPatchRefused(t *testing.T) {
 		{"an unknown member removed", `{"agent":{"speed":null}}`, "invalid_request", 400, "agent.speed is not a known member"},
 		{"an unknown member of the allocation's provider", `{"sandboxAllocation":{"provider":{"region":null}}}`, "invalid_request", 400, "sandboxAllocation.provider.region"},
 		{"a wrong type", `{"active":"yes"}`, "invalid_request", 400, "active"},
+		{"a number out of range", `{"active":1e400}`, "invalid_request", 400, "out of range"},
+		{"a number out of range, nested", `{"schedule":{"cron":-1e999}}`, "invalid_request", 400, "out of range"},
+		{"two removed: the first judged", `{"prompt":null,"active":null}`, "invalid_request", 400, "active cannot be removed"},
 		{"an empty prompt", `{"prompt":""}`, "invalid_request", 400, "prompt"},
 		{"a secret", `{"repository":{"branch":"ghp_abc"}}`, "invalid_request", 400, ""},
 		{"a bad cron", `{"schedule":{"cron":"0 9 * *"}}`, "invalid_request", 400, ""},
@@ -217,7 +219,9 @@ func TestPatchRefused(t *testing.T) {
 	}
 }
 
-// TestPatchSelection: allocation checks 5 and 6 under the settings.
+// TestPatchSelection: allocation checks 3, 5 and 6 under the settings, on
+// an allocation the patch names; a saved one it does not name is kept,
+// whatever the settings say of it now.
 func TestPatchSelection(t *testing.T) {
 	for _, row := range []struct {
 		rule   string
@@ -227,15 +231,17 @@ func TestPatchSelection(t *testing.T) {
 	}{
 		{"check 5: selection not enabled", []local.Parameter{{Name: "selection/owners", Type: "StringList", Value: "-"}}, "sandbox_selection_disabled", 403},
 		{"check 6: not selectable", []local.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: "vercel-small"}}, "sandbox_allocation_unavailable", 422},
+		{"check 3: retired since it was saved", []local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}}, "sandbox_allocation_retired", 422},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
 			h := newHarness(t)
-			id := newTrigger(t, h, nil)
+			id := newTrigger(t, h, map[string]any{"sandboxAllocation": "vercel-large"})
 			h.SetSettings(row.params)
 			if r := patchCall(h, user, id, `{"sandboxAllocation":"vercel-large"}`); r.Status != row.status || r.Code() != row.code {
 				t.Errorf("%d %s", r.Status, r.Raw)
 			}
-			if r := patchCall(h, user, id, `{"prompt":"No allocation named: no check."}`); r.Status != 200 {
+			// Not named, the saved allocation is not judged, and stays.
+			if r := patchCall(h, user, id, `{"prompt":"No allocation named: no check."}`); r.Status != 200 || r.Body["sandboxAllocation"] != "vercel-large" {
 				t.Errorf("%d %s", r.Status, r.Raw)
 			}
 		})

@@ -2,8 +2,6 @@ package triggerapi
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json/v2"
 	"errors"
 	"net/http"
 	"time"
@@ -54,19 +52,20 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 		}
 	}
 	tr, runs, more, err := s.Table.ListRuns(ctx, id, after, limit, s.now())
+	// The owner first: anything not the caller's does not exist for them,
+	// whatever else is wrong with it.
 	var broken *store.InvalidTriggerError
+	if errors.As(err, &broken) {
+		tr = broken.Trigger()
+		err = problem.Wrap(problem.InternalError, "The stored trigger is invalid.", err)
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return httpapi.Response{}, errNotFound
-	case errors.As(err, &broken):
-		if owner := broken.Trigger(); !r.Caller.Owns(owner.UserID, owner.OrgID) {
-			return httpapi.Response{}, errNotFound
-		}
-		return httpapi.Response{}, problem.Wrap(problem.InternalError, "The stored trigger is invalid.", err)
+	case tr != nil && !r.Caller.Owns(tr.UserID, tr.OrgID):
+		return httpapi.Response{}, errNotFound
 	case err != nil:
 		return httpapi.Response{}, err
-	case !r.Caller.Owns(tr.UserID, tr.OrgID):
-		return httpapi.Response{}, errNotFound
 	}
 	page := RunPage{Items: make([]RunView, len(runs))}
 	for i, run := range runs {
@@ -77,22 +76,16 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 		}
 	}
 	if more {
-		b, _ := json.Marshal(runCursor{runs[len(runs)-1].At.UTC().Format(session.TimeFormat)})
-		c := base64.RawURLEncoding.EncodeToString(b)
-		page.NextCursor = &c
+		page.NextCursor = encodeCursor(runCursor{runs[len(runs)-1].At.UTC().Format(session.TimeFormat)})
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
 }
 
+// decodeRunCursor reads the cursor of a page of runs: the slot it ended at.
 func decodeRunCursor(s string) (time.Time, error) {
-	errCursor := bad("cursor is not a cursor this API returned.")
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return time.Time{}, errCursor
-	}
 	var c runCursor
-	if json.Unmarshal(raw, &c) != nil {
-		return time.Time{}, errCursor
+	if err := decodeCursor(s, &c); err != nil {
+		return time.Time{}, err
 	}
 	slot, err := time.Parse(session.TimeFormat, c.Slot)
 	if err != nil {

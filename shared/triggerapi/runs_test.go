@@ -59,8 +59,8 @@ func TestRuns(t *testing.T) {
 	query := "?limit=1"
 	for pages := 0; pages < 5; pages++ {
 		r := runsCall(h, user, id, query)
-		if r.Status != 200 {
-			t.Fatalf("%d %s", r.Status, r.Raw)
+		if want := 2; r.Status != 200 || pages > 0 && r.Requests != want { // a later page reads the trigger, then queries
+			t.Fatalf("page %d: %d, %d requests: %s", pages, r.Status, r.Requests, r.Raw)
 		}
 		for _, it := range r.Body["items"].([]any) {
 			got = append(got, it.(map[string]any)["slot"].(string))
@@ -92,6 +92,16 @@ func TestRuns(t *testing.T) {
 				t.Errorf("%d %s", r.Status, r.Raw)
 			}
 		})
+	}
+	// A run that does not decode: a fault to the owner, nothing to anyone
+	// else.
+	h.Put([]byte(`{"PK":{"S":"TRIGGER#` + id + `"},"SK":{"S":"RUN#2026-11-30T10:20:00Z"},"triggerId":{"S":"` + id + `"},` +
+		`"slot":{"S":"2026-11-30T10:20:00Z"},"status":{"S":"fired"},"recordedAt":{"S":"yesterday"},"expiresAt":{"N":"1800000000"}}`))
+	if r := runsCall(h, user, id, ""); r.Status != 500 || r.Code() != "internal_error" {
+		t.Errorf("a broken run, to its owner: %d %s", r.Status, r.Raw)
+	}
+	if r := runsCall(h, other, id, ""); r.Status != 404 {
+		t.Errorf("a broken run, to another user: %d %s", r.Status, r.Raw)
 	}
 	if r := h.Do(apitest.Call{Method: "DELETE", Path: "/v1/triggers/" + id, Claims: user}); r.Status != 204 {
 		t.Fatal(r.Raw)
@@ -234,4 +244,68 @@ func TestChangeMeetsFiring(t *testing.T) {
 			t.Errorf("version %d", v)
 		}
 	})
+}
+
+// TestPatchFaults: a fault in a change or a listing of runs is a 503 with
+// Retry-After that changes nothing; a change whose answer was lost is
+// found written when it is applied again; a trigger that keeps changing
+// under the change is a 503 once the change has tried three times.
+func TestPatchFaults(t *testing.T) {
+	patient := func(o *dynamodb.Options) { o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second) }
+	for _, row := range []struct {
+		rule   string
+		inject func(h *apitest.Harness, p *faultproxy.Proxy, id string)
+		call   func(h *apitest.Harness, id string) apitest.Result
+		status int
+	}{
+		{"the read is throttled", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("GetItem", 4, faultproxy.DynamoThrottle)
+		}, func(h *apitest.Harness, id string) apitest.Result {
+			return patchCall(h, user, id, `{"prompt":"Changed."}`)
+		}, 503},
+		{"the write is throttled", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("PutItem", 4, faultproxy.DynamoThrottle)
+		}, func(h *apitest.Harness, id string) apitest.Result {
+			return patchCall(h, user, id, `{"prompt":"Changed."}`)
+		}, 503},
+		{"the trigger keeps changing", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			for v := range 3 {
+				p.Inject("PutItem", 1, faultproxy.Before(func() {
+					if err := h.UpdateTrigger(id, "version", &types.AttributeValueMemberN{Value: fmt.Sprint(10 + v)}); err != nil {
+						t.Error(err)
+					}
+				}))
+			}
+		}, func(h *apitest.Harness, id string) apitest.Result {
+			return patchCall(h, user, id, `{"prompt":"Changed."}`)
+		}, 503},
+		{"the runs' query is throttled", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("Query", 4, faultproxy.DynamoThrottle)
+		}, func(h *apitest.Harness, id string) apitest.Result { return runsCall(h, user, id, "") }, 503},
+		{"the write's answer is lost", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			p.Inject("PutItem", 1, faultproxy.DropAfter)
+		}, func(h *apitest.Harness, id string) apitest.Result {
+			return patchCall(h, user, id, `{"prompt":"Changed."}`)
+		}, 200},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			h, p := apitest.Faulty(t, patient)
+			h.Triggers.Now = func() time.Time { return clock }
+			id := newTrigger(t, h, nil)
+			before := snapshot(h)
+			row.inject(h, p, id)
+			r := row.call(h, id)
+			if r.Status != row.status {
+				t.Fatalf("%d %s", r.Status, r.Raw)
+			}
+			switch {
+			case r.Status == 503 && (r.Code() != "service_unavailable" || r.Headers["Retry-After"] == ""):
+				t.Errorf("%v %s", r.Headers, r.Raw)
+			case r.Status == 503 && row.rule != "the trigger keeps changing" && snapshot(h) != before:
+				t.Error("a fault changed the table")
+			case r.Status == 200 && (r.Body["prompt"] != "Changed." || version(t, h, id) != 2):
+				t.Errorf("version %d: %s", version(t, h, id), r.Raw)
+			}
+		})
+	}
 }

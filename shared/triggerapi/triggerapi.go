@@ -188,7 +188,7 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	}
 	var after *trigger.Position
 	if v, ok := r.Query("cursor"); ok {
-		p, err := decodeCursor(v)
+		p, err := decodePosition(v)
 		if err != nil {
 			return httpapi.Response{}, err
 		}
@@ -205,8 +205,7 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	}
 	if more {
 		last := triggers[len(triggers)-1]
-		c := encodeCursor(trigger.Position{ID: last.ID, CreatedAt: last.CreatedAt})
-		page.NextCursor = &c
+		page.NextCursor = encodeCursor(cursor{last.ID, last.CreatedAt.UTC().Format(time.RFC3339Nano)})
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
 }
@@ -232,19 +231,30 @@ type cursor struct {
 	CreatedAt string `json:"createdAt"`
 }
 
-func encodeCursor(p trigger.Position) string {
-	b, _ := json.Marshal(cursor{p.ID, p.CreatedAt.UTC().Format(time.RFC3339Nano)})
-	return base64.RawURLEncoding.EncodeToString(b)
+// errCursor answers a cursor this API did not return.
+var errCursor = bad("cursor is not a cursor this API returned.")
+
+// encodeCursor is the cursor of where a page ended: base64url of the JSON
+// of v.
+func encodeCursor(v any) *string {
+	b, _ := json.Marshal(v)
+	c := base64.RawURLEncoding.EncodeToString(b)
+	return &c
 }
 
-func decodeCursor(s string) (*trigger.Position, error) {
-	errCursor := bad("cursor is not a cursor this API returned.")
+// decodeCursor reads a cursor into v (errCursor when it is none).
+func decodeCursor(s string, v any) error {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return nil, errCursor
+	if err != nil || json.Unmarshal(raw, v) != nil {
+		return errCursor
 	}
+	return nil
+}
+
+// decodePosition reads the cursor of a page of triggers.
+func decodePosition(s string) (*trigger.Position, error) {
 	var c cursor
-	if json.Unmarshal(raw, &c) != nil || !httpapi.IsPathID(c.ID) {
+	if err := decodeCursor(s, &c); err != nil || !httpapi.IsPathID(c.ID) {
 		return nil, errCursor
 	}
 	created, err := time.Parse(time.RFC3339Nano, c.CreatedAt)
