@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -28,7 +29,7 @@ type Report struct {
 	// Items that are not in the contract's object: ledger rows and
 	// triggers that do not decode, and items of no kind the contract
 	// names (the owners' trigger counts, the triggers' runs).
-	Undecodable Undecodable `json:"-"`
+	Uncounted Uncounted `json:"-"`
 	// Fallbacks are the triggers that fall back, as scanned.
 	Fallbacks []Fallback `json:"-"`
 }
@@ -80,8 +81,9 @@ type Fallbacks struct {
 	NotSelectable   int `json:"notSelectable"`
 }
 
-// Undecodable counts what the contract's object leaves out.
-type Undecodable struct {
+// Uncounted counts what the contract's object leaves out: ledger rows and
+// triggers that do not decode, and items of no kind it names.
+type Uncounted struct {
 	Ledger   int
 	Triggers int
 	Other    int
@@ -124,19 +126,19 @@ func (r *Report) add(p *allocation.Policy, it store.Scanned) {
 		r.Sessions.add(p, it.Session)
 	case store.KindLedger:
 		if it.Err != nil {
-			r.Undecodable.Ledger++
+			r.Uncounted.Ledger++
 			return
 		}
 		r.Ledger.add(p, it.Ledger)
 	case store.KindTrigger:
 		r.Triggers.Total++
 		if it.Err != nil {
-			r.Undecodable.Triggers++
+			r.Uncounted.Triggers++
 			return
 		}
 		r.addTrigger(p, it.Trigger)
 	default:
-		r.Undecodable.Other++
+		r.Uncounted.Other++
 	}
 }
 
@@ -217,8 +219,9 @@ const maxTries = 3
 type Outcome struct {
 	Fallback
 	// Result is cleared (or would be, in a dry run), gone (deleted since
-	// the scan), kept (no longer falls back: changed since the scan) or
-	// changing (it kept changing under the write: run again).
+	// the scan), kept (no longer falls back: changed since the scan),
+	// changing (it kept changing under the write) or failed (a fault,
+	// Err): run again for the last two.
 	Result string
 	Err    error
 }
@@ -229,6 +232,7 @@ const (
 	Gone     = "gone"
 	Kept     = "kept"
 	Changing = "changing"
+	Failed   = "failed"
 )
 
 // Rewrite clears the saved allocation of each trigger that falls back, so
@@ -253,16 +257,20 @@ func rewriteOne(ctx context.Context, tbl *store.Table, p *allocation.Policy, fb 
 		err := tbl.ClearSavedAllocation(ctx, fb.Trigger)
 		if !errors.Is(err, store.ErrTriggerMoved) {
 			if err != nil {
-				return Outcome{Fallback: fb, Result: Changing, Err: err}
+				return Outcome{Fallback: fb, Result: Failed, Err: err}
 			}
 			return Outcome{Fallback: fb, Result: Cleared}
+		}
+		// A firing or a change came first, or is under way.
+		if err := store.Pause(ctx, 5*time.Millisecond, "the rewrite was stopped"); err != nil {
+			return Outcome{Fallback: fb, Result: Failed, Err: err}
 		}
 		tr, err := tbl.GetTrigger(ctx, fb.Trigger.ID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			return Outcome{Fallback: fb, Result: Gone}
 		case err != nil:
-			return Outcome{Fallback: fb, Result: Changing, Err: err}
+			return Outcome{Fallback: fb, Result: Failed, Err: err}
 		}
 		again := fallback(p, tr)
 		if again.Class == "" {

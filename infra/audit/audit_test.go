@@ -155,7 +155,7 @@ var seedReport = Report{
 			NotSelectable:   2, // vercel-large by name and as a byoc object
 		},
 	},
-	Undecodable: Undecodable{Ledger: 1, Triggers: 1, Other: 1},
+	Uncounted: Uncounted{Ledger: 1, Triggers: 1, Other: 1},
 }
 
 // TestScanCounts: every item shape counts in its class, under the

@@ -15,7 +15,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/schollz/progressbar/v3"
@@ -72,6 +71,10 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 		return o, errors.New("-dry-run goes with -rewrite-triggers")
 	case o.Region != "" && o.Endpoint != "":
 		return o, errors.New("give -region or -endpoint, not both")
+	case o.Region != "" && o.ConfigPath == "":
+		// A table in AWS is judged by its own settings, never by a local
+		// file.
+		return o, errors.New("-region needs -config-path: the settings under which the table is judged (e.g. /cloud-agent/prod)")
 	}
 	return o, nil
 }
@@ -95,6 +98,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if o.JSON {
 		notes = stderr
 	}
+	fmt.Fprintf(stderr, "settings: %s\n", settingsSource(o))
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "settings: %s\n", w)
 	}
@@ -122,34 +126,45 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	return writeRewrite(notes, Rewrite(ctx, tbl, policy, r.Fallbacks, o.DryRun), o.DryRun)
 }
 
-// clients are the DynamoDB client of the table the options name and, with
-// a configuration path, the Parameter Store client of the same account.
+// settingsSource says where the settings the table is judged by come from.
+func settingsSource(o Options) string {
+	if o.ConfigPath != "" {
+		return "Parameter Store under " + o.ConfigPath
+	}
+	return "the local file " + o.SettingsFile + " (built-in values where it has none)"
+}
+
+// clients are the DynamoDB client of the table the options name (the
+// local stack's unless -region or -endpoint says otherwise) and, with a
+// configuration path, the Parameter Store client of the account the SDK
+// finds.
 func clients(ctx context.Context, o Options) (*dynamodb.Client, *ssm.Client, error) {
-	if o.Region == "" && o.ConfigPath == "" {
-		endpoint := o.Endpoint
-		if endpoint == "" {
-			endpoint = localEndpoint
-		}
-		return local.DynamoClient(endpoint), nil, nil
+	endpoint := o.Endpoint
+	if endpoint == "" && o.Region == "" {
+		endpoint = localEndpoint
+	}
+	var dynamo *dynamodb.Client
+	if o.Region == "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
+		dynamo = local.DynamoClient(endpoint) // a local endpoint takes any credentials
+	}
+	if dynamo != nil && o.ConfigPath == "" {
+		return dynamo, nil, nil
 	}
 	var opts []func(*config.LoadOptions) error
 	if o.Region != "" {
 		opts = append(opts, config.WithRegion(o.Region))
 	}
-	if o.Endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
-		// A local endpoint takes any credentials.
-		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")),
-			config.WithRegion("us-east-1"))
-	}
 	cfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	dynamo := dynamodb.NewFromConfig(cfg, func(d *dynamodb.Options) {
-		if o.Endpoint != "" {
-			d.BaseEndpoint = aws.String(o.Endpoint)
-		}
-	})
+	if dynamo == nil {
+		dynamo = dynamodb.NewFromConfig(cfg, func(d *dynamodb.Options) {
+			if endpoint != "" {
+				d.BaseEndpoint = aws.String(endpoint)
+			}
+		})
+	}
 	return dynamo, ssm.NewFromConfig(cfg), nil
 }
 
@@ -217,7 +232,7 @@ func (r *Report) WriteText(w io.Writer, table string) error {
 	line("fall back: provider retired", t.Fallback.ProviderRetired)
 	line("fall back: unknown allocation", t.Fallback.Unknown)
 	line("fall back: not selectable", t.Fallback.NotSelectable)
-	if u := r.Undecodable; u != (Undecodable{}) {
+	if u := r.Uncounted; u != (Uncounted{}) {
 		head("Not in the counts above")
 		line("ledger rows that do not decode", u.Ledger)
 		line("triggers that do not decode (in the total)", u.Triggers)
@@ -246,8 +261,11 @@ func writeRewrite(w io.Writer, outcomes []Outcome, dryRun bool) error {
 			what = "deleted since the scan"
 		case Kept:
 			what = "no longer falls back"
-		case Changing:
+		case Changing, Failed:
 			what = "kept changing; not cleared"
+			if o.Result == Failed {
+				what = "not cleared"
+			}
 			failed = errors.New("some triggers were not settled: run the rewrite again")
 		}
 		fmt.Fprintf(w, "%s %s: %s (%s)", o.Trigger.ID, what, o.Class, o.Reason)
@@ -257,6 +275,6 @@ func writeRewrite(w io.Writer, outcomes []Outcome, dryRun bool) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "rewrite: %d %s, %d deleted since the scan, %d no longer fall back, %d not settled\n",
-		counts[Cleared], verb, counts[Gone], counts[Kept], counts[Changing])
+		counts[Cleared], verb, counts[Gone], counts[Kept], counts[Changing]+counts[Failed])
 	return failed
 }

@@ -69,7 +69,7 @@ func TestCommand(t *testing.T) {
 			t.Errorf("-json has no %s", member)
 		}
 	}
-	if !strings.Contains(errs, `"isolated-standard" can never be selected`) {
+	if !strings.Contains(errs, "settings: the local file "+settings) || !strings.Contains(errs, `"isolated-standard" can never be selected`) {
 		t.Errorf("the settings' warning: %q", errs)
 	}
 
@@ -112,7 +112,9 @@ func TestCommandParameterStore(t *testing.T) {
 		t.Skipf("moto_server is not on the PATH: %v", err)
 	}
 	t.Setenv("AWS_ENDPOINT_URL_SSM", url)
-	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_ACCESS_KEY_ID", "local")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")
+	t.Setenv("AWS_REGION", "us-east-1")
 	b := dynamotest.Backends(t)[0]
 	c, name := dynamotest.Table(t, b)
 	seed(t, c, name)
@@ -121,9 +123,12 @@ func TestCommandParameterStore(t *testing.T) {
 		Type: ssmtypes.ParameterTypeStringList, Value: aws.String("vercel-small"), Overwrite: aws.Bool(true)}); err != nil {
 		t.Fatal(err)
 	}
-	out, _, err := run(t, "-endpoint", b.URL, "-table", name, "-config-path", "/cloud-agent/audit-test", "-json")
+	out, errs, err := run(t, "-endpoint", b.URL, "-table", name, "-config-path", "/cloud-agent/audit-test", "-json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(errs, "settings: Parameter Store under /cloud-agent/audit-test") {
+		t.Errorf("the settings' source: %q", errs)
 	}
 	got := contractObject(t, out)["sessions"].(map[string]any)
 	if got["onRetiredAllocation"] != 7.0 {
@@ -139,6 +144,8 @@ func TestFlags(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"-dry-run"}, {"-segments", "0"}, {"-segments", "1001"}, {"-region", "eu-west-1", "-endpoint", "http://x"}, {"extra"},
+		{"-region", "eu-west-1"}, // a table in AWS, judged by a local file
+		{"-region", "eu-west-1", "-rewrite-triggers"},
 	} {
 		if _, err := ParseFlags(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("%v: accepted", args)
