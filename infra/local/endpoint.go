@@ -132,7 +132,7 @@ func (e *dynamoEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.change(w, r, op, in)
-	case op == "PutItem" && in.ReturnValues == "ALL_OLD":
+	case op == "PutItem":
 		e.mu.Lock()
 		defer e.mu.Unlock()
 		e.replace(w, r, in)
@@ -187,12 +187,6 @@ func (e *dynamoEndpoint) read(w http.ResponseWriter, r *http.Request, op string,
 			d = map[string]any{"TimeToLiveStatus": "ENABLED", "AttributeName": t.ttlAttribute}
 		}
 		dynamoAnswer(w, http.StatusOK, map[string]any{"TimeToLiveDescription": d})
-	case "PutItem":
-		if in.ReturnValues != "" && in.ReturnValues != "NONE" {
-			dynamoInvalid(w, "ReturnValues can only be ALL_OLD or NONE")
-			return
-		}
-		e.relay(w, r, func(doc map[string]any) { delete(doc, "Attributes") })
 	case "Scan", "Query":
 		segment, ok := e.segment(w, op, in)
 		if !ok {
@@ -313,24 +307,48 @@ func (e *dynamoEndpoint) updateTimeToLive(w http.ResponseWriter, in endpointRequ
 // it reads the item the put replaces, which minidyn does not return, and
 // answers it when the put succeeds.
 func (e *dynamoEndpoint) replace(w http.ResponseWriter, r *http.Request, in endpointRequest) {
-	var old any
+	if in.ReturnValues != "" && in.ReturnValues != "NONE" && in.ReturnValues != "ALL_OLD" {
+		dynamoInvalid(w, "ReturnValues can only be ALL_OLD or NONE")
+		return
+	}
+	var old map[string]any
+	key := map[string]json.RawMessage{}
 	if t, ok := e.tables[in.TableName]; ok {
-		key := map[string]json.RawMessage{}
 		for _, k := range t.key {
 			if v, ok := in.Item[k]; ok {
 				key[k] = v
 			}
 		}
-		if doc, ok := e.call(r, "GetItem", map[string]any{"TableName": in.TableName, "Key": key}); ok {
-			old = doc["Item"]
+		if doc, ok := e.call(r, "GetItem", map[string]any{"TableName": in.TableName, "Key": key, "ConsistentRead": true}); ok {
+			old, _ = doc["Item"].(map[string]any)
 		}
 	}
 	e.relay(w, r, func(doc map[string]any) {
 		delete(doc, "Attributes")
-		if old != nil {
+		if old != nil && in.ReturnValues == "ALL_OLD" {
 			doc["Attributes"] = old
 		}
+		for name := range old {
+			if _, kept := in.Item[name]; !kept {
+				e.reindex(r, in.TableName, key, old, in.Item)
+				break
+			}
+		}
 	})
+}
+
+// reindex stores after in place of the item of key, taking the item out
+// of the indexes whose keys after no longer has: minidyn does not (its
+// index keeps listing the item, and a later delete unsettles the index's
+// order). The item is put back as it was (before, when it is no longer
+// what is stored) so that deleting it takes it out of every index it was
+// in; then after is put, into the indexes it belongs to.
+func (e *dynamoEndpoint) reindex(r *http.Request, table string, key, before, after any) {
+	if before != nil {
+		e.call(r, "PutItem", map[string]any{"TableName": table, "Item": before})
+	}
+	e.call(r, "DeleteItem", map[string]any{"TableName": table, "Key": key})
+	e.call(r, "PutItem", map[string]any{"TableName": table, "Item": after})
 }
 
 // update serves an UpdateItem or a TransactWriteItems whose updates have
@@ -347,7 +365,7 @@ func (e *dynamoEndpoint) update(w http.ResponseWriter, r *http.Request, in endpo
 				for _, n := range names {
 					delete(item, n)
 				}
-				e.call(r, "PutItem", map[string]any{"TableName": u.TableName, "Item": item})
+				e.reindex(r, u.TableName, u.Key, nil, item)
 			}
 			if attrs, ok := doc["Attributes"].(map[string]any); ok && strings.HasSuffix(in.ReturnValues, "_NEW") {
 				for _, n := range names {

@@ -94,10 +94,15 @@ func parsePatch(r *httpapi.Request) (patch, error) {
 		// member can hold.
 		return nil, bad("The body holds a number out of range.")
 	}
-	for _, name := range []string{"schedule", "repository", "agent", "sandboxAllocation"} {
+	for _, name := range []string{"schedule", "repository", "agent"} {
 		if unknown := unknownMember(name, p[name]); unknown != "" {
 			return nil, bad(httpapi.MemberName(unknown) + " is not a known member.")
 		}
+	}
+	if unknown := unknownMember("sandboxAllocation", p["sandboxAllocation"]); unknown != "" {
+		// Any other allocation object, extra keys included (allocation
+		// check 1).
+		return nil, problem.New(problem.InvalidSandboxAllocation, httpapi.MemberName(unknown)+" is not a member of an allocation.")
 	}
 	for _, req := range required {
 		v, ok := p[req.name]

@@ -27,10 +27,11 @@ type RunPage struct {
 	NextCursor *string   `json:"nextCursor"`
 }
 
-// runCursor is the slot a page of runs ended at, as the next request sends
-// it back: base64url of this JSON.
+// runCursor is the trigger and the slot a page of its runs ended at, as
+// the next request sends it back: base64url of this JSON.
 type runCursor struct {
-	Slot string `json:"slot"`
+	Trigger string `json:"trigger"`
+	Slot    string `json:"slot"`
 }
 
 // runs lists one of the caller's triggers' runs, newest slot first, a page
@@ -47,7 +48,7 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	}
 	var after time.Time
 	if v, ok := r.Query("cursor"); ok {
-		if after, err = decodeRunCursor(v); err != nil {
+		if after, err = decodeRunCursor(v, id); err != nil {
 			return httpapi.Response{}, err
 		}
 	}
@@ -76,16 +77,17 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 		}
 	}
 	if more {
-		page.NextCursor = encodeCursor(runCursor{runs[len(runs)-1].At.UTC().Format(session.TimeFormat)})
+		page.NextCursor = encodeCursor(runCursor{id, runs[len(runs)-1].At.UTC().Format(session.TimeFormat)})
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
 }
 
-// decodeRunCursor reads the cursor of a page of runs: the slot it ended at.
-func decodeRunCursor(s string) (time.Time, error) {
+// decodeRunCursor reads the cursor of a page of the runs of trigger id:
+// the slot it ended at. Another trigger's cursor is none.
+func decodeRunCursor(s, id string) (time.Time, error) {
 	var c runCursor
-	if err := decodeCursor(s, &c); err != nil {
-		return time.Time{}, err
+	if err := decodeCursor(s, &c); err != nil || c.Trigger != id {
+		return time.Time{}, errCursor
 	}
 	slot, err := time.Parse(session.TimeFormat, c.Slot)
 	if err != nil {

@@ -74,6 +74,12 @@ func TestRuns(t *testing.T) {
 	if fmt.Sprint(got) != "[2026-11-30T10:15:00Z 2026-11-30T10:10:00Z 2026-11-30T10:05:00Z]" {
 		t.Errorf("pages %v", got)
 	}
+	// A cursor of one trigger's runs is none for another's.
+	second := newTrigger(t, h, nil)
+	cursor := runsCall(h, user, id, "?limit=1").Body["nextCursor"].(string)
+	if r := runsCall(h, user, second, "?cursor="+cursor); r.Status != 400 || r.Code() != "invalid_request" {
+		t.Errorf("another trigger's cursor: %d %s", r.Status, r.Raw)
+	}
 	for _, row := range []struct {
 		rule   string
 		claims map[string]string
