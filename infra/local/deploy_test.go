@@ -113,17 +113,7 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	}
 
 	cfn := cloudformation.NewFromConfig(cfg)
-	stack := fmt.Sprintf("cloud-agent-test-%d", time.Now().UnixNano())
-	var params []cfntypes.Parameter
-	for k, v := range deployParams {
-		params = append(params, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(v)})
-	}
-	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{
-		StackName: aws.String(stack), TemplateBody: aws.String(body), Parameters: params,
-		Capabilities: []cfntypes.Capability{cfntypes.CapabilityCapabilityIam},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	stack := createStack(ctx, t, cfn, "cloud-agent-test", body, deployParams)
 	deleted := false
 	t.Cleanup(func() {
 		if !deleted {
@@ -970,17 +960,7 @@ func deployWithAlarmTopic(t *testing.T, cfg aws.Config, cfn *cloudformation.Clie
 		}
 	}
 	body := transform(t, codeURI, params)
-	stack := fmt.Sprintf("cloud-agent-alarms-%d", time.Now().UnixNano())
-	var cp []cfntypes.Parameter
-	for k, v := range params {
-		cp = append(cp, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(v)})
-	}
-	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{
-		StackName: aws.String(stack), TemplateBody: aws.String(body), Parameters: cp,
-		Capabilities: []cfntypes.Capability{cfntypes.CapabilityCapabilityIam},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	stack := createStack(ctx, t, cfn, "cloud-agent-alarms", body, params)
 	physical := map[string]string{}
 	t.Cleanup(func() {
 		_, _ = cfn.DeleteStack(context.Background(), &cloudformation.DeleteStackInput{StackName: aws.String(stack)})
@@ -1008,4 +988,22 @@ func deployWithAlarmTopic(t *testing.T, cfg aws.Config, cfn *cloudformation.Clie
 	cw := cloudWatchClient(cfg)
 	s := newDeployed(t, stack, body, params, physical)
 	checkDashboard(t, cw, s, url, checkAlarms(t, cw, s, topic))
+}
+
+// createStack creates a stack of the template body with the parameters,
+// named by prefix and the time, and returns its name.
+func createStack(ctx context.Context, t *testing.T, cfn *cloudformation.Client, prefix, body string, params map[string]string) string {
+	t.Helper()
+	stack := fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())
+	var cp []cfntypes.Parameter
+	for k, v := range params {
+		cp = append(cp, cfntypes.Parameter{ParameterKey: aws.String(k), ParameterValue: aws.String(v)})
+	}
+	if _, err := cfn.CreateStack(ctx, &cloudformation.CreateStackInput{
+		StackName: aws.String(stack), TemplateBody: aws.String(body), Parameters: cp,
+		Capabilities: []cfntypes.Capability{cfntypes.CapabilityCapabilityIam},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return stack
 }
