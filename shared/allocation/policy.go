@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"encoding/json/v2"
 	"fmt"
 	"slices"
 
@@ -271,7 +272,8 @@ func (p *Policy) Saved(name string, req *Request, owner string) (a Allocation, f
 	switch {
 	case req != nil:
 		if a, ok = FromRequest(*req); !ok {
-			fb = Fallback{FallbackUnknown, fmt.Sprintf("saved allocation request %+v is not a valid allocation", *req)}
+			raw, _ := json.Marshal(req) // as a body would send it again
+			fb = Fallback{FallbackUnknown, fmt.Sprintf("saved allocation request %s is not a valid allocation", raw)}
 		}
 	case name != "":
 		if a, ok = ByName(name); !ok {

@@ -239,6 +239,9 @@ func TestSaved(t *testing.T) {
 			if a.String() != r.want || fb.Class != r.fallback || (fb.Reason != "") != (r.fallback != "") {
 				t.Errorf("got %s, fallback %+v", a, fb)
 			}
+			if r.req != nil && fb.Class == FallbackUnknown && !strings.Contains(fb.Reason, `{"provider":{"id":"aws","account":"kilo"},"instanceType":"x"}`) {
+				t.Errorf("the reason does not show the saved request as JSON: %s", fb.Reason)
+			}
 		})
 	}
 	p, _ := NewPolicy(Config{RetiredProviders: []string{"cloudflare-containers"}})

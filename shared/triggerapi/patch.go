@@ -99,11 +99,6 @@ func parsePatch(r *httpapi.Request) (patch, error) {
 			return nil, bad(httpapi.MemberName(unknown) + " is not a known member.")
 		}
 	}
-	if unknown := unknownMember("sandboxAllocation", p["sandboxAllocation"]); unknown != "" {
-		// Any other allocation object, extra keys included (allocation
-		// check 1).
-		return nil, problem.New(problem.InvalidSandboxAllocation, httpapi.MemberName(unknown)+" is not a member of an allocation.")
-	}
 	for _, req := range required {
 		v, ok := p[req.name]
 		if ok && v == nil {
@@ -174,6 +169,11 @@ func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now t
 	req, err := parseCreate(body, now)
 	if err != nil {
 		return nil, err
+	}
+	// Allocation check 1 comes after every 400 invalid_request: any other
+	// allocation object, a member removed that no allocation has included.
+	if unknown := unknownMember("sandboxAllocation", p["sandboxAllocation"]); unknown != "" {
+		return nil, problem.New(problem.InvalidSandboxAllocation, httpapi.MemberName(unknown)+" is not a member of an allocation.")
 	}
 	next := *tr
 	next.Active, next.Cron, next.Timezone = req.active, req.schedule.Cron(), req.schedule.Timezone()

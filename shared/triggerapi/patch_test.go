@@ -168,6 +168,8 @@ func TestPatchRefused(t *testing.T) {
 		{"an unknown member removed", `{"agent":{"speed":null}}`, "invalid_request", 400, "agent.speed is not a known member"},
 		{"an unknown member of the allocation's provider, removed", `{"sandboxAllocation":{"provider":{"region":null}}}`, "invalid_sandbox_allocation", 400, "sandboxAllocation.provider.region"},
 		{"check 1: an allocation object with an extra key", `{"sandboxAllocation":{"provider":{"id":"vercel","account":"kilo"},"instanceType":"small","x":1}}`, "invalid_sandbox_allocation", 400, ""},
+		{"400 before check 1: a wrong type", `{"sandboxAllocation":{"x":1},"active":"yes"}`, "invalid_request", 400, "active"},
+		{"400 before check 1: a required member removed", `{"sandboxAllocation":{"x":1},"prompt":null}`, "invalid_request", 400, "prompt cannot be removed"},
 		{"check 1: an extra key in its provider", `{"sandboxAllocation":{"provider":{"id":"vercel","account":"kilo","x":1},"instanceType":"small"}}`, "invalid_sandbox_allocation", 400, ""},
 		{"a wrong type", `{"active":"yes"}`, "invalid_request", 400, "active"},
 		{"a number out of range", `{"active":1e400}`, "invalid_request", 400, "out of range"},
