@@ -27,7 +27,7 @@ import (
 )
 
 // localEndpoint is the local stack's DynamoDB endpoint (make run).
-const localEndpoint = "http://127.0.0.1:8000"
+const localEndpoint = "http://" + local.DynamoAddr
 
 // Options are the command's flags.
 type Options struct {
@@ -81,9 +81,12 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 
 // Run audits the table the options name, and rewrites its triggers when
 // asked: the report goes to stdout (a table, or with JSON the contract's
-// object), the rewrite's lines and the settings' warnings to stderr when
-// the report is JSON, else to stdout after it. It fails when a trigger
-// could not be settled: run it again.
+// object); the table's and the settings' sources and the settings'
+// warnings go to stderr, and so do the rewrite's lines when the report is
+// JSON (else they follow it on stdout). It fails when a trigger could not
+// be settled: run it again. A rewrite under a configuration path that
+// holds no parameter is refused: a mistyped path would judge the table by
+// the built-in settings.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	dynamo, params, err := clients(ctx, o)
 	if err != nil {
@@ -98,6 +101,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	if o.JSON {
 		notes = stderr
 	}
+	fmt.Fprintf(stderr, "table: %s on %s\n", o.Table, tableEndpoint(dynamo))
 	fmt.Fprintf(stderr, "settings: %s\n", settingsSource(o))
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "settings: %s\n", w)
@@ -124,6 +128,15 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		return err
 	}
 	return writeRewrite(notes, Rewrite(ctx, tbl, policy, r.Fallbacks, o.DryRun), o.DryRun)
+}
+
+// tableEndpoint is the endpoint the table is read on: the one set, or the
+// region's.
+func tableEndpoint(c *dynamodb.Client) string {
+	if o := c.Options(); o.BaseEndpoint != nil {
+		return *o.BaseEndpoint
+	}
+	return "DynamoDB in " + c.Options().Region
 }
 
 // settingsSource says where the settings the table is judged by come from.
@@ -192,6 +205,15 @@ func readPolicy(ctx context.Context, o Options, params *ssm.Client) (*allocation
 		go func() { _ = srv.Serve(ln) }()
 		defer srv.Close()
 		params = local.SSMClient("http://" + ln.Addr().String())
+	}
+	if o.ConfigPath != "" && o.RewriteTriggers {
+		out, err := params.GetParametersByPath(ctx, &ssm.GetParametersByPathInput{Path: aws.String(path), Recursive: aws.Bool(true), MaxResults: aws.Int32(1)})
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the settings under %s: %w", path, err)
+		}
+		if len(out.Parameters) == 0 {
+			return nil, nil, fmt.Errorf("no parameter under %s: is the path right? A rewrite is not judged by the built-in settings", path)
+		}
 	}
 	ctx, record := invocation.With(ctx)
 	p, err := settings.New(params, path, settings.DefaultTTL).Policy(ctx)

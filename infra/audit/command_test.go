@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,8 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 // run runs the command with its flags and returns what it printed.
@@ -60,16 +63,16 @@ func TestCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := json.Marshal(seedReport)
-	if got := contractObject(t, out); !reflect.DeepEqual(got, contractObject(t, string(want))) {
+	// The contract's object, every member spelled as section 8 spells it.
+	want := `{"scanned": 66,
+		"sessions": {"current": 6, "legacyFlat": 3, "sharedKind": 1, "routeKey": 1, "rawOwnerKey": 2, "legacyIsolatedPrefix": 2,
+			"sbxNoKind": 1, "invalid": 27, "onRetiredProvider": 11, "onRetiredAllocation": 5},
+		"ledger": {"completed": 5, "inProgress": 2, "failed": 1, "recordsShared": 2, "recordsRetired": 2},
+		"triggers": {"total": 13, "paused": 3, "fallback": {"retired": 2, "providerRetired": 2, "unknown": 2, "notSelectable": 2}}}`
+	if got := contractObject(t, out); !reflect.DeepEqual(got, contractObject(t, want)) {
 		t.Errorf("-json: %s", out)
 	}
-	for _, member := range []string{"scanned", "sessions", "ledger", "triggers"} {
-		if _, ok := contractObject(t, out)[member]; !ok {
-			t.Errorf("-json has no %s", member)
-		}
-	}
-	if !strings.Contains(errs, "settings: the local file "+settings) || !strings.Contains(errs, `"isolated-standard" can never be selected`) {
+	if !strings.Contains(errs, "table: "+name+" on "+b.URL) || !strings.Contains(errs, "settings: the local file "+settings) || !strings.Contains(errs, `"isolated-standard" can never be selected`) {
 		t.Errorf("the settings' warning: %q", errs)
 	}
 
@@ -134,6 +137,16 @@ func TestCommandParameterStore(t *testing.T) {
 	if got["onRetiredAllocation"] != 7.0 {
 		t.Errorf("vercel-small retired in Parameter Store: %v", got)
 	}
+	// A path that holds no parameter (mistyped, say) judges by the
+	// built-in settings: a rewrite under it is refused, and writes nothing.
+	before := items(t, c, name)
+	_, _, err = run(t, "-endpoint", b.URL, "-table", name, "-config-path", "/cloud-agent/no-such-stage", "-rewrite-triggers")
+	if err == nil || !strings.Contains(err.Error(), "no parameter under /cloud-agent/no-such-stage") {
+		t.Errorf("a rewrite under an empty path: %v", err)
+	}
+	if !reflect.DeepEqual(items(t, c, name), before) {
+		t.Error("the refused rewrite changed the table")
+	}
 }
 
 // TestFlags: the flags the contract names, and the combinations refused.
@@ -150,5 +163,45 @@ func TestFlags(t *testing.T) {
 		if _, err := ParseFlags(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("%v: accepted", args)
 		}
+	}
+}
+
+// TestRewriteUnsettled: a rewrite whose writes fail leaves the triggers as
+// they were, says which were not cleared, and fails, so that it is run
+// again; the next run clears them.
+func TestRewriteUnsettled(t *testing.T) {
+	b := dynamotest.Backends(t)[0]
+	c, name := dynamotest.Table(t, b)
+	fallsBack := seed(t, c, name)
+	settings := filepath.Join(t.TempDir(), "settings.json")
+	data, _ := json.Marshal([]local.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: "cloudflare-containers-standard-3,cloudflare-containers-standard-4,vercel-small"}})
+	if err := os.WriteFile(settings, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := faultproxy.New(b.URL)
+	t.Cleanup(p.Close)
+	p.InjectEvery("UpdateItem", 1, faultproxy.DynamoInternalError)
+	before := items(t, c, name)
+	out, _, err := run(t, "-endpoint", p.URL(), "-table", name, "-settings", settings, "-rewrite-triggers")
+	if err == nil || !strings.Contains(err.Error(), "run the rewrite again") || strings.Count(out, " not cleared: ") != len(fallsBack) ||
+		!strings.Contains(out, fmt.Sprintf("%d not settled", len(fallsBack))) {
+		t.Errorf("%v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(items(t, c, name), before) {
+		t.Error("a failed rewrite changed the table")
+	}
+	p.ClearEvery()
+	if out, _, err := run(t, "-endpoint", p.URL(), "-table", name, "-settings", settings, "-rewrite-triggers"); err != nil || strings.Count(out, " cleared: ") != len(fallsBack) {
+		t.Errorf("run again: %v\n%s", err, out)
+	}
+}
+
+// TestWriteRewrite: a trigger that kept changing fails the run too.
+func TestWriteRewrite(t *testing.T) {
+	var out bytes.Buffer
+	tr := &trigger.Trigger{ID: "trg_a"}
+	err := writeRewrite(&out, []Outcome{{Fallback: Fallback{Trigger: tr, Class: "retired"}, Result: Changing}}, false)
+	if err == nil || !strings.Contains(out.String(), "trg_a kept changing; not cleared") {
+		t.Errorf("%v %s", err, out.String())
 	}
 }

@@ -16,6 +16,10 @@ import (
 // this name too.
 const TableLogicalID = "SessionsTable"
 
+// DynamoAddr is where `make run` serves its embedded DynamoDB endpoint,
+// and where `make audit` reads the local stack's table.
+const DynamoAddr = "127.0.0.1:8000"
+
 // CreateTableInput builds the CreateTable request for the template's table
 // resource, named name: its keys, attribute definitions and global
 // secondary indexes. Billing is on demand, as in the template.

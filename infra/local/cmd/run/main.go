@@ -22,7 +22,7 @@ import (
 
 func main() {
 	cfg := local.Config{Repo: ".", DynamoURL: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), Logs: os.Stderr}
-	flag.StringVar(&cfg.DynamoAddr, "dynamo-addr", "127.0.0.1:8000", "address of the embedded DynamoDB endpoint")
+	flag.StringVar(&cfg.DynamoAddr, "dynamo-addr", local.DynamoAddr, "address of the embedded DynamoDB endpoint")
 	flag.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:3000", "address of the HTTP API")
 	flag.StringVar(&cfg.SettingsFile, "settings", ".local/settings.json", "the settings file (created from template.yaml's parameters when missing)")
 	flag.StringVar(&cfg.DataFile, "data", "", "keep the table in this file between runs (default: in memory only)")
