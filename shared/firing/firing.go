@@ -479,10 +479,15 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger
 	switch {
 	case rerr == nil && !row.Expired(f.now()):
 		run = trigger.Run{At: slot, SessionID: row.SessionID, Status: trigger.StatusFired, RecordedAt: f.now()}
-		if rec, err := f.Table.GetSession(ctx, row.SessionID); err == nil {
+		rec, err := f.Table.GetSession(ctx, row.SessionID)
+		var invalid *session.InvalidRecordError
+		switch {
+		case err == nil:
 			run.Status = statusOf(tr, rec.Allocation())
-		} else if reason != "" {
-			run.Status = trigger.StatusFallback
+		case !errors.Is(err, store.ErrNotFound) && !errors.As(err, &invalid):
+			return trigger.Run{}, false, reason, err // not known what ran: leave the slot due
+		case reason != "":
+			run.Status = trigger.StatusFallback // the session is gone or unreadable: as the trigger would run now
 		}
 		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
 	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):

@@ -707,3 +707,36 @@ func TestReserveMidBurst(t *testing.T) {
 		t.Errorf("the next minute: %+v %v", sum, err)
 	}
 }
+
+// TestDuplicateSessionUnreadable: a slot whose ledger row exists, refused
+// by the start (its allocation retired since), whose session cannot be
+// read for a fault: what ran is not known, so the slot stays due and the
+// invocation fails; the retry records it as the session ran.
+func TestDuplicateSessionUnreadable(t *testing.T) {
+	f, p := apitest.Faulty(t, patient)
+	h := setup(t, f)
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	id := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-large"})
+	if sum, _ := fire(t, h, slot, slot); sum.Fired != 1 {
+		t.Fatalf("%+v", sum)
+	}
+	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
+	rewind(t, h, id, slot)
+	// The start reads the row, the firing reads it again: then the session.
+	p.Inject("GetItem", 2, faultproxy.Before(func() {}))
+	p.InjectEvery("GetItem", 1, faultproxy.DynamoInternalError)
+	sum, err := fire(t, h, slot, slot)
+	p.ClearEvery()
+	if err == nil || sum != (firing.Summary{Due: 1, Failed: 1}) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["nextRunAt"] != slot.Format(time.RFC3339) {
+		t.Errorf("the slot was consumed: %v", tr)
+	}
+	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{Due: 1, Duplicates: 1}) {
+		t.Fatalf("the retry: %+v %v", sum, err)
+	}
+	if tr := read(t, h, id); tr["lastRunStatus"] != "fired" || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
+		t.Errorf("after the retry: %v", tr)
+	}
+}

@@ -217,7 +217,9 @@ func transactionError(err error) (*session.LedgerRow, error) {
 	switch {
 	case code(0) == "ConditionalCheckFailed":
 		return nil, ErrSessionExists
-	case code(2) == "ConditionalCheckFailed" || code(2) == "TransactionConflict":
+	case refusedFrom(tce, 2):
+		// The advance or the slot's run (items 2 and on) failed a
+		// condition or met another transaction: the trigger moved.
 		return nil, ErrTriggerMoved
 	case code(1) == "ConditionalCheckFailed":
 		if item := tce.CancellationReasons[1].Item; len(item) > 0 {

@@ -204,6 +204,8 @@ func TestTransactionConflict(t *testing.T) {
 		{"an earlier attempt of this write took all three", []types.CancellationReason{reason("ConditionalCheckFailed"), reason("ConditionalCheckFailed"), reason("ConditionalCheckFailed")}, ErrSessionExists},
 		{"conflict on the row, the advance passes", []types.CancellationReason{reason("None"), reason("TransactionConflict"), reason("None")}, ErrLedgerExists},
 		{"the row exists, the advance passes", []types.CancellationReason{reason("None"), reason("ConditionalCheckFailed"), reason("None")}, ErrLedgerExists},
+		// With the slot's run as the fourth.
+		{"conflict on the run", []types.CancellationReason{reason("None"), reason("None"), reason("None"), reason("TransactionConflict")}, ErrTriggerMoved},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
@@ -219,6 +221,44 @@ func TestTransactionConflict(t *testing.T) {
 	throttled := &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{reason("ThrottlingError"), reason("None")}}
 	if _, err := transactionError(throttled); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("throttled: %v", err)
+	}
+}
+
+// TestMoved: the answer to a write conditioned on a trigger as seen (a
+// record of its slot with the slot's run, a change, a stop, a rewrite): a
+// failed condition or a conflict on any item is a moved trigger, a
+// throttled transaction service_unavailable, anything else a fault.
+func TestMoved(t *testing.T) {
+	reason := func(code string) types.CancellationReason { return types.CancellationReason{Code: aws.String(code)} }
+	canceled := func(codes ...string) error {
+		tce := &types.TransactionCanceledException{}
+		for _, c := range codes {
+			tce.CancellationReasons = append(tce.CancellationReasons, reason(c))
+		}
+		return tce
+	}
+	for _, row := range []struct {
+		rule string
+		err  error
+		want problem.Code // "" for ErrTriggerMoved
+	}{
+		{"the trigger's condition failed", canceled("ConditionalCheckFailed", "None"), ""},
+		{"a conflict on the trigger", canceled("TransactionConflict", "None"), ""},
+		{"a conflict on the run", canceled("None", "TransactionConflict"), ""},
+		{"a failed condition alone", &types.ConditionalCheckFailedException{}, ""},
+		{"a conflict alone", &types.TransactionConflictException{}, ""},
+		{"throttled", canceled("ThrottlingError", "None"), problem.ServiceUnavailable},
+		{"a validation error", canceled("ValidationError", "None"), problem.InternalError},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			err := moved("record", row.err)
+			if row.want == "" && !errors.Is(err, ErrTriggerMoved) || row.want != "" && (errors.Is(err, ErrTriggerMoved) || problem.CodeOf(err) != row.want) {
+				t.Errorf("got %v", err)
+			}
+		})
+	}
+	if moved("record", nil) != nil {
+		t.Error("no error is no error")
 	}
 }
 

@@ -615,17 +615,23 @@ func moved(op string, err error) error {
 		return nil
 	case errors.As(err, &ccf) || errors.As(err, &conflict):
 		return ErrTriggerMoved
-	case errors.As(err, &tce):
-		for i := range tce.CancellationReasons {
-			if r := reason(tce, i); r == "ConditionalCheckFailed" || r == "TransactionConflict" {
-				return ErrTriggerMoved
-			}
-		}
-		if transient(tce) {
-			return errBusy(fmt.Errorf("%s: %w", op, err))
-		}
+	case errors.As(err, &tce) && refusedFrom(tce, 0):
+		return ErrTriggerMoved
+	case errors.As(err, &tce) && transient(tce):
+		return errBusy(fmt.Errorf("%s: %w", op, err))
 	}
 	return failed(op, err)
+}
+
+// refusedFrom reports whether an item of a canceled transaction, from
+// index from on, failed its condition or met another transaction.
+func refusedFrom(tce *types.TransactionCanceledException, from int) bool {
+	for i := from; i < len(tce.CancellationReasons); i++ {
+		if r := reason(tce, i); r == "ConditionalCheckFailed" || r == "TransactionConflict" {
+			return true
+		}
+	}
+	return false
 }
 
 // UpdateTrigger writes a change of a trigger (changed, the trigger seen
