@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,6 +25,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 // localEndpoint is the local stack's DynamoDB endpoint (make run).
@@ -264,6 +266,16 @@ func (r *Report) WriteText(w io.Writer, table string) error {
 	return err
 }
 
+// savedValue is a trigger's saved allocation as a body would send it
+// again: the name, or the request object as JSON.
+func savedValue(tr *trigger.Trigger) string {
+	if tr.SavedRequest != nil {
+		b, _ := json.Marshal(tr.SavedRequest)
+		return string(b)
+	}
+	return strconv.Quote(tr.SavedAllocation)
+}
+
 // writeRewrite writes one line per trigger the rewrite met and a summary;
 // the error says to run again when a trigger could not be settled.
 func writeRewrite(w io.Writer, outcomes []Outcome, dryRun bool) error {
@@ -290,7 +302,7 @@ func writeRewrite(w io.Writer, outcomes []Outcome, dryRun bool) error {
 			}
 			failed = errors.New("some triggers were not settled: run the rewrite again")
 		}
-		fmt.Fprintf(w, "%s %s: %s (%s)", o.Trigger.ID, what, o.Class, o.Reason)
+		fmt.Fprintf(w, "%s %s: %s, saved %s (%s)", o.Trigger.ID, what, o.Class, savedValue(o.Trigger), o.Reason)
 		if o.Err != nil {
 			fmt.Fprintf(w, ": %v", o.Err)
 		}

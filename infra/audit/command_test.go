@@ -89,7 +89,8 @@ func TestCommand(t *testing.T) {
 	}
 
 	out, _, err = run(t, append(base, "-rewrite-triggers", "-dry-run")...)
-	if err != nil || strings.Count(out, " would clear: ") != len(fallsBack) || !strings.Contains(out, "rewrite: 8 would clear") {
+	if err != nil || strings.Count(out, " would clear: ") != len(fallsBack) || !strings.Contains(out, "rewrite: 8 would clear") ||
+		!strings.Contains(out, `saved "vercel-huge"`) || !strings.Contains(out, `saved {"provider":{"id":"aws","account":"kilo"},"instanceType":"x"}`) {
 		t.Errorf("dry run: %v\n%s", err, out)
 	}
 	_, errs, err = run(t, append(base, "-rewrite-triggers", "-json")...)

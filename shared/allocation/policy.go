@@ -1,7 +1,6 @@
 package allocation
 
 import (
-	"encoding/json/v2"
 	"fmt"
 	"slices"
 
@@ -272,12 +271,13 @@ func (p *Policy) Saved(name string, req *Request, owner string) (a Allocation, f
 	switch {
 	case req != nil:
 		if a, ok = FromRequest(*req); !ok {
-			raw, _ := json.Marshal(req) // as a body would send it again
-			fb = Fallback{FallbackUnknown, fmt.Sprintf("saved allocation request %s is not a valid allocation", raw)}
+			// The reason goes to the log: it never repeats a stored value
+			// that is no allocation.
+			fb = Fallback{FallbackUnknown, "the saved allocation request is not a valid allocation"}
 		}
 	case name != "":
 		if a, ok = ByName(name); !ok {
-			fb = Fallback{FallbackUnknown, fmt.Sprintf("saved allocation %q is unknown", name)}
+			fb = Fallback{FallbackUnknown, "the saved allocation is not a known allocation"}
 		}
 	}
 	if ok {

@@ -239,8 +239,8 @@ func TestSaved(t *testing.T) {
 			if a.String() != r.want || fb.Class != r.fallback || (fb.Reason != "") != (r.fallback != "") {
 				t.Errorf("got %s, fallback %+v", a, fb)
 			}
-			if r.req != nil && fb.Class == FallbackUnknown && !strings.Contains(fb.Reason, `{"provider":{"id":"aws","account":"kilo"},"instanceType":"x"}`) {
-				t.Errorf("the reason does not show the saved request as JSON: %s", fb.Reason)
+			if fb.Class == FallbackUnknown && (r.name != "" && strings.Contains(fb.Reason, r.name) || strings.Contains(fb.Reason, "aws")) {
+				t.Errorf("the reason repeats the stored value: %s", fb.Reason)
 			}
 		})
 	}
