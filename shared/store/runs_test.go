@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
@@ -175,6 +176,44 @@ func TestUpdateTrigger(t *testing.T) {
 		}
 		if _, err := tbl.GetTrigger(ctx, "trg_gone"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("written: %v", err)
+		}
+	})
+}
+
+// TestReplaceLedgerAdvance: a failed row started afresh with a trigger's
+// advance writes the session, the row, the advance and the slot's run
+// together; with a stale advance, nothing at all.
+func TestReplaceLedgerAdvance(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		createDue(t, tbl)
+		old := newRow("trigger:trg_a:1", "workspace_r", now.Add(24*time.Hour))
+		old.Status = session.StatusFailed
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: session.EncodeLedger(old)}); err != nil {
+			t.Fatal(err)
+		}
+		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		stale := *seen
+		stale.Version--
+		row := newRow("trigger:trg_a:1", "workspace_r", now.Add(24*time.Hour))
+		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), row, old, &Advance{Seen: &stale, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}); !errors.Is(err, ErrTriggerMoved) {
+			t.Fatalf("a stale advance: %v", err)
+		}
+		if _, err := tbl.GetSession(ctx, "workspace_r"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("the session was written: %v", err)
+		}
+		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), row, old, &Advance{Seen: seen, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := tbl.GetTrigger(ctx, "trg_a")
+		if got.LastRun.SessionID != "workspace_r" || !got.NextRunAt.Equal(now.Add(time.Hour)) || got.Version != seen.Version+1 {
+			t.Errorf("%+v", got)
+		}
+		if r, err := tbl.GetLedger(ctx, "u1", "trigger:trg_a:1"); err != nil || r.Status != session.StatusCompleted {
+			t.Errorf("the row: %+v %v", r, err)
+		}
+		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", time.Time{}, 10, now); err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_r" {
+			t.Errorf("runs %+v: %v", runs, err)
 		}
 	})
 }
