@@ -98,7 +98,7 @@ type Fallback struct {
 
 // Scan reads the whole table in segments and classifies every item under
 // the policy. progress, when not nil, is told how many items each page
-// held.
+// held, from one goroutine at a time.
 func Scan(ctx context.Context, tbl *store.Table, p *allocation.Policy, segments int, progress func(items int)) (*Report, error) {
 	var mu sync.Mutex
 	r := &Report{}

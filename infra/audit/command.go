@@ -110,8 +110,7 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	}
 	var progress func(int)
 	if o.Progress != nil {
-		bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(o.Progress), progressbar.OptionSetDescription("scanning "+o.Table),
-			progressbar.OptionShowCount(), progressbar.OptionSetItsString("items"), progressbar.OptionShowIts(), progressbar.OptionClearOnFinish())
+		bar := newProgress(o.Progress, o.Table)
 		defer func() { _ = bar.Finish() }()
 		progress = func(n int) { _ = bar.Add(n) }
 	}
@@ -130,6 +129,16 @@ func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 		return err
 	}
 	return writeRewrite(notes, Rewrite(ctx, tbl, policy, r.Fallbacks, o.DryRun), o.DryRun)
+}
+
+// newProgress is the scan's progress bar on w. It renders only when Add is
+// called, and Scan calls it from one goroutine at a time: the bar starts
+// no goroutine of its own (with a spinner interval, progressbar v3's own
+// ticker reads the bar's state unlocked while Add writes it).
+func newProgress(w io.Writer, table string) *progressbar.ProgressBar {
+	return progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("scanning "+table),
+		progressbar.OptionShowCount(), progressbar.OptionSetItsString("items"), progressbar.OptionShowIts(), progressbar.OptionClearOnFinish(),
+		progressbar.OptionSetSpinnerChangeInterval(0))
 }
 
 // tableEndpoint is the endpoint the table is read on: the one set, or the
