@@ -25,7 +25,10 @@ type Config struct {
 	APIAddr      string
 	SettingsFile string // created from the template's parameters when missing
 	DataFile     string // "" keeps the data in memory only
-	Logs         io.Writer
+	// Logs takes the stack's lines and every function's, written from
+	// several goroutines and processes at once: it must be safe for that
+	// (an *os.File is; a bytes.Buffer is not).
+	Logs io.Writer
 }
 
 // Stack is the local stack: DynamoDB, the settings stand-in, every function
@@ -83,21 +86,15 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	created, err := EnsureTable(ctx, s.client, in)
+	// The time to live, as the template gives the table in AWS (the
+	// embedded endpoint deletes no item for it: the code judges expiresAt
+	// itself).
+	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
 	if err != nil {
 		return err
 	}
-	if created {
-		// The time to live, as the template gives the table in AWS (no
-		// local endpoint deletes items for it: the code judges expiresAt
-		// itself).
-		ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
-		if err == nil && ttl != nil {
-			_, err = s.client.UpdateTimeToLive(ctx, ttl)
-		}
-		if err != nil {
-			return fmt.Errorf("setting the time to live of table %s: %w", TableLogicalID, err)
-		}
+	if _, err := EnsureTable(ctx, s.client, in, ttl); err != nil {
+		return err
 	}
 	if cfg.DataFile != "" {
 		// Fail now, not at the save when the stack stops, if the file

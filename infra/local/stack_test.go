@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 )
 
@@ -164,6 +165,45 @@ func TestStackOnAnotherEndpoint(t *testing.T) {
 	}
 	if _, err := DynamoClient(other.URL).DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(TableLogicalID)}); err != nil {
 		t.Errorf("no table there: %v", err)
+	}
+}
+
+// TestStackFinishesTheTable: a start whose UpdateTimeToLive is refused
+// fails and leaves the table it created without a time to live; the next
+// start gives it the template's.
+func TestStackFinishesTheTable(t *testing.T) {
+	other, err := StartDynamo("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close(context.Background())
+	proxy := faultproxy.New(other.URL)
+	defer proxy.Close()
+	proxy.Inject("UpdateTimeToLive", 1, faultproxy.Status(http.StatusBadRequest,
+		"com.amazonaws.dynamodb.v20120810#AccessDeniedException", "not authorized to perform: dynamodb:UpdateTimeToLive"))
+	cfg := Config{Repo: "../..", APIAddr: "127.0.0.1:0", Logs: io.Discard, DynamoURL: proxy.URL(), SettingsFile: filepath.Join(t.TempDir(), "settings.json")}
+	if s, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "setting the time to live of table "+TableLogicalID) {
+		if s != nil {
+			_ = s.Close(context.Background())
+		}
+		t.Fatalf("a refused UpdateTimeToLive: %v", err)
+	}
+	ttl := func() *types.TimeToLiveDescription {
+		out, err := DynamoClient(other.URL).DescribeTimeToLive(context.Background(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(TableLogicalID)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.TimeToLiveDescription
+	}
+	if d := ttl(); d.TimeToLiveStatus != types.TimeToLiveStatusDisabled {
+		t.Fatalf("the time to live after the refusal: %s", d.TimeToLiveStatus)
+	}
+	startStack(t, Config{DynamoURL: proxy.URL()})
+	if d := ttl(); d.TimeToLiveStatus != types.TimeToLiveStatusEnabled || aws.ToString(d.AttributeName) != "expiresAt" {
+		t.Errorf("the time to live after the next start: %s on %q", d.TimeToLiveStatus, aws.ToString(d.AttributeName))
+	}
+	if n := proxy.Count("CreateTable"); n != 1 {
+		t.Errorf("%d CreateTable requests", n)
 	}
 }
 

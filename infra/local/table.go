@@ -78,12 +78,16 @@ func keySchema(ks []cfddb.Table_KeySchema) []types.KeySchemaElement {
 	return out
 }
 
-// EnsureTable creates the table unless it exists. It does not wait for the
-// table to become active: DynamoDB-compatible local endpoints create tables
-// at once. A table that
-// exists without one of the indexes in is refused: the trigger routes and
-// the firing would fail on it at every call.
-func EnsureTable(ctx context.Context, c *dynamodb.Client, in *dynamodb.CreateTableInput) (created bool, err error) {
+// EnsureTable creates the table unless it exists, and gives it the time to
+// live ttl (nil: none) unless it has it. It does not wait for the table to
+// become active: DynamoDB-compatible local endpoints create tables at
+// once. Each start finishes what an earlier one left undone: a table
+// created by a start whose UpdateTimeToLive failed gets its time to live
+// from the next. A table that exists without one of the indexes in in, or
+// with its time to live on another attribute, is refused: the trigger
+// routes and the firing would fail on it, or its items would never expire.
+func EnsureTable(ctx context.Context, c *dynamodb.Client, in *dynamodb.CreateTableInput, ttl *dynamodb.UpdateTimeToLiveInput) (created bool, err error) {
+	name := aws.ToString(in.TableName)
 	out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName})
 	var missing *types.ResourceNotFoundException
 	switch {
@@ -93,15 +97,41 @@ func EnsureTable(ctx context.Context, c *dynamodb.Client, in *dynamodb.CreateTab
 				return aws.ToString(g.IndexName) == aws.ToString(want.IndexName)
 			}) {
 				return false, fmt.Errorf("table %s exists without the index %s of template.yaml: delete it, or use another endpoint",
-					aws.ToString(in.TableName), aws.ToString(want.IndexName))
+					name, aws.ToString(want.IndexName))
 			}
 		}
-		return false, nil
 	case !errors.As(err, &missing):
-		return false, fmt.Errorf("describing table %s: %w", *in.TableName, err)
+		return false, fmt.Errorf("describing table %s: %w", name, err)
+	default:
+		if _, err := c.CreateTable(ctx, in); err != nil {
+			return false, fmt.Errorf("creating table %s: %w", name, err)
+		}
+		created = true
 	}
-	if _, err := c.CreateTable(ctx, in); err != nil {
-		return false, fmt.Errorf("creating table %s: %w", *in.TableName, err)
+	if ttl == nil {
+		return created, nil
 	}
-	return true, nil
+	return created, ensureTimeToLive(ctx, c, ttl)
+}
+
+// ensureTimeToLive gives the table the time to live ttl unless it has it.
+func ensureTimeToLive(ctx context.Context, c *dynamodb.Client, ttl *dynamodb.UpdateTimeToLiveInput) error {
+	name, want := aws.ToString(ttl.TableName), aws.ToString(ttl.TimeToLiveSpecification.AttributeName)
+	out, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: ttl.TableName})
+	if err != nil {
+		return fmt.Errorf("reading the time to live of table %s: %w", name, err)
+	}
+	d := out.TimeToLiveDescription
+	switch {
+	case d == nil || d.TimeToLiveStatus == types.TimeToLiveStatusDisabled:
+	case aws.ToString(d.AttributeName) == want:
+		return nil
+	default:
+		return fmt.Errorf("table %s has its time to live on %s, not on %s of template.yaml: delete it, or use another endpoint",
+			name, aws.ToString(d.AttributeName), want)
+	}
+	if _, err := c.UpdateTimeToLive(ctx, ttl); err != nil {
+		return fmt.Errorf("setting the time to live of table %s (the next start sets it again): %w", name, err)
+	}
+	return nil
 }

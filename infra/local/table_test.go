@@ -35,8 +35,12 @@ func startTable(t *testing.T) (*dynamodb.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i, want := range []bool{true, false} {
-		created, err := EnsureTable(context.Background(), c, in)
+		created, err := EnsureTable(context.Background(), c, in, ttl)
 		if err != nil || created != want {
 			t.Fatalf("EnsureTable #%d: created=%v err=%v", i+1, created, err)
 		}
@@ -66,7 +70,37 @@ func TestOlderTableRefused(t *testing.T) {
 	if _, err := c.CreateTable(context.Background(), &older); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := EnsureTable(context.Background(), c, in); err == nil || !strings.Contains(err.Error(), "without the index") {
+	if _, err := EnsureTable(context.Background(), c, in, nil); err == nil || !strings.Contains(err.Error(), "without the index") {
+		t.Errorf("%v", err)
+	}
+}
+
+// TestTimeToLiveOnAnotherAttributeRefused: a table whose time to live is on
+// another attribute than the template's is refused, not changed: its
+// items would never expire by expiresAt.
+func TestTimeToLiveOnAnotherAttributeRefused(t *testing.T) {
+	c, _ := emptyDynamo(t)
+	tpl, err := LoadTemplate("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureTable(context.Background(), c, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	other := *ttl
+	other.TimeToLiveSpecification = &types.TimeToLiveSpecification{AttributeName: aws.String("ttl"), Enabled: aws.Bool(true)}
+	if _, err := c.UpdateTimeToLive(context.Background(), &other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := EnsureTable(context.Background(), c, in, ttl); err == nil || !strings.Contains(err.Error(), "time to live on ttl, not on expiresAt") {
 		t.Errorf("%v", err)
 	}
 }

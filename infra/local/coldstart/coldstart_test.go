@@ -354,7 +354,7 @@ func benchTable(b *testing.B, tpl *local.Template) (*dynamodb.Client, string) {
 		b.Fatal(err)
 	}
 	c := local.DynamoClient(d.URL)
-	if _, err := local.EnsureTable(context.Background(), c, in); err != nil {
+	if _, err := local.EnsureTable(context.Background(), c, in, nil); err != nil {
 		b.Fatal(err)
 	}
 	data, err := os.ReadFile("../../../shared/session/testdata/items/session-v2-current.json")

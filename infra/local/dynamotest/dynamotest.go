@@ -85,8 +85,12 @@ func Table(t testing.TB, b Backend) (*dynamodb.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ttl, err := local.TimeToLiveInput(tpl, local.TableLogicalID, name)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c := local.DynamoClient(b.URL)
-	if _, err := local.EnsureTable(context.Background(), c, in); err != nil {
+	if _, err := local.EnsureTable(context.Background(), c, in, ttl); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
