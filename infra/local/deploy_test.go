@@ -7,9 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -80,9 +77,7 @@ var motoLacks = map[string]bool{
 // second stack, with an SNS topic for AlarmTopicArn, checks the alarms'
 // actions.
 func TestTemplateDeploysOnMoto(t *testing.T) {
-	if err := exec.Command("python3", "-c", "import samtranslator").Run(); err != nil {
-		t.Skip("the SAM translator is not installed (the Python package samtranslator, installed with cfn-lint): the template is not deployed")
-	}
+	needSAMTranslator(t, "the template is not deployed")
 	endpoint, err := motoserver.URL()
 	if err != nil {
 		t.Skipf("moto is not available (%v): the template is not deployed", err)
@@ -101,7 +96,7 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 		t.Fatal(err)
 	}
 	codeURI := fmt.Sprintf("s3://%s/bootstrap.zip", bucket)
-	body := transform(t, codeURI, deployParams)
+	body := transform(t, templatePath, codeURI, deployParams)
 	var tpl struct {
 		Resources map[string]struct {
 			Type       string
@@ -193,25 +188,6 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	if _, err := ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)}); err != nil {
 		t.Errorf("the table did not outlive the stack (DeletionPolicy Retain): %v", err)
 	}
-}
-
-// transform runs the SAM translator on template.yaml with the stack's
-// parameters, every function's code at codeURI.
-func transform(t *testing.T, codeURI string, params map[string]string) string {
-	t.Helper()
-	args := []string{filepath.Join("testdata", "samtransform", "transform.py"), filepath.Join("..", "..", "template.yaml"), codeURI}
-	for k, v := range params {
-		args = append(args, k+"="+v)
-	}
-	cmd := exec.Command("python3", args...)
-	cmd.Env = append(os.Environ(), "AWS_DEFAULT_REGION="+deployRegion)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("SAM translator: %v\n%s", err, stderr.String())
-	}
-	return string(out)
 }
 
 // bootstrapZip is the functions' code package. moto creates functions
@@ -959,7 +935,7 @@ func deployWithAlarmTopic(t *testing.T, cfg aws.Config, cfn *cloudformation.Clie
 			params[k] = v
 		}
 	}
-	body := transform(t, codeURI, params)
+	body := transform(t, templatePath, codeURI, params)
 	stack := createStack(ctx, t, cfn, "cloud-agent-alarms", body, params)
 	physical := map[string]string{}
 	t.Cleanup(func() {

@@ -2,7 +2,10 @@ package local_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
-	"gopkg.in/yaml.v3"
+	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
@@ -23,16 +26,25 @@ import (
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
-// The resources of template.yaml, as its policies write them.
+// The resources that the code's requests name, as a policy's text
+// (policyText) writes them.
 const (
-	tableARN    = "!GetAtt SessionsTable.Arn"
-	indexARN    = "!Sub ${SessionsTable.Arn}/index/"
-	settingsARN = "!Sub arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/cloud-agent/${Stage}"
-	// deadLetters is what the firing's role grants for Lambda itself, not
-	// for its code: Lambda sends a failed asynchronous invocation to the
-	// on-failure destination with the function's role.
-	deadLetters = "sqs:SendMessage !GetAtt TriggerFireDeadLetterQueue.Arn"
+	tableARN    = "${SessionsTable.Arn}"
+	indexARN    = "${SessionsTable.Arn}/index/"
+	settingsARN = "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/cloud-agent/${Stage}"
 )
+
+// basicExecution is the managed policy that SAM attaches to every role it
+// makes for a function, for the function's logs.
+const basicExecution = "managed policy arn:aws:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+
+// lambdaNeeds are the grants that a function's role may hold for Lambda
+// itself, not for its code: Lambda sends a failed asynchronous invocation
+// of the firing to its on-failure destination with the function's role
+// (SAM grants it too, from the EventInvokeConfig).
+var lambdaNeeds = map[string][]string{
+	"TriggerFireFunction": {"sqs:SendMessage ${TriggerFireDeadLetterQueue.Arn}"},
+}
 
 // grants records, per function, the IAM grants that the AWS requests of
 // its code need: each request's actions (a transaction's, those of its
@@ -107,13 +119,101 @@ func (g *grants) recordOn(st *middleware.Stack) error {
 		}), middleware.Before)
 }
 
-// TestLeastPrivilege: each function's policy in template.yaml grants
-// exactly what its code uses, every action on the narrowest resource (the
-// table, the index, the settings' path), no more and no less. Each
-// function's handlers, wired as its main.go wires them, go every way the
-// contract has for them over one table; what they send is recorded and
-// compared with the policy.
+// TestLeastPrivilege: each function's role grants exactly what its code
+// uses, every action on the narrowest resource (the table, the index, the
+// settings' path), no more and no less, from every source of grants.
+// What the code uses is recorded once (usedGrants); then template.yaml,
+// as written and as the SAM translator transforms it, is judged against
+// it, and so is each of a set of mutations of it, each of which must be
+// refused by both judgements.
 func TestLeastPrivilege(t *testing.T) {
+	used := usedGrants(t)
+	written, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const startPolicies = "      Description: Starts sessions (POST /v1/sessions).\n      Policies:\n"
+	for _, c := range []struct{ name, old, new string }{
+		{name: "the template as it is"},
+		{"DynamoDBCrudPolicy in the start's Policies", startPolicies, startPolicies + "        - DynamoDBCrudPolicy: {TableName: !Ref SessionsTable}\n"},
+		{"AmazonDynamoDBFullAccess's ARN in the start's Policies", startPolicies, startPolicies + "        - arn:aws:iam::aws:policy/AmazonDynamoDBFullAccess\n"},
+		{"an AWS::IAM::Policy granting dynamodb:Scan to the triggers' role", "\nResources:\n", `
+Resources:
+  TriggersScanPolicy:
+    Type: AWS::IAM::Policy
+    Properties:
+      PolicyName: scan
+      Roles: [!Ref TriggersFunctionRole]
+      PolicyDocument:
+        Statement:
+          - Effect: Allow
+            Action: dynamodb:Scan
+            Resource: !GetAtt SessionsTable.Arn
+`},
+		{"every resource in the lookup's policy", "Action: dynamodb:GetItem\n              Resource: !GetAtt SessionsTable.Arn\n",
+			"Action: dynamodb:GetItem\n              Resource: [!GetAtt SessionsTable.Arn, \"*\"]\n"},
+		{"dynamodb:Query taken from the firing's policy", `            - Effect: Allow
+              Action: dynamodb:Query
+              Resource: !Sub ${SessionsTable.Arn}/index/DueTriggersAll
+`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := string(written)
+			if c.old != "" {
+				if n := strings.Count(text, c.old); n != 1 {
+					t.Fatalf("the mutation's text is %d times in the template, not once:\n%s", n, c.old)
+				}
+				text = strings.Replace(text, c.old, c.new, 1)
+			}
+			t.Run("as written", func(t *testing.T) {
+				long, err := intrinsics.ProcessYAML([]byte(text), &intrinsics.ProcessorOptions{NoProcess: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				verdict(t, c.old != "", judgeWritten(decodeTemplate(t, string(long)), used))
+			})
+			t.Run("as SAM transforms it", func(t *testing.T) {
+				needSAMTranslator(t, "the transformed template is not judged")
+				path := filepath.Join(t.TempDir(), "template.yaml")
+				if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				out := transform(t, path, "s3://code/bootstrap.zip", deployParams)
+				verdict(t, c.old != "", judgeTransformed(decodeTemplate(t, out), used))
+			})
+		})
+	}
+}
+
+// verdict fails the test when the template as it is has violations, or
+// when a mutation of it has none.
+func verdict(t *testing.T, mutated bool, violations []string) {
+	t.Helper()
+	switch {
+	case mutated && len(violations) == 0:
+		t.Error("the mutation passes the judgement")
+	case mutated:
+		t.Logf("refused:\n%s", strings.Join(violations, "\n"))
+	case len(violations) > 0:
+		t.Errorf("violations of least privilege:\n%s", strings.Join(violations, "\n"))
+	}
+}
+
+// decodeTemplate decodes a template in JSON.
+func decodeTemplate(t *testing.T, text string) map[string]any {
+	t.Helper()
+	var tpl map[string]any
+	if err := json.Unmarshal([]byte(text), &tpl); err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+// usedGrants are the grants that each function's code needs, sorted, by
+// function. Each function's handlers, wired as its main.go wires them, go
+// every way the contract has for them over one table; what they send is
+// recorded.
+func usedGrants(t *testing.T) map[string][]string {
 	b := dynamotest.Backends(t)[0]
 	direct, name := dynamotest.Table(t, b)
 	harness := map[string]*apitest.Harness{}
@@ -186,66 +286,239 @@ func TestLeastPrivilege(t *testing.T) {
 	set(stopped, "cron", &types.AttributeValueMemberS{Value: "0 9 L * *"})
 	set(stopped, "nextRunAt", &types.AttributeValueMemberS{Value: slot.Format(time.RFC3339)})
 	fire(slot) // a duplicate (its ledger row and session read, its run recorded), and a trigger stopped
-
-	data, err := os.ReadFile("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	resources := child(child(doc.Content[0], "Resources"), "")
+	out := map[string][]string{}
 	for fn, g := range used {
-		var granted []string
-		for _, policy := range child(child(child(resources, fn), "Properties"), "Policies").Content {
-			for _, st := range child(policy, "Statement").Content {
-				if v := child(st, "Effect").Value; v != "Allow" {
-					t.Errorf("%s: effect %s", fn, v)
-				}
-				for _, action := range scalars(child(st, "Action")) {
-					for _, res := range scalars(child(st, "Resource")) {
-						if g := action + " " + res; g != deadLetters || fn != "TriggerFireFunction" {
-							granted = append(granted, g)
-						}
-					}
-				}
-			}
-		}
-		slices.Sort(granted)
-		if got := g.sorted(); !slices.Equal(got, granted) {
-			t.Errorf("%s uses\n%s\nits policy grants\n%s", fn, strings.Join(got, "\n"), strings.Join(granted, "\n"))
-		}
-	}
-}
-
-// child is the value of a mapping node's key ("" for the node itself).
-func child(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || key == "" {
-		return n
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return &yaml.Node{}
-}
-
-// scalars are a scalar's or a sequence's values, a tag such as !GetAtt
-// written before its value.
-func scalars(n *yaml.Node) []string {
-	items := []*yaml.Node{n}
-	if n.Kind == yaml.SequenceNode {
-		items = n.Content
-	}
-	var out []string
-	for _, it := range items {
-		v := it.Value
-		if strings.HasPrefix(it.Tag, "!") && !strings.HasPrefix(it.Tag, "!!") {
-			v = it.Tag + " " + v
-		}
-		out = append(out, v)
+		out[fn] = g.sorted()
 	}
 	return out
+}
+
+// judgeWritten judges a template as written (short-form intrinsics in long
+// form, none resolved), without the SAM translator: a function's grants
+// must all be inline policy documents in its Policies, and nothing else
+// may reach its role, since only the translator's output would show what
+// that grants. It reports every way the grants differ from what the code
+// uses, and every function whose code is not run.
+func judgeWritten(tpl map[string]any, used map[string][]string) []string {
+	var v []string
+	globals, _ := dig(tpl, "Globals", "Function").(map[string]any)
+	v = append(v, roleProperties("Globals", globals)...)
+	for fn, needed := range used {
+		props, _ := dig(tpl, "Resources", fn, "Properties").(map[string]any)
+		v = append(v, roleProperties(fn, props)...)
+		var granted []string
+		for _, p := range list(props["Policies"]) {
+			if dig(p, "Statement") == nil {
+				v = append(v, fmt.Sprintf("%s: policy %s is not an inline policy document with a Statement", fn, mustJSON(p)))
+				continue
+			}
+			g, bad := statements(fn, p)
+			granted, v = append(granted, g...), append(v, bad...)
+		}
+		v = append(v, compare(fn, needed, granted)...)
+	}
+	resources, _ := tpl["Resources"].(map[string]any)
+	for id, r := range resources {
+		switch _, judged := used[id]; {
+		case dig(r, "Type") == "AWS::Serverless::Function" && !judged:
+			v = append(v, fmt.Sprintf("%s: a function whose code is not run", id))
+		case dig(r, "Type") == "AWS::Serverless::Connector":
+			v = append(v, fmt.Sprintf("%s: a connector, which adds policies to its source's role", id))
+		}
+		for fn := range used {
+			if references(r, fn+"Role") {
+				v = append(v, fmt.Sprintf("%s: names %sRole, the role SAM makes for %s", id, fn, fn))
+			}
+		}
+	}
+	slices.Sort(v)
+	return v
+}
+
+// roleProperties reports the properties of a function (or of the
+// functions' Globals) by which grants reach its role other than its
+// Policies.
+func roleProperties(where string, props map[string]any) []string {
+	var v []string
+	for _, key := range []string{"Role", "ManagedPolicyArns", "PermissionsBoundary", "Connectors"} {
+		if props[key] != nil {
+			v = append(v, fmt.Sprintf("%s: %s %s", where, key, mustJSON(props[key])))
+		}
+	}
+	return v
+}
+
+// judgeTransformed judges the SAM translator's output: each function's
+// grants are the inline policies and the managed policies of its role,
+// and the policies of every AWS::IAM::Policy, AWS::IAM::ManagedPolicy and
+// AWS::IAM::RolePolicy attached to it. Any other resource that names the
+// role is a violation too. It reports every way the grants differ from
+// what the code uses.
+func judgeTransformed(tpl map[string]any, used map[string][]string) []string {
+	var v []string
+	resources, _ := tpl["Resources"].(map[string]any)
+	for fn, needed := range used {
+		role, _ := dig(resources, fn, "Properties", "Role", "Fn::GetAtt", 0).(string)
+		if dig(resources, role, "Type") != "AWS::IAM::Role" {
+			v = append(v, fmt.Sprintf("%s: its role %s is not a role of the template", fn, mustJSON(dig(resources, fn, "Properties", "Role"))))
+			continue
+		}
+		var granted []string
+		for _, arn := range list(dig(resources, role, "Properties", "ManagedPolicyArns")) {
+			granted = append(granted, "managed policy "+policyText(arn))
+		}
+		for _, p := range list(dig(resources, role, "Properties", "Policies")) {
+			g, bad := statements(fn, dig(p, "PolicyDocument"))
+			granted, v = append(granted, g...), append(v, bad...)
+		}
+		for id, r := range resources {
+			if id == fn || id == role || !references(r, role) {
+				continue
+			}
+			switch dig(r, "Type") {
+			case "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy":
+				if references(dig(r, "Properties", "Roles"), role) || references(dig(r, "Properties", "RoleName"), role) {
+					g, bad := statements(fn+" by "+id, dig(r, "Properties", "PolicyDocument"))
+					granted, v = append(granted, g...), append(v, bad...)
+					continue
+				}
+			}
+			v = append(v, fmt.Sprintf("%s: names %s, the role of %s, other than to attach a policy to it", id, role, fn))
+		}
+		v = append(v, compare(fn, needed, granted)...)
+	}
+	slices.Sort(v)
+	return v
+}
+
+// statements are the grants of a policy document, each action on each
+// resource ("action resource"), and what in it cannot be read as grants.
+func statements(who string, doc any) (granted, bad []string) {
+	for _, st := range list(dig(doc, "Statement")) {
+		m, _ := st.(map[string]any)
+		for k := range m {
+			if k != "Sid" && k != "Effect" && k != "Action" && k != "Resource" {
+				bad = append(bad, fmt.Sprintf("%s: statement %s has %s", who, mustJSON(st), k))
+			}
+		}
+		if m["Effect"] != "Allow" {
+			bad = append(bad, fmt.Sprintf("%s: statement %s is not Allow", who, mustJSON(st)))
+		}
+		for _, action := range list(m["Action"]) {
+			for _, res := range list(m["Resource"]) {
+				granted = append(granted, policyText(action)+" "+policyText(res))
+			}
+		}
+	}
+	return granted, bad
+}
+
+// compare reports the grants beyond what a function's code uses (and
+// what SAM and Lambda need of its role), and what its code uses that is
+// not granted. Grants compare as text: a wildcard is a grant of its own.
+func compare(fn string, needed, granted []string) []string {
+	allowed := map[string]bool{basicExecution: true}
+	for _, g := range slices.Concat(needed, lambdaNeeds[fn]) {
+		allowed[g] = true
+	}
+	var v []string
+	for _, g := range granted {
+		if !allowed[g] {
+			v = append(v, fmt.Sprintf("%s: grants %s, which its code does not use", fn, g))
+		}
+	}
+	for _, g := range needed {
+		if !slices.Contains(granted, g) {
+			v = append(v, fmt.Sprintf("%s: does not grant %s, which its code uses", fn, g))
+		}
+	}
+	return v
+}
+
+// policyText is a policy's value as text: a string as it is, a Ref or an
+// Fn::GetAtt as Fn::Sub writes it (${SessionsTable.Arn}), an Fn::Sub with
+// its variables substituted, anything else as JSON.
+func policyText(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if m, ok := v.(map[string]any); ok && len(m) == 1 {
+		if id, ok := m["Ref"].(string); ok {
+			return "${" + id + "}"
+		}
+		if a, ok := m["Fn::GetAtt"].(string); ok {
+			return "${" + a + "}"
+		}
+		if a := list(m["Fn::GetAtt"]); len(a) == 2 {
+			return fmt.Sprintf("${%v.%v}", a[0], a[1])
+		}
+		if s, ok := m["Fn::Sub"].(string); ok {
+			return s
+		}
+		if a := list(m["Fn::Sub"]); len(a) == 2 {
+			s, _ := a[0].(string)
+			vars, _ := a[1].(map[string]any)
+			for k, val := range vars {
+				s = strings.ReplaceAll(s, "${"+k+"}", policyText(val))
+			}
+			return s
+		}
+	}
+	return mustJSON(v)
+}
+
+// references tells whether a value names a resource: by Ref, by
+// Fn::GetAtt, or in an Fn::Sub, at any depth.
+func references(v any, id string) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 1 && (x["Ref"] != nil || x["Fn::GetAtt"] != nil || x["Fn::Sub"] != nil) {
+			if t := policyText(x); strings.Contains(t, "${"+id+"}") || strings.Contains(t, "${"+id+".") {
+				return true
+			}
+		}
+		for _, e := range x {
+			if references(e, id) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if references(e, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// dig is the value at a path of map keys and list indexes, nil where the
+// path leads nowhere.
+func dig(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+// list is a list's items, or a single value as a list of one (a policy
+// may write one action, resource or statement without a list).
+func list(v any) []any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return x
+	}
+	return []any{v}
 }
