@@ -44,6 +44,7 @@ staticcheck:
 unit:
 	@command -v moto_server >/dev/null || echo "moto_server is not on the PATH: the tests against moto are skipped"
 	@command -v cfn-lint >/dev/null || echo "cfn-lint is not on the PATH: template.yaml is not linted"
+	@command -v npx >/dev/null || echo "npx is not on the PATH: docs/openapi.yaml is not linted with Redocly"
 	$(GO) test -count=1 -race ./...
 
 ## bench: every benchmark, with allocations, then one table of the figures

@@ -244,6 +244,38 @@ func TestEveryExampleMatchesItsSchema(t *testing.T) {
 	}
 }
 
+// TestNullability holds the schemas to OpenAPI 3.0's null: `nullable` adds
+// null to the `type` beside it and means nothing without one (a member
+// that may be null and whose schema is a reference is a oneOf of it and
+// NullValue), and a `not` that refuses a pattern names the type string, so
+// that it does not refuse null and every other type as well.
+func TestNullability(t *testing.T) {
+	doc := load(t)
+	var walk func(at string, s *openapi3.SchemaRef)
+	walk = func(at string, s *openapi3.SchemaRef) {
+		if s == nil || s.Ref != "" {
+			return
+		}
+		v := s.Value
+		if v.Nullable && v.Type == nil {
+			t.Errorf("%s: nullable without a type", at)
+		}
+		if v.Not != nil && v.Not.Value.Pattern != "" && !v.Not.Value.Type.Is("string") {
+			t.Errorf("%s: a not with a pattern and no type string", at)
+		}
+		for name, p := range v.Properties {
+			walk(at+"."+name, p)
+		}
+		walk(at+"[]", v.Items)
+		for i, x := range slices.Concat(v.AllOf, v.OneOf, v.AnyOf) {
+			walk(fmt.Sprintf("%s/%d", at, i), x)
+		}
+	}
+	for name, s := range doc.Components.Schemas {
+		walk(name, s)
+	}
+}
+
 // TestProblemCodes checks that the Problem schema's codes are the ones the
 // service answers with.
 func TestProblemCodes(t *testing.T) {
