@@ -22,8 +22,8 @@ import (
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
-// startTable serves the embedded endpoint with the template's table and
-// returns a client of it and its URL.
+// startTable serves the embedded endpoint with the template's table,
+// without its time to live, and returns a client of it and its URL.
 func startTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
 	c, url := emptyDynamo(t)
@@ -35,12 +35,8 @@ func startTable(t *testing.T) (*dynamodb.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i, want := range []bool{true, false} {
-		created, err := EnsureTable(context.Background(), c, in, ttl)
+		created, err := EnsureTable(context.Background(), c, in, nil)
 		if err != nil || created != want {
 			t.Fatalf("EnsureTable #%d: created=%v err=%v", i+1, created, err)
 		}
