@@ -231,6 +231,16 @@ func TestBadInput(t *testing.T) {
 			}
 		}
 	}
+	// gatewayOwn is an answer of API Gateway itself, as the local gateway
+	// gives it: not problem+json.
+	gatewayOwn := func(contentType, body string) func(t *testing.T, a answer) {
+		return func(t *testing.T, a answer) {
+			if got := a.headers.Get("Content-Type"); got != contentType || a.body != body {
+				t.Errorf("%s %q, want %s %q", got, a.body, contentType, body)
+			}
+		}
+	}
+	internalError := gatewayOwn("application/json", `{"message":"Internal Server Error"}`)
 	replayed := func(t *testing.T, a answer) {
 		var r struct {
 			SessionID string
@@ -312,7 +322,12 @@ func TestBadInput(t *testing.T) {
 		{"the body 1 byte over 256 KiB", post(padded(256<<10+1), ctJSON), tooLarge, "payload_too_large", nil},
 		{"base64, decoded at 256 KiB", fn(with(ev("POST", "/v1/sessions", b64(padded(256<<10))), func(e *events.APIGatewayV2HTTPRequest) { e.IsBase64Encoded = true })), 200, "", replayed},
 		{"base64, decoded 1 byte over 256 KiB", fn(with(ev("POST", "/v1/sessions", b64(padded(256<<10+1))), func(e *events.APIGatewayV2HTTPRequest) { e.IsBase64Encoded = true })), tooLarge, "payload_too_large", nil},
-		{"over 10 MB", post(padded(11<<20), ctJSON), tooLarge, "payload_too_large", nil},
+		{"1 MiB", post(padded(1<<20), ctJSON), tooLarge, "payload_too_large", nil},
+		{"6 MiB, its event over Lambda's 6 MB", post(padded(6<<20), ctJSON), 500, "", internalError},
+		{"4.5 MiB not text, its event over Lambda's 6 MB in base64", post(padded(9<<19), "Content-Type: application/octet-stream"), 500, "", internalError},
+		{"the body at 10 MB", post(padded(10<<20), ctJSON), 500, "", internalError},
+		{"the body 1 byte over 10 MB", post(padded(10<<20+1), ctJSON), tooLarge, "", gatewayOwn("text; charset=utf-8", "HTTP content length exceeded 10485760 bytes.")},
+		{"the body 1 byte over 10 MB, without a token", gw("POST", "/v1/sessions", padded(10<<20+1), ctJSON), tooLarge, "", nil},
 		{"base64 that says it is not", fn(ev("POST", "/v1/sessions", b64(startBody))), bad, "invalid_request", nil},
 		{"not base64 that says it is", fn(with(ev("POST", "/v1/sessions", startBody), func(e *events.APIGatewayV2HTTPRequest) { e.IsBase64Encoded = true })), bad, "invalid_request", detail("base64")},
 		{"a body on a GET", gw("GET", session, `{"x":1}`, auth, ctJSON), 200, "", nil},

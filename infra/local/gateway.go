@@ -39,14 +39,38 @@ type Gateway struct {
 	Log       *slog.Logger // where a function's failure is told, with the request id
 }
 
-// maxGatewayBody is the most the gateway reads of a body: more than the
-// functions accept, so that they, not the gateway, answer 413.
-const maxGatewayBody = 10 << 20
+// The limits AWS enforces before any function runs (docs/bad-input.md,
+// Bodies): an HTTP API takes a body of at most 10 MB, and Lambda a
+// synchronous invocation of at most 6 MB, counted on the whole event. Both
+// count a MB as 1,048,576 bytes.
+const (
+	maxGatewayBody   = 10 << 20
+	maxInvokePayload = 6 << 20
+)
+
+// The answers of API Gateway itself to a body over its limit, and to an
+// event that Lambda refuses (an integration failure); neither is
+// problem+json.
+const (
+	bodyTooLarge        = "HTTP content length exceeded 10485760 bytes."
+	internalServerError = `{"message":"Internal Server Error"}`
+)
 
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := uuid.NewString() // the event's, the problem's and the log's
 	if id, ok := strings.CutPrefix(r.URL.Path, "/_local/schedule/"); ok && r.Method == http.MethodPost {
 		g.schedule(w, r, id, requestID)
+		return
+	}
+	// A body over API Gateway's limit is refused before the request is
+	// routed: the answer is the HTTP front end's, whatever the route.
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxGatewayBody+1))
+	if err != nil {
+		writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body could not be read.")
+		return
+	}
+	if len(body) > maxGatewayBody {
+		writeGatewayError(w, http.StatusRequestEntityTooLarge, "text; charset=utf-8", bodyTooLarge)
 		return
 	}
 	route, params, ok := g.match(r.Method, r.URL.EscapedPath())
@@ -67,13 +91,13 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		auth = &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: jwt}
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxGatewayBody))
-	if err != nil {
-		writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body could not be read.")
-		return
-	}
 	ev := g.event(r, route, params, body, auth, requestID)
 	payload, _ := json.Marshal(ev)
+	if len(payload) > maxInvokePayload {
+		g.failed(route.Function, requestID, fmt.Errorf("the event of %d bytes is over the invocation limit of %d bytes", len(payload), maxInvokePayload))
+		writeGatewayError(w, http.StatusInternalServerError, "application/json", internalServerError)
+		return
+	}
 	out, err := g.Invoke(r.Context(), route.Function, payload)
 	if err != nil {
 		g.failed(route.Function, requestID, err)
@@ -307,6 +331,13 @@ func writeProblem(w http.ResponseWriter, requestID string, status int, code prob
 	_ = json.NewEncoder(w).Encode(httpapi.NewProblemBody(status, code, detail, requestID))
 }
 
+// writeGatewayError answers as API Gateway itself does, in its own format.
+func writeGatewayError(w http.ResponseWriter, status int, contentType, body string) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}
+
 // failed tells why a function failed: the answer says only that it did.
 func (g *Gateway) failed(function, requestID string, err error) {
 	if g.Log != nil {
@@ -314,7 +345,12 @@ func (g *Gateway) failed(function, requestID string, err error) {
 	}
 }
 
-// schedule runs a function's schedule now, or as of the body's time.
+// maxAhead is how far ahead of the clock a schedule's event may be: the
+// firing ignores one further ahead (contract, section 5).
+const maxAhead = 5 * time.Minute
+
+// schedule runs a function's schedule now, or as of the body's time, at
+// most maxAhead ahead of the clock.
 func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id, requestID string) {
 	if !g.Scheduled[id] {
 		writeProblem(w, requestID, http.StatusNotFound, problem.NotFound, "No function of that name has a schedule.")
@@ -334,6 +370,13 @@ func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id, requestID
 		t, err := time.Parse(time.RFC3339, *in.Time)
 		if err != nil {
 			writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "time must be an RFC 3339 time.")
+			return
+		}
+		if t.Sub(at) > maxAhead {
+			writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest,
+				"time is more than 5 minutes ahead of the clock: the firing ignores such an event, so nothing would fire. "+
+					"To try a trigger now, set its nextRunAt to the current minute, or move its schedule to a minute just ahead, "+
+					"and run the schedule (README, \"Trying a trigger locally\").")
 			return
 		}
 		at = t

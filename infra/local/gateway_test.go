@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -248,7 +249,8 @@ func TestGatewayAnswers(t *testing.T) {
 // TestGatewaySchedule: POST /_local/schedule/<LogicalId> invokes a
 // scheduled function with the Scheduled Event of now or the given time,
 // and answers with its result; 404 for a function without a schedule, 400
-// for a bad time, 502 when the function fails.
+// for a bad time or one more than 5 minutes ahead of the clock (which the
+// firing would ignore), 502 when the function fails.
 func TestGatewaySchedule(t *testing.T) {
 	rec := &recorder{reply: `{"due":0}`}
 	srv := testGateway(t, rec)
@@ -279,6 +281,16 @@ func TestGatewaySchedule(t *testing.T) {
 		if s, _ := post("/_local/schedule/FireFunction", body); s != want {
 			t.Errorf("%s: %d", body, s)
 		}
+	}
+	if s, b := post("/_local/schedule/FireFunction", `{"time":"2026-11-30T10:05:00Z"}`); s != 200 || b != `{"due":0}` {
+		t.Errorf("5 minutes ahead: %d %s", s, b)
+	}
+	invoked := len(rec.fn)
+	s, b := post("/_local/schedule/FireFunction", `{"time":"2026-11-30T10:05:01Z"}`)
+	var p struct{ Code, Detail string }
+	_ = json.Unmarshal([]byte(b), &p)
+	if s != 400 || p.Code != "invalid_request" || !strings.Contains(p.Detail, "more than 5 minutes ahead") || !strings.Contains(p.Detail, "nextRunAt") || len(rec.fn) != invoked {
+		t.Errorf("more than 5 minutes ahead: %d %s, %d invocations", s, b, len(rec.fn)-invoked)
 	}
 	if s, _ := post("/_local/schedule/SessionStartFunction", ""); s != 404 {
 		t.Errorf("unscheduled function: %d", s)
@@ -354,5 +366,67 @@ func TestGatewayFailureLogged(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"requestId":"`+body.RequestID+`"`) || !strings.Contains(logs.String(), "signal killed") {
 		t.Errorf("log %s", logs.String())
+	}
+}
+
+// TestGatewayLimits: through the gateway and the built functions under the
+// runtime emulator, a body is answered as AWS answers it. Over 256 KiB it
+// is the function's 413 problem, up to an event of 6 MB (6,291,456 bytes,
+// headers and all); with an event over that, API Gateway's 500, without an
+// invocation (Lambda refuses it); over 10 MB, API Gateway's 413.
+func TestGatewayLimits(t *testing.T) {
+	s := startStack(t, Config{})
+	var routes []Route
+	for _, fn := range s.Functions {
+		routes = append(routes, fn.Routes...)
+	}
+	var invocations, lastEvent atomic.Int64
+	srv := httptest.NewServer(&Gateway{Routes: routes, Invoke: func(ctx context.Context, id string, event []byte) ([]byte, error) {
+		invocations.Add(1)
+		lastEvent.Store(int64(len(event)))
+		return s.invoke(ctx, id, event)
+	}})
+	defer srv.Close()
+	token := DevToken(map[string]any{"sub": "u1"})
+	// post sends a JSON object of n bytes and tells the answer, and whether
+	// the function was invoked.
+	post := func(n int) (status int, contentType, body string, invoked bool) {
+		t.Helper()
+		before := invocations.Load()
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/sessions", strings.NewReader("{"+strings.Repeat(" ", n-2)+"}"))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b), invocations.Load() > before
+	}
+	problemOf := func(body string) string {
+		var p struct{ Code string }
+		_ = json.Unmarshal([]byte(body), &p)
+		return p.Code
+	}
+	// A body between 256 KiB and the limit: the function refuses it. Its
+	// event tells what the gateway adds to a body of this length.
+	const probe = 1 << 20
+	status, _, body, invoked := post(probe)
+	if status != 413 || problemOf(body) != "payload_too_large" || !invoked {
+		t.Fatalf("1 MiB: %d %s (invoked %v)", status, body, invoked)
+	}
+	atLimit := maxInvokePayload - (int(lastEvent.Load()) - probe)
+	status, _, body, invoked = post(atLimit)
+	if status != 413 || problemOf(body) != "payload_too_large" || !invoked || lastEvent.Load() != maxInvokePayload {
+		t.Errorf("an event at the limit: %d %s (invoked %v, an event of %d bytes)", status, body, invoked, lastEvent.Load())
+	}
+	for _, n := range []int{atLimit + 1, maxGatewayBody} {
+		if status, ct, body, invoked := post(n); status != 500 || ct != "application/json" || body != `{"message":"Internal Server Error"}` || invoked {
+			t.Errorf("a body of %d bytes: %d %s %s (invoked %v)", n, status, ct, body, invoked)
+		}
+	}
+	if status, ct, body, invoked := post(maxGatewayBody + 1); status != 413 || ct != "text; charset=utf-8" || body != "HTTP content length exceeded 10485760 bytes." || invoked {
+		t.Errorf("1 byte over 10 MB: %d %s %s (invoked %v)", status, ct, body, invoked)
 	}
 }
