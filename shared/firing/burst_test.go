@@ -134,7 +134,7 @@ func TestBurstTwice(t *testing.T) {
 func TestBurstFaults(t *testing.T) {
 	// Only the faults fail a call: no retry, and time enough for each
 	// attempt however busy the machine.
-	f, p := apitest.Faulty(t, patient, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	f, p := apitest.Faulty(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	h := setup(t, f)
 	ids := burst(t, h)
 	p.InjectEvery("TransactWriteItems", 5, faultproxy.DynamoThrottle)

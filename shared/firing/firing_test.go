@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local"
@@ -538,12 +536,6 @@ func TestFaults(t *testing.T) {
 	})
 }
 
-// patient gives every attempt of a request time enough however busy the
-// machine, so that a count of requests counts no retry after a timeout.
-func patient(o *dynamodb.Options) {
-	o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second)
-}
-
 // TestRequestsPerPath: the DynamoDB requests of each way a due trigger can
 // go, beside the 16 queries of the due index. A fired slot is one write:
 // the session, its ledger row and the trigger's advance in one
@@ -613,7 +605,7 @@ func TestRequestsPerPath(t *testing.T) {
 		}, firing.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "TransactWriteItems": 1}},
 	} {
 		t.Run(row.path, func(t *testing.T) {
-			f, p := apitest.Faulty(t, patient)
+			f, p := apitest.Faulty(t)
 			h := setup(t, f)
 			id := newTrigger(t, h, "*/5 * * * *", nil)
 			row.prepare(h, p, id)
@@ -675,7 +667,7 @@ func TestLostAnswerUnknown(t *testing.T) {
 // begun, no new trigger is taken; the one in progress ends with its run
 // recorded, the rest stay due, and the log line says how many were left.
 func TestReserveMidBurst(t *testing.T) {
-	f, p := apitest.Faulty(t, patient)
+	f, p := apitest.Faulty(t)
 	h := setup(t, f)
 	ids := []string{newTrigger(t, h, "*/5 * * * *", nil), newTrigger(t, h, "*/5 * * * *", nil), newTrigger(t, h, "*/5 * * * *", nil)}
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
@@ -713,7 +705,7 @@ func TestReserveMidBurst(t *testing.T) {
 // read for a fault: what ran is not known, so the slot stays due and the
 // invocation fails; the retry records it as the session ran.
 func TestDuplicateSessionUnreadable(t *testing.T) {
-	f, p := apitest.Faulty(t, patient)
+	f, p := apitest.Faulty(t)
 	h := setup(t, f)
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 	id := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-large"})

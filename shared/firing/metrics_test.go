@@ -93,7 +93,7 @@ func TestFiringMetrics(t *testing.T) {
 // its lag to the end of the invocation: here the one due last, whose slot
 // is the oldest.
 func TestFiringLagLeftDue(t *testing.T) {
-	f, p := apitest.Faulty(t, patient)
+	f, p := apitest.Faulty(t)
 	h := setup(t, f)
 	lagged(t, h)
 	// As in TestReserveMidBurst: the reserve begins 2 s from now, during
@@ -117,7 +117,7 @@ func TestFiringLagLeftDue(t *testing.T) {
 // TestFiringLagFault: a trigger whose slot a fault left due counts its lag
 // to the end of the invocation too.
 func TestFiringLagFault(t *testing.T) {
-	f, p := apitest.Faulty(t, patient, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	f, p := apitest.Faulty(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	h := setup(t, f)
 	lagged(t, h)
 	p.Inject("TransactWriteItems", 2, faultproxy.Fault{}) // the first two fire

@@ -42,14 +42,14 @@ func TestFaults(t *testing.T) {
 		{"throttled beyond the retries", "TransactWriteItems", 10, faultproxy.DynamoThrottle, withKey, 503, 0},
 		{"500s beyond the retries", "TransactWriteItems", 10, faultproxy.DynamoInternalError, withKey, 503, 0},
 		{"dropped connections", "TransactWriteItems", 10, faultproxy.Drop, withKey, 503, 0},
-		{"an endpoint too slow to answer", "TransactWriteItems", 10, faultproxy.Delay(time.Second), withKey, 503, 0},
+		{"an endpoint too slow to answer", "TransactWriteItems", 10, faultproxy.Delay(time.Second), withKey, 503, 0}, // beyond the attempts' 100 ms
 		{"throttled without a key", "PutItem", 10, faultproxy.DynamoThrottle, body(nil), 503, 0},
 		{"a lost answer with a key", "TransactWriteItems", 1, faultproxy.DropAfter, withKey, 201, 2},
 		{"a lost answer without a key", "PutItem", 1, faultproxy.DropAfter, body(nil), 201, 1},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
-			h, p := apitest.Faulty(t)
+			h, p := apitest.Faulty(t, apitest.AttemptTimeout(100*time.Millisecond))
 			p.Inject(r.op, r.n, r.fault)
 			res := post(h, user, r.body)
 			if res.Status != r.status {

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
@@ -184,9 +182,8 @@ func TestPauseRacesFiring(t *testing.T) {
 // new prompt: fired with it), and both stay.
 func TestChangeMeetsFiring(t *testing.T) {
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
-	patient := func(o *dynamodb.Options) { o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second) }
 	setup := func(t *testing.T) (*apitest.Harness, *faultproxy.Proxy, string) {
-		h, p := apitest.Faulty(t, patient)
+		h, p := apitest.Faulty(t)
 		h.Triggers.Now = func() time.Time { return clock }
 		return h, p, newTrigger(t, h, map[string]any{"schedule": map[string]any{"cron": "*/5 * * * *"}})
 	}
@@ -257,7 +254,6 @@ func TestChangeMeetsFiring(t *testing.T) {
 // found written when it is applied again; a trigger that keeps changing
 // under the change is a 503 once the change has tried three times.
 func TestPatchFaults(t *testing.T) {
-	patient := func(o *dynamodb.Options) { o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(5 * time.Second) }
 	for _, row := range []struct {
 		rule   string
 		inject func(h *apitest.Harness, p *faultproxy.Proxy, id string)
@@ -295,7 +291,7 @@ func TestPatchFaults(t *testing.T) {
 		}, 200},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
-			h, p := apitest.Faulty(t, patient)
+			h, p := apitest.Faulty(t)
 			h.Triggers.Now = func() time.Time { return clock }
 			id := newTrigger(t, h, nil)
 			before := snapshot(h)

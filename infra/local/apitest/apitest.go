@@ -101,7 +101,10 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 
 // Faulty is the API over a fresh table of the embedded endpoint reached
 // through a fault-injecting proxy, with the SDK's own retries (their waits
-// cut short), a short timeout per attempt, and then the given options.
+// cut short), and then the given options. Each attempt has time enough
+// however busy the machine (a loaded machine under the race detector
+// takes more than 100 ms for some), so that only the faults injected fail
+// a request; a test of a slow endpoint sets a short one (AttemptTimeout).
 func Faulty(t testing.TB, optFns ...func(*dynamodb.Options)) (*Harness, *faultproxy.Proxy) {
 	t.Helper()
 	b := dynamotest.Backends(t)[0]
@@ -110,9 +113,13 @@ func Faulty(t testing.TB, optFns ...func(*dynamodb.Options)) (*Harness, *faultpr
 	t.Cleanup(p.Close)
 	api := local.DynamoClient(p.URL(), append([]func(*dynamodb.Options){store.Counting, func(o *dynamodb.Options) {
 		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond)
-		o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(100 * time.Millisecond)
-	}}, optFns...)...)
+	}, AttemptTimeout(10 * time.Second)}, optFns...)...)
 	return NewOn(t, api, direct, name), p
+}
+
+// AttemptTimeout bounds each attempt of a request to d.
+func AttemptTimeout(d time.Duration) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) { o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(d) }
 }
 
 // SetSettings replaces the settings the functions read.
