@@ -671,11 +671,14 @@ func TestReserveMidBurst(t *testing.T) {
 	h := setup(t, f)
 	ids := []string{newTrigger(t, h, "*/5 * * * *", nil), newTrigger(t, h, "*/5 * * * *", nil), newTrigger(t, h, "*/5 * * * *", nil)}
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
-	// The reserve begins 2 s from now; the first transaction waits 3 s
-	// before it reaches the endpoint, well before the timeout itself.
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
+	// The reserve begins 4 s from now (time enough for the due index's
+	// queries on a busy machine); the first transaction waits until it has
+	// begun before it reaches the endpoint, well before the timeout itself.
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Second)
 	defer cancel()
-	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { time.Sleep(3 * time.Second) }))
+	deadline, _ := ctx.Deadline()
+	reserve := deadline.Add(-10 * time.Second)
+	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { time.Sleep(time.Until(reserve) + 200*time.Millisecond) }))
 	fr := *h.Firing
 	fr.Concurrency = 1
 	fr.Now = func() time.Time { return slot }
