@@ -3,15 +3,19 @@ package docs_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
+	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
@@ -108,7 +112,7 @@ func TestResponses(t *testing.T) {
 				continue
 			}
 			statuses = append(statuses, status)
-			checkResponse(t, fmt.Sprintf("%s %d", name, status), status, ref.Value, problemSchema)
+			checkResponse(t, fmt.Sprintf("%s %d", name, status), status, ref.Value, problemSchema, doc.Components.Schemas)
 		}
 		slices.Sort(statuses)
 		if want := wantStatuses[name]; !slices.Equal(statuses, want) {
@@ -117,10 +121,46 @@ func TestResponses(t *testing.T) {
 	})
 }
 
-func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, problemSchema *openapi3.Schema) {
+// gatewayAnswers are API Gateway's own answers that every operation lists
+// beside the function's problem, by status: a body over the HTTP API's
+// 10 MB payload quota (413), and an event over Lambda's 6 MB invocation
+// limit (500). AWS labels the 413 "text; charset=utf-8", which is no media
+// type: the document lists it as text/plain and says how AWS labels it.
+// Neither carries Cache-Control.
+var gatewayAnswers = map[int]struct {
+	mediaType, contentType, schema, body, limit string
+}{
+	413: {"text/plain", "text; charset=utf-8", "GatewayText", "HTTP content length exceeded 10485760 bytes.", "10,485,760 bytes"},
+	500: {"application/json", "application/json", "GatewayMessage", `{"message":"Internal Server Error"}`, "6,291,456 bytes"},
+}
+
+// gatewayBody is the body of the example of API Gateway's own answer
+// under status in r, as it goes on the wire: a string as it is, anything
+// else as JSON. ok is false when r lists no such example.
+func gatewayBody(t *testing.T, r *openapi3.Response, status int) (body string, ok bool) {
 	t.Helper()
-	if r.Headers["Cache-Control"] == nil {
+	mt := r.Content.Get(gatewayAnswers[status].mediaType)
+	if mt == nil || len(mt.Examples) != 1 || mt.Examples["gateway"] == nil {
+		return "", false
+	}
+	v := mt.Examples["gateway"].Value.Value
+	if s, isString := v.(string); isString {
+		return s, true
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b), true
+}
+
+func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, problemSchema *openapi3.Schema, schemas openapi3.Schemas) {
+	t.Helper()
+	gateway, fromGateway := gatewayAnswers[status]
+	if cc := r.Headers["Cache-Control"]; cc == nil {
 		t.Errorf("%s: no Cache-Control header", name)
+	} else if cc.Value.Required == fromGateway {
+		t.Errorf("%s: Cache-Control required = %v, want %v: API Gateway's own answers carry none", name, cc.Value.Required, !fromGateway)
 	}
 	wantHeaders := map[string]bool{
 		// A start answers a replay with the session's Location too.
@@ -150,7 +190,22 @@ func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, 
 		return
 	}
 	mt := r.Content.Get("application/problem+json")
-	if mt == nil || len(r.Content) != 1 {
+	if fromGateway {
+		if mt == nil || len(r.Content) != 2 || r.Content.Get(gateway.mediaType) == nil {
+			t.Fatalf("%s: content is not application/problem+json and API Gateway's %s", name, gateway.mediaType)
+		}
+		if s := r.Content.Get(gateway.mediaType).Schema; s == nil || s.Value != schemas[gateway.schema].Value {
+			t.Errorf("%s %s: schema is not %s", name, gateway.mediaType, gateway.schema)
+		}
+		if body, ok := gatewayBody(t, r, status); !ok || body != gateway.body {
+			t.Errorf("%s %s: API Gateway's answer is %q, want the one example %q", name, gateway.mediaType, body, gateway.body)
+		}
+		for _, s := range []string{gateway.contentType, gateway.limit} {
+			if !strings.Contains(strings.Join(strings.Fields(*r.Description), " "), s) {
+				t.Errorf("%s: the description does not say %q", name, s)
+			}
+		}
+	} else if mt == nil || len(r.Content) != 1 {
 		t.Fatalf("%s: content is not application/problem+json alone", name)
 	}
 	if mt.Schema.Value != problemSchema {
@@ -176,6 +231,69 @@ func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, 
 			t.Errorf("%s: example %q: status member %v", name, key, body["status"])
 		}
 	}
+}
+
+// TestGatewayAnswersAreDocumented holds the document's answers of API
+// Gateway itself to what the local gateway, which answers as AWS does,
+// answers on each operation: a body one byte over 10,485,760 bytes is the
+// 413, and a body within it whose event is over 6,291,456 bytes the 500,
+// neither invoking the function. The status, the Content-Type and the body
+// must be the document's, and there is no Cache-Control.
+func TestGatewayAnswersAreDocumented(t *testing.T) {
+	doc := load(t)
+	tpl, err := local.LoadTemplate("../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := local.Functions(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routes []local.Route
+	for _, fn := range fns {
+		routes = append(routes, fn.Routes...)
+	}
+	var invocations atomic.Int64
+	gw := &local.Gateway{Routes: routes, Invoke: func(context.Context, string, []byte) ([]byte, error) {
+		invocations.Add(1)
+		return nil, errors.New("the function is not invoked over a limit")
+	}}
+	token := local.DevToken(map[string]any{"sub": caller["sub"], "org_ids": caller["org_ids"]})
+	sizes := map[int]int{413: 10<<20 + 1, 500: 7 << 20} // bytes of body
+	operations(doc, func(name string, op *openapi3.Operation) {
+		c, ok := ordinary[name]
+		if !ok {
+			t.Fatalf("no ordinary request for %s", name)
+		}
+		for status, g := range gatewayAnswers {
+			t.Run(fmt.Sprintf("%s %d", name, status), func(t *testing.T) {
+				r := op.Responses.Status(status)
+				if r == nil {
+					t.Fatalf("no %d", status)
+				}
+				want, ok := gatewayBody(t, r.Value, status)
+				if !ok {
+					t.Fatalf("no example of API Gateway's %s answer", g.mediaType)
+				}
+				req := httptest.NewRequest(c.Method, c.Path, strings.NewReader("{"+strings.Repeat(" ", sizes[status]-2)+"}"))
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Content-Type", "application/json")
+				before := invocations.Load()
+				w := httptest.NewRecorder()
+				gw.ServeHTTP(w, req)
+				res := w.Result()
+				if res.StatusCode != status || res.Header.Get("Content-Type") != g.contentType || w.Body.String() != want {
+					t.Errorf("the gateway answers %d %q %q, the document %d %q %q", res.StatusCode, res.Header.Get("Content-Type"), w.Body.String(), status, g.contentType, want)
+				}
+				if cc := res.Header.Get("Cache-Control"); cc != "" {
+					t.Errorf("Cache-Control: %s", cc)
+				}
+				if invocations.Load() != before {
+					t.Error("the function was invoked")
+				}
+			})
+		}
+	})
 }
 
 // checkExamples validates each example of a media type, parameter or header
