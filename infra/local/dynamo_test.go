@@ -23,6 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
 )
 
 // emptyDynamo serves an empty embedded endpoint for the test and returns
@@ -90,7 +92,7 @@ func dynamoCLI(t *testing.T, url string, args ...string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, append(append([]string{"dynamodb"}, args...),
+	cmd := childproc.CommandContext(ctx, path, append(append([]string{"dynamodb"}, args...),
 		"--endpoint-url", url, "--region", "us-east-1", "--output", "json")...)
 	dir := t.TempDir()
 	for _, kv := range os.Environ() {

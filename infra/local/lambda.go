@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
 )
 
 // BuildFunctions builds the bootstrap of each function as `sam build` would,
@@ -31,7 +33,7 @@ func BuildFunctions(ctx context.Context, repo, dir string, ids ...string) error 
 // is what Lambda runs).
 func BuildFunctionsFor(ctx context.Context, goarch, repo, dir string, ids ...string) error {
 	for _, id := range ids {
-		cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "build-"+id,
+		cmd := childproc.CommandContext(ctx, "make", "--no-print-directory", "build-"+id,
 			"ARTIFACTS_DIR="+filepath.Join(dir, id), "LAMBDA_GOARCH="+goarch)
 		cmd.Dir = repo
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -45,7 +47,7 @@ func BuildFunctionsFor(ctx context.Context, goarch, repo, dir string, ids ...str
 // version go.mod pins (`go tool aws-lambda-rie`). repo is the module's
 // folder.
 func EmulatorPath(ctx context.Context, repo string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "tool", "-n", "aws-lambda-rie")
+	cmd := childproc.CommandContext(ctx, "go", "tool", "-n", "aws-lambda-rie")
 	cmd.Dir = repo
 	out, err := cmd.Output()
 	if err != nil {
@@ -73,10 +75,16 @@ var errExitedAtStart = errors.New("the emulator exited at start")
 
 // StartLambda runs bootstrap under the emulator with the environment env
 // ("NAME=value") and the function's timeout, on free loopback ports. Its
-// output goes to logs. The emulator and the function run in their own
-// process group, which Close ends, and die with this process. A port found
-// free may be taken (by any connection's ephemeral port) before the
-// emulator binds it: then it starts again, on other ports, up to 3 times.
+// output goes to logs. The emulator is tied to this process (see
+// childproc): it gets SIGTERM when this process dies, as from Close, and
+// then kills the function, which it runs in a process group of its own,
+// and exits. Logs other than a file or io.Discard reach this process
+// through a pipe: should this process die, the emulator's next write to
+// it kills the emulator (SIGPIPE) before it stops its function, which
+// then runs until it next calls the runtime API (a bootstrap of
+// aws-lambda-go exits there). A port found free may be taken (by any
+// connection's ephemeral port) before the emulator binds it: then it
+// starts again, on other ports, up to 3 times.
 func StartLambda(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
 	var err error
 	for range 3 {
@@ -97,10 +105,11 @@ func startLambda(emulator, id, bootstrap string, env []string, timeout time.Dura
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(emulator, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", runtimeAddr, bootstrap)
+	cmd := childproc.Command(emulator, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", runtimeAddr, bootstrap)
 	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = logs, logs
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if logs != io.Discard {
+		cmd.Stdout, cmd.Stderr = logs, logs
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", id, err)
 	}
@@ -171,10 +180,17 @@ func isErrorPayload(out []byte) bool {
 	return bytes.HasPrefix(bytes.TrimSpace(out), []byte(`{"errorMessage"`)) || bytes.HasPrefix(bytes.TrimSpace(out), []byte(`{"errorType"`))
 }
 
-// Close stops the emulator and its function: their whole process group.
+// Close stops the emulator and its function: SIGTERM, on which the
+// emulator kills the function and exits; an emulator still there 5
+// seconds later is killed with its process group.
 func (l *Lambda) Close() {
-	_ = syscall.Kill(-l.cmd.Process.Pid, syscall.SIGKILL)
-	<-l.exited
+	_ = l.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-l.exited:
+	case <-time.After(5 * time.Second):
+		_ = childproc.Kill(l.cmd)
+		<-l.exited
+	}
 }
 
 func freeAddr() (string, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/awslabs/goformation/v7/intrinsics"
 
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 )
@@ -143,7 +144,7 @@ func TestTemplateFunctions(t *testing.T) {
 			if fn.BuildMethod != "makefile" || fn.Runtime != "provided.al2023" || fn.Handler != "bootstrap" {
 				t.Errorf("%+v", fn)
 			}
-			out, err := exec.Command("make", "--no-print-directory", "-C", "../..", "-n", "build-"+fn.LogicalID, "ARTIFACTS_DIR=/tmp/x").CombinedOutput()
+			out, err := childproc.Command("make", "--no-print-directory", "-C", "../..", "-n", "build-"+fn.LogicalID, "ARTIFACTS_DIR=/tmp/x").CombinedOutput()
 			if err != nil {
 				t.Fatalf("make build-%s: %v\n%s", fn.LogicalID, err, out)
 			}
@@ -198,7 +199,7 @@ func TestCfnLint(t *testing.T) {
 	if _, err := exec.LookPath("cfn-lint"); err != nil {
 		t.Skip("cfn-lint is not on the PATH")
 	}
-	if out, err := exec.Command("cfn-lint", "../../template.yaml").CombinedOutput(); err != nil {
+	if out, err := childproc.Command("cfn-lint", "../../template.yaml").CombinedOutput(); err != nil {
 		t.Errorf("cfn-lint: %v\n%s", err, out)
 	}
 }
@@ -211,7 +212,7 @@ func hasArn(m map[string]any) bool { _, ok := m["Arn"]; return ok }
 // data in their binaries: provided.al2023 may have no zone files.
 func TestZoneDataBuiltIn(t *testing.T) {
 	for _, folder := range []string{"triggers", "triggerfire"} {
-		out, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/"+folder).CombinedOutput()
+		out, err := childproc.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/"+folder).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", folder, err, out)
 		}
@@ -224,7 +225,7 @@ func TestZoneDataBuiltIn(t *testing.T) {
 // TestFunctionsImportNothingLocal: no function imports the local stack,
 // its shortcuts (unverified tokens) included.
 func TestFunctionsImportNothingLocal(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/...").CombinedOutput()
+	out, err := childproc.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
 )
 
 // TestInitFailure: a function whose environment does not load, or whose
@@ -40,7 +41,7 @@ func TestInitFailure(t *testing.T) {
 	lambda := map[string]string{"AWS_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": secret, "AWS_SESSION_TOKEN": token}
 	run := func(t *testing.T, id string, env map[string]string, cause string) {
 		t.Helper()
-		cmd := exec.Command(filepath.Join(dir, id, "bootstrap"))
+		cmd := childproc.Command(filepath.Join(dir, id, "bootstrap"))
 		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}

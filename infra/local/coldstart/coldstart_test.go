@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -24,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
 )
 
 // coldStartSamples is how many cold starts each case's median is taken
@@ -445,7 +445,7 @@ func zipSize(path string) (int, error) {
 // goarch, and returns the bootstrap's path.
 func buildHello(ctx context.Context, goarch, repo, dir string) (string, error) {
 	out := filepath.Join(dir, helloName)
-	cmd := exec.CommandContext(ctx, "make", "-n", "--no-print-directory", "build-SessionStartFunction",
+	cmd := childproc.CommandContext(ctx, "make", "-n", "--no-print-directory", "build-SessionStartFunction",
 		"ARTIFACTS_DIR="+out, "LAMBDA_GOARCH="+goarch)
 	cmd.Dir = repo
 	script, err := cmd.Output()
@@ -456,7 +456,7 @@ func buildHello(ctx context.Context, goarch, repo, dir string) (string, error) {
 	if strings.Count(string(script), pkg) != 1 {
 		return "", fmt.Errorf("the build command does not name %s once:\n%s", pkg, script)
 	}
-	cmd = exec.CommandContext(ctx, "sh", "-c", strings.Replace(string(script), pkg, "./infra/local/coldstart/testdata/hello", 1))
+	cmd = childproc.CommandContext(ctx, "sh", "-c", strings.Replace(string(script), pkg, "./infra/local/coldstart/testdata/hello", 1))
 	cmd.Dir = repo
 	if log, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building hello: %w\n%s", err, log)

@@ -1,7 +1,8 @@
 // Package motoserver starts moto's server, once per test binary, for tests
 // that run against it as a second AWS backend (it serves DynamoDB and SSM
 // on one endpoint). Where moto_server is not on the PATH, URL says so and
-// the tests skip.
+// the tests skip. The server is tied to the test binary (see childproc): on
+// Linux it dies with it, however the binary ends.
 package motoserver
 
 import (
@@ -11,6 +12,8 @@ import (
 	"os/exec"
 	"sync"
 	"time"
+
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
 )
 
 var (
@@ -37,7 +40,7 @@ func URL() (string, error) {
 		addr := ln.Addr().String()
 		port := ln.Addr().(*net.TCPAddr).Port
 		ln.Close()
-		cmd = exec.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+		cmd = childproc.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
 		if err = cmd.Start(); err != nil {
 			return
 		}
@@ -53,12 +56,12 @@ func URL() (string, error) {
 	return url, err
 }
 
-// Stop stops the server if it was started, and when tests asked for it in
-// vain, says so on standard error, so that a run without moto shows what
-// it did not test.
+// Stop kills the server's process group if it was started, and when tests
+// asked for it in vain, says so on standard error, so that a run without
+// moto shows what it did not test.
 func Stop() {
 	if cmd != nil && cmd.Process != nil {
-		_ = cmd.Process.Kill()
+		_ = childproc.Kill(cmd)
 		_ = cmd.Wait()
 	}
 	if err != nil {
