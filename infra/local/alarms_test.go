@@ -115,7 +115,7 @@ func rawTemplate(t *testing.T) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
+	out, err := ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}

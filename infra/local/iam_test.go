@@ -166,7 +166,7 @@ Resources:
 				text = strings.Replace(text, c.old, c.new, 1)
 			}
 			t.Run("as written", func(t *testing.T) {
-				long, err := intrinsics.ProcessYAML([]byte(text), &intrinsics.ProcessorOptions{NoProcess: true})
+				long, err := local.ProcessYAML([]byte(text), &intrinsics.ProcessorOptions{NoProcess: true})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/awslabs/goformation/v7"
@@ -28,6 +29,19 @@ type rawEvent struct {
 	Properties json.RawMessage
 }
 
+// processing serializes goformation's intrinsics.ProcessYAML: every call
+// registers its YAML tag resolvers in one package-level map, so two at
+// once are a data race.
+var processing sync.Mutex
+
+// ProcessYAML is goformation's intrinsics.ProcessYAML, one call at a time:
+// every caller of it in this module goes through here.
+func ProcessYAML(data []byte, opts *intrinsics.ProcessorOptions) ([]byte, error) {
+	processing.Lock()
+	defer processing.Unlock()
+	return intrinsics.ProcessYAML(data, opts)
+}
+
 // LoadTemplate reads and parses a SAM template. Intrinsics resolve as they
 // do locally: parameters take their defaults, and a Ref to a resource is
 // the resource's logical id (locally, the table is named after its
@@ -38,7 +52,7 @@ func LoadTemplate(path string) (*Template, error) {
 		return nil, err
 	}
 	var resources map[string]bool
-	resolved, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{
+	resolved, err := ProcessYAML(data, &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref": func(name string, input, template any) any {
 				if id, ok := input.(string); ok {
