@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
@@ -39,21 +40,29 @@ func seed(t *testing.T, c *dynamodb.Client, name string) (fallsBack []string) {
 	t.Helper()
 	ctx := context.Background()
 	paths, _ := filepath.Glob(filepath.Join(fixtures, "*", "*.json"))
+	// The fixtures are written a few at a time: moto answers each request
+	// in milliseconds, and the audit's tests seed a table each.
+	var g errgroup.Group
+	g.SetLimit(8)
 	for i, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		item, err := local.UnmarshalItem(data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(filepath.Base(path), "invalid-") && !strings.Contains(path, "ledger") {
-			item["PK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("SESSION#workspace_bad%d", i)}
-		}
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
-			t.Fatal(err)
-		}
+		g.Go(func() error {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			item, err := local.UnmarshalItem(data)
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			if strings.HasPrefix(filepath.Base(path), "invalid-") && !strings.Contains(path, "ledger") {
+				item["PK"] = &types.AttributeValueMemberS{Value: fmt.Sprintf("SESSION#workspace_bad%d", i)}
+			}
+			_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item})
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 	tbl := store.New(c, name)
 	byoc := func(typ string) *allocation.Request {
@@ -162,6 +171,7 @@ var seedReport = Report{
 // settings; a setting that retires an allocation moves sessions, ledger
 // rows and triggers into the retired classes.
 func TestScanCounts(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, c *dynamodb.Client, name string) {
 		ctx := context.Background()
 		fallsBack := seed(t, c, name)
@@ -227,6 +237,7 @@ func items(t *testing.T, c *dynamodb.Client, name string) map[string]map[string]
 // second rewrite none to change. A trigger changed since the scan is read
 // again and judged again; one deleted since is left alone.
 func TestRewrite(t *testing.T) {
+	t.Parallel()
 	forEachBackend(t, func(t *testing.T, c *dynamodb.Client, name string) {
 		ctx := context.Background()
 		fallsBack := seed(t, c, name)
@@ -323,6 +334,7 @@ func TestRewrite(t *testing.T) {
 func forEachBackend(t *testing.T, f func(t *testing.T, c *dynamodb.Client, name string)) {
 	for _, b := range dynamotest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
 			c, name := dynamotest.Table(t, b)
 			f(t, c, name)
 		})

@@ -48,6 +48,7 @@ func contractObject(t *testing.T, out string) map[string]any {
 // file: the contract's object with -json, a table without, the rewrite's
 // dry run and run, and a second run that finds nothing to do.
 func TestCommand(t *testing.T) {
+	t.Parallel()
 	b := dynamotest.Backends(t)[0]
 	c, name := dynamotest.Table(t, b)
 	fallsBack := seed(t, c, name)
@@ -152,6 +153,7 @@ func TestCommandParameterStore(t *testing.T) {
 
 // TestFlags: the flags the contract names, and the combinations refused.
 func TestFlags(t *testing.T) {
+	t.Parallel()
 	o, err := ParseFlags(nil, &bytes.Buffer{})
 	if err != nil || o.Table != "SessionsTable" || o.Segments != 4 || o.Endpoint != "" || o.Region != "" || o.JSON || o.RewriteTriggers {
 		t.Errorf("defaults: %+v %v", o, err)
@@ -171,6 +173,7 @@ func TestFlags(t *testing.T) {
 // they were, says which were not cleared, and fails, so that it is run
 // again; the next run clears them.
 func TestRewriteUnsettled(t *testing.T) {
+	t.Parallel()
 	b := dynamotest.Backends(t)[0]
 	c, name := dynamotest.Table(t, b)
 	fallsBack := seed(t, c, name)
@@ -199,6 +202,7 @@ func TestRewriteUnsettled(t *testing.T) {
 
 // TestWriteRewrite: a trigger that kept changing fails the run too.
 func TestWriteRewrite(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	tr := &trigger.Trigger{ID: "trg_a"}
 	err := writeRewrite(&out, []Outcome{{Fallback: Fallback{Trigger: tr, Class: "retired"}, Result: Changing}}, false)
