@@ -22,11 +22,10 @@ import (
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
-// startTable serves the embedded endpoint with the template's table,
-// without its time to live, and returns a client of it and its URL.
-func startTable(t *testing.T) (*dynamodb.Client, string) {
+// templateTable is the CreateTable and UpdateTimeToLive requests of the
+// template's table.
+func templateTable(t *testing.T) (*dynamodb.CreateTableInput, *dynamodb.UpdateTimeToLiveInput) {
 	t.Helper()
-	c, url := emptyDynamo(t)
 	tpl, err := LoadTemplate("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -35,6 +34,19 @@ func startTable(t *testing.T) (*dynamodb.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in, ttl
+}
+
+// startTable serves the embedded endpoint with the template's table,
+// without its time to live, and returns a client of it and its URL.
+func startTable(t *testing.T) (*dynamodb.Client, string) {
+	t.Helper()
+	c, url := emptyDynamo(t)
+	in, _ := templateTable(t)
 	for i, want := range []bool{true, false} {
 		created, err := EnsureTable(context.Background(), c, in, nil)
 		if err != nil || created != want {
@@ -47,20 +59,8 @@ func startTable(t *testing.T) (*dynamodb.Client, string) {
 // TestOlderTableRefused: a table that exists without the template's
 // indexes (an older local one) is refused with a clear error, not used.
 func TestOlderTableRefused(t *testing.T) {
-	d, err := StartDynamo("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close(context.Background())
-	tpl, err := LoadTemplate("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := DynamoClient(d.URL)
+	c, _ := emptyDynamo(t)
+	in, _ := templateTable(t)
 	older := *in
 	older.GlobalSecondaryIndexes = older.GlobalSecondaryIndexes[:1]
 	if _, err := c.CreateTable(context.Background(), &older); err != nil {
@@ -76,18 +76,7 @@ func TestOlderTableRefused(t *testing.T) {
 // items would never expire by expiresAt.
 func TestTimeToLiveOnAnotherAttributeRefused(t *testing.T) {
 	c, _ := emptyDynamo(t)
-	tpl, err := LoadTemplate("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, ttl := templateTable(t)
 	if _, err := EnsureTable(context.Background(), c, in, nil); err != nil {
 		t.Fatal(err)
 	}
