@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
 )
 
 // redocly is the linter, pinned: one release's recommended rules.
@@ -34,7 +36,7 @@ func TestRedoclyLint(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npx, "--yes", redocly, "lint", "--format=json", "openapi.yaml")
+	cmd := childproc.CommandContext(ctx, npx, "--yes", redocly, "lint", "--format=json", "openapi.yaml")
 	// A linter in npm's cache runs without asking the registry again, and
 	// a registry that cannot be reached fails at once, not after retries.
 	cmd.Env = append(os.Environ(), "npm_config_prefer_offline=true", "npm_config_fetch_retries=0",

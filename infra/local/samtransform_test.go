@@ -3,9 +3,10 @@ package local_test
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
 )
 
 // templatePath is the product's template, from this package.
@@ -15,7 +16,7 @@ const templatePath = "../../template.yaml"
 // when the translator is not installed, saying what is not checked.
 func needSAMTranslator(t *testing.T, skipped string) {
 	t.Helper()
-	if err := exec.Command("python3", "-c", "import samtranslator").Run(); err != nil {
+	if err := childproc.Command("python3", "-c", "import samtranslator").Run(); err != nil {
 		t.Skip("the SAM translator is not installed (the Python package samtranslator, installed with cfn-lint): " + skipped)
 	}
 }
@@ -28,7 +29,7 @@ func transform(t *testing.T, template, codeURI string, params map[string]string)
 	for k, v := range params {
 		args = append(args, k+"="+v)
 	}
-	cmd := exec.Command("python3", args...)
+	cmd := childproc.Command("python3", args...)
 	cmd.Env = append(os.Environ(), "AWS_DEFAULT_REGION="+deployRegion)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
