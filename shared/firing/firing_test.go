@@ -663,6 +663,19 @@ func TestLostAnswerUnknown(t *testing.T) {
 	}
 }
 
+// midReserve is an invocation's context whose 10-second reserve before
+// its timeout begins 4 s from now (time enough for the due index's queries
+// on a busy machine), with the first transaction held until the reserve
+// has begun, well before the timeout itself.
+func midReserve(t *testing.T, p *faultproxy.Proxy) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Second)
+	t.Cleanup(cancel)
+	deadline, _ := ctx.Deadline()
+	reserve := deadline.Add(-10 * time.Second)
+	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { time.Sleep(time.Until(reserve) + 200*time.Millisecond) }))
+	return ctx
+}
+
 // TestReserveMidBurst: once the 10-second reserve before the timeout has
 // begun, no new trigger is taken; the one in progress ends with its run
 // recorded, the rest stay due, and the log line says how many were left.
@@ -671,14 +684,7 @@ func TestReserveMidBurst(t *testing.T) {
 	h := setup(t, f)
 	ids := []string{newTrigger(t, h, "*/5 * * * *", nil), newTrigger(t, h, "*/5 * * * *", nil), newTrigger(t, h, "*/5 * * * *", nil)}
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
-	// The reserve begins 4 s from now (time enough for the due index's
-	// queries on a busy machine); the first transaction waits until it has
-	// begun before it reaches the endpoint, well before the timeout itself.
-	ctx, cancel := context.WithTimeout(context.Background(), 14*time.Second)
-	defer cancel()
-	deadline, _ := ctx.Deadline()
-	reserve := deadline.Add(-10 * time.Second)
-	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { time.Sleep(time.Until(reserve) + 200*time.Millisecond) }))
+	ctx := midReserve(t, p)
 	fr := *h.Firing
 	fr.Concurrency = 1
 	fr.Now = func() time.Time { return slot }

@@ -96,11 +96,8 @@ func TestFiringLagLeftDue(t *testing.T) {
 	f, p := apitest.Faulty(t)
 	h := setup(t, f)
 	lagged(t, h)
-	// As in TestReserveMidBurst: the reserve begins 2 s from now, during
-	// the first trigger's transaction.
-	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Second)
-	defer cancel()
-	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { time.Sleep(3 * time.Second) }))
+	// The reserve begins during the first trigger's transaction.
+	ctx := midReserve(t, p)
 	fr := *h.Firing
 	fr.Concurrency = 1
 	fr.Now = func() time.Time { return lagClock }
