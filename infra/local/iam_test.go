@@ -137,6 +137,20 @@ func TestLeastPrivilege(t *testing.T) {
 		{name: "the template as it is"},
 		{"DynamoDBCrudPolicy in the start's Policies", startPolicies, startPolicies + "        - DynamoDBCrudPolicy: {TableName: !Ref SessionsTable}\n"},
 		{"AmazonDynamoDBFullAccess's ARN in the start's Policies", startPolicies, startPolicies + "        - arn:aws:iam::aws:policy/AmazonDynamoDBFullAccess\n"},
+		{"AmazonDynamoDBFullAccess by name in the start's Policies", startPolicies, startPolicies + "        - AmazonDynamoDBFullAccess\n"},
+		{"a queue SAM makes as the firing's on-failure destination", "            Destination: !GetAtt TriggerFireDeadLetterQueue.Arn\n", ""},
+		{"Tracing: Active on the start", startPolicies, "      Tracing: Active\n" + startPolicies},
+		{"an SQS queue as an event source of the start", "\n\n  AllocationLookupFunction:\n", `
+        Queued:
+          Type: SQS
+          Properties:
+            Queue: !GetAtt StartQueue.Arn
+
+  StartQueue:
+    Type: AWS::SQS::Queue
+
+  AllocationLookupFunction:
+`},
 		{"an AWS::IAM::Policy granting dynamodb:Scan to the triggers' role", "\nResources:\n", `
 Resources:
   TriggersScanPolicy:
@@ -294,19 +308,29 @@ func usedGrants(t *testing.T) map[string][]string {
 }
 
 // judgeWritten judges a template as written (short-form intrinsics in long
-// form, none resolved), without the SAM translator: a function's grants
-// must all be inline policy documents in its Policies, and nothing else
-// may reach its role, since only the translator's output would show what
-// that grants. It reports every way the grants differ from what the code
-// uses, and every function whose code is not run.
+// form, none resolved), without the SAM translator, which alone would show
+// what most properties grant: a function's grants must all be inline
+// policy documents in its Policies and SQS destinations of its
+// EventInvokeConfig (SAM grants sqs:SendMessage on each); its other
+// properties, and those of the functions' Globals, must be among quiet,
+// its events of the quietEvents types. It reports every way the grants
+// differ from what the code uses, every property and event outside these,
+// and every function whose code is not run.
 func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 	var v []string
 	globals, _ := dig(tpl, "Globals", "Function").(map[string]any)
-	v = append(v, roleProperties("Globals", globals)...)
+	v = append(v, unjudged("Globals", globals)...)
 	for fn, needed := range used {
 		props, _ := dig(tpl, "Resources", fn, "Properties").(map[string]any)
-		v = append(v, roleProperties(fn, props)...)
-		var granted []string
+		v = append(v, unjudged(fn, props, "Policies", "Events", "EventInvokeConfig")...)
+		events, _ := props["Events"].(map[string]any)
+		for name, e := range events {
+			if t, _ := dig(e, "Type").(string); !slices.Contains(quietEvents, t) {
+				v = append(v, fmt.Sprintf("%s: event %s of type %s, by which SAM may grant its role more", fn, name, mustJSON(dig(e, "Type"))))
+			}
+		}
+		granted, bad := invokeGrants(fn, props["EventInvokeConfig"])
+		v = append(v, bad...)
 		for _, p := range list(props["Policies"]) {
 			if dig(p, "Statement") == nil {
 				v = append(v, fmt.Sprintf("%s: policy %s is not an inline policy document with a Statement", fn, mustJSON(p)))
@@ -335,17 +359,53 @@ func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 	return v
 }
 
-// roleProperties reports the properties of a function (or of the
-// functions' Globals) by which grants reach its role other than its
-// Policies.
-func roleProperties(where string, props map[string]any) []string {
+// quiet are the properties of a function, or of the functions' Globals,
+// from which SAM grants its role nothing; quietEvents are the types of
+// event from which it grants the role nothing (an HTTP API's route and a
+// schedule's rule invoke the function by its resource policy). Any other
+// property (Tracing, VpcConfig, DeadLetterQueue, a Role...) or event type
+// (SQS, Kinesis, DynamoDB...) may grant the role more.
+var (
+	quiet       = []string{"Architectures", "CodeUri", "Description", "Environment", "Handler", "MemorySize", "Runtime", "Timeout"}
+	quietEvents = []string{"HttpApi", "Schedule"}
+)
+
+// unjudged reports the properties of a function (or of the functions'
+// Globals) that are neither quiet nor among those judged.
+func unjudged(where string, props map[string]any, judged ...string) []string {
 	var v []string
-	for _, key := range []string{"Role", "ManagedPolicyArns", "PermissionsBoundary", "Connectors"} {
-		if props[key] != nil {
-			v = append(v, fmt.Sprintf("%s: %s %s", where, key, mustJSON(props[key])))
+	for key, val := range props {
+		if !slices.Contains(quiet, key) && !slices.Contains(judged, key) {
+			v = append(v, fmt.Sprintf("%s: %s %s, a property by which SAM may grant its role more", where, key, mustJSON(val)))
 		}
 	}
 	return v
+}
+
+// invokeGrants are the grants that SAM gives a function's role for its
+// EventInvokeConfig: sqs:SendMessage on each SQS queue it names as a
+// destination. Any other destination (a queue SAM makes, where none is
+// named, a topic, a function...), and any key but the retries', cannot be
+// read as grants.
+func invokeGrants(fn string, config any) (granted, bad []string) {
+	m, _ := config.(map[string]any)
+	for key, val := range m {
+		switch key {
+		case "MaximumRetryAttempts", "MaximumEventAgeInSeconds":
+		case "DestinationConfig":
+			destinations, _ := val.(map[string]any)
+			for when, d := range destinations {
+				if (when == "OnSuccess" || when == "OnFailure") && dig(d, "Type") == "SQS" && dig(d, "Destination") != nil {
+					granted = append(granted, "sqs:SendMessage "+policyText(dig(d, "Destination")))
+				} else {
+					bad = append(bad, fmt.Sprintf("%s: EventInvokeConfig destination %s %s names no SQS queue", fn, when, mustJSON(d)))
+				}
+			}
+		default:
+			bad = append(bad, fmt.Sprintf("%s: EventInvokeConfig %s %s", fn, key, mustJSON(val)))
+		}
+	}
+	return granted, bad
 }
 
 // judgeTransformed judges the SAM translator's output: each function's

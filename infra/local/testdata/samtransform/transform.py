@@ -6,8 +6,10 @@ Every function's CodeUri becomes CODE_URI (s3://bucket/key), as
 `sam package` would make it after uploading the code.
 
 It needs the samtranslator package (installed with cfn-lint) and a region
-(AWS_DEFAULT_REGION). The template uses no managed policies, so the
-managed-policy loader knows none.
+(AWS_DEFAULT_REGION). A managed policy named without its ARN
+(AmazonDynamoDBFullAccess) becomes its ARN from the list of AWS managed
+policies that samtranslator bundles; the managed-policy loader, which SAM
+asks only for a name that list lacks, knows none.
 """
 
 import json
