@@ -249,10 +249,7 @@ func TestGatewayAnswersAreDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var routes []local.Route
-	for _, fn := range fns {
-		routes = append(routes, fn.Routes...)
-	}
+	routes := local.Routes(fns)
 	var invocations atomic.Int64
 	gw := &local.Gateway{Routes: routes, Invoke: func(context.Context, string, []byte) ([]byte, error) {
 		invocations.Add(1)

@@ -49,10 +49,7 @@ func newBadInput(t *testing.T) *badInput {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var routes []local.Route
-	for _, fn := range fns {
-		routes = append(routes, fn.Routes...)
-	}
+	routes := local.Routes(fns)
 	// Each invocation goes through JSON, as the Lambda runtime passes it.
 	invoke := func(ctx context.Context, _ string, event []byte) ([]byte, error) {
 		var ev events.APIGatewayV2HTTPRequest

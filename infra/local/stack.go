@@ -123,9 +123,8 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		return err
 	}
 	logs := slog.New(slog.NewJSONHandler(cfg.Logs, nil))
-	gw := &Gateway{Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs}
+	gw := &Gateway{Routes: Routes(s.Functions), Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs}
 	for _, fn := range s.Functions {
-		gw.Routes = append(gw.Routes, fn.Routes...)
 		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
 	}
 	if s.APIURL, s.api, err = serve(cfg.APIAddr, gw); err != nil {

@@ -121,9 +121,12 @@ func ensureTimeToLive(ctx context.Context, c *dynamodb.Client, ttl *dynamodb.Upd
 	if err != nil {
 		return fmt.Errorf("reading the time to live of table %s: %w", name, err)
 	}
+	// Only an enabled time to live (or one being enabled) is kept; a
+	// disabled one, or one being disabled, is set again (DynamoDB refuses
+	// the latter until it is disabled, and the next start tries again).
 	d := out.TimeToLiveDescription
 	switch {
-	case d == nil || d.TimeToLiveStatus == types.TimeToLiveStatusDisabled:
+	case d == nil || d.TimeToLiveStatus != types.TimeToLiveStatusEnabled && d.TimeToLiveStatus != types.TimeToLiveStatusEnabling:
 	case aws.ToString(d.AttributeName) == want:
 		return nil
 	default:

@@ -138,6 +138,16 @@ type eventProperties struct {
 	Auth     *struct{ Authorizer string }
 }
 
+// Routes are the routes of every function, as the template's one HTTP API
+// serves them.
+func Routes(fns []Function) []Route {
+	var routes []Route
+	for _, fn := range fns {
+		routes = append(routes, fn.Routes...)
+	}
+	return routes
+}
+
 // Functions lists the template's AWS::Serverless::Function resources,
 // sorted by logical id.
 func Functions(t *Template) ([]Function, error) {

@@ -97,7 +97,7 @@ func TestTemplateSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := intrinsics.ProcessYAML(data, nil)
+	raw, err := ProcessYAML(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -335,7 +335,7 @@ func TestTemplateAlarmActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, topic := range []string{"", "arn:aws:sns:us-east-1:123456789012:ops-alarms"} {
-		out, err := intrinsics.ProcessYAML(data, &intrinsics.ProcessorOptions{
+		out, err := ProcessYAML(data, &intrinsics.ProcessorOptions{
 			ParameterOverrides: map[string]any{"AlarmTopicArn": topic}, EvaluateConditions: true,
 		})
 		if err != nil {
