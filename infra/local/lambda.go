@@ -110,6 +110,9 @@ func startLambda(emulator, id, bootstrap string, env []string, timeout time.Dura
 	if logs != io.Discard {
 		cmd.Stdout, cmd.Stderr = logs, logs
 	}
+	// Once the emulator has exited, its output is copied for 2 s at most:
+	// a function still alive may hold the pipe open.
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", id, err)
 	}
@@ -182,7 +185,7 @@ func isErrorPayload(out []byte) bool {
 
 // Close stops the emulator and its function: SIGTERM, on which the
 // emulator kills the function and exits; an emulator still there 5
-// seconds later is killed with its process group.
+// seconds later is killed, with its function (childproc.Kill).
 func (l *Lambda) Close() {
 	_ = l.cmd.Process.Signal(syscall.SIGTERM)
 	select {

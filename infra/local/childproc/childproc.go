@@ -1,9 +1,13 @@
 // Package childproc starts the processes of the tests and of the local
 // stack (moto_server, the Lambda runtime interface emulator, builds, the
-// functions' bootstraps) tied to the process that starts them, so that none
-// outlives it: not when it stops them, and not when it dies (SIGKILL, a
-// `go test -timeout` panic, SIGTERM). The tie is Linux's; elsewhere these
-// are exec.Command and exec.CommandContext.
+// functions' bootstraps) tied to the process that starts them. Stopped
+// (Kill, or the end of CommandContext's ctx), a command ends with all it
+// started. When the process that started it dies (SIGKILL, a `go test
+// -timeout` panic, SIGTERM), the command gets SIGTERM: moto_server and the
+// emulator, with its function, end; a build (make, go build) ends but for
+// the compiler and linker steps under way, which finish their package and
+// exit; sh exits and leaves its command running. The tie is Linux's;
+// elsewhere these are exec.Command and exec.CommandContext.
 package childproc
 
 import (

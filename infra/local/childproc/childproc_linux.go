@@ -3,16 +3,22 @@
 package childproc
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 )
 
 // tie makes cmd the leader of a process group of its own, which Kill ends,
 // and has the kernel send it SIGTERM when its parent dies
 // (PR_SET_PDEATHSIG). SIGTERM rather than SIGKILL: the emulator runs its
-// function in a group of its own and kills it on SIGTERM, make stops its
-// jobs; every command started here ends on it.
+// function in a group of its own and kills it on SIGTERM, and make passes
+// it on to its jobs. The signal reaches cmd alone: what cmd started ends
+// only as cmd has it end (go build, on SIGTERM, exits and leaves the
+// compiler and linker steps under way to finish; sh exits and leaves its
+// command running).
 //
 // The kernel sends the signal when the OS thread that started cmd exits,
 // not the process. Go does not end its threads, except the thread of a
@@ -22,12 +28,57 @@ func tie(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 }
 
-// Kill kills the process group of cmd, started by Command or
-// CommandContext: cmd and whatever it started that stayed in its group.
-// Call it before Wait returns, while the group cannot be another's.
+// Kill kills cmd, started by Command or CommandContext, with its process
+// group, and the group of each process under it that leads a group of its
+// own (the emulator's function): cmd stops first (SIGSTOP), so that it
+// reaps none of its children, whose pids and groups stay theirs until the
+// kill. Once Wait has reaped cmd, Kill signals nothing and returns
+// os.ErrProcessDone: cmd's pid may be another's by then.
 func Kill(cmd *exec.Cmd) error {
+	// Process.Signal, unlike kill(2), never reaches a reaped process.
+	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	for _, leader := range leadersUnder(cmd.Process.Pid) {
+		_ = syscall.Kill(-leader, syscall.SIGKILL)
+	}
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != syscall.ESRCH {
 		return err
 	}
 	return os.ErrProcessDone
+}
+
+// leadersUnder lists the processes under pid that lead their process
+// group, as /proc shows them.
+func leadersUnder(pid int) []int {
+	children, leads := map[int][]int{}, map[int]bool{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		// After the command's name: the state, the parent, the group
+		// (fields 3 to 5 of proc_pid_stat(5)).
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		name := bytes.LastIndexByte(b, ')')
+		var state string
+		var ppid, pgid int
+		if err != nil || name < 0 {
+			continue
+		}
+		if _, err := fmt.Sscan(string(b[name+1:]), &state, &ppid, &pgid); err == nil {
+			children[ppid] = append(children[ppid], p)
+			leads[p] = pgid == p
+		}
+	}
+	var leaders []int
+	under := children[pid]
+	for i := 0; i < len(under); i++ {
+		under = append(under, children[under[i]]...)
+		if leads[under[i]] {
+			leaders = append(leaders, under[i])
+		}
+	}
+	return leaders
 }

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -142,7 +141,9 @@ func TestSleeper(t *testing.T) {
 // the emulator with a function that never answers; moto_server when it is
 // on the PATH) do not outlive the binary, whether it is killed (SIGKILL),
 // terminated (SIGTERM) or panics at its -test.timeout: within 10 s every
-// process each added is gone and its port refuses connections.
+// process each added is gone. One child binary at a time, so that each
+// starts its helpers (moto_server is slow to) on a machine no busier than
+// its other tests make it.
 func TestNoOrphan(t *testing.T) {
 	helpers := []string{"sleeper", "emulator"}
 	_, noMoto := exec.LookPath("moto_server")
@@ -159,16 +160,9 @@ func TestNoOrphan(t *testing.T) {
 		{"SIGTERM", nil, syscall.SIGTERM, "signal: terminated"},
 		{"timeout", []string{"-test.timeout=1s"}, nil, "exit status 2"},
 	}
-	children := make([]*child, len(ends))
-	var wg sync.WaitGroup
-	for i, end := range ends {
-		dir := t.TempDir()
-		wg.Go(func() { children[i] = startChild(helpers, dir, end.args) })
-	}
-	wg.Wait()
-	for i, end := range ends {
+	for _, end := range ends {
 		t.Run(end.name, func(t *testing.T) {
-			c := children[i]
+			c := startChild(helpers, t.TempDir(), end.args)
 			if c.err != nil {
 				t.Fatalf("the child did not start its helpers: %v\n%s", c.err, c.stderr.String())
 			}
@@ -186,12 +180,61 @@ func TestNoOrphan(t *testing.T) {
 					if h == "moto" && noMoto != nil {
 						t.Skipf("moto_server is not on the PATH (%v): not checked that it dies with its test binary", noMoto)
 					}
+					if len(c.procs[h]) == 0 {
+						t.Fatal("the child added no process for it")
+					}
 					if left := waitGone(c.procs[h], c.addrs[h]); len(left) > 0 {
 						t.Errorf("10 s after the child's end: %s", strings.Join(left, ", "))
 					}
 				})
 			}
 		})
+	}
+}
+
+// TestKill: Kill ends a command with the processes under it, in its
+// process group and in groups of their own, and signals nothing once Wait
+// has returned.
+func TestKill(t *testing.T) {
+	cmd := childproc.Command("sh", "-c", "sleep 60 & echo $!; setsid sleep 60 & echo $!; wait")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	procs, pids := map[int]proc{}, []int{}
+	r := bufio.NewReader(out)
+	for range 2 {
+		line, err := r.ReadString('\n')
+		pid, _ := strconv.Atoi(strings.TrimSpace(line))
+		p, ok := stat(pid)
+		if err != nil || !ok {
+			t.Fatalf("reading a pid: %q, %v", line, err)
+		}
+		procs[pid], pids = p, append(pids, pid)
+	}
+	// The second sleep leads a group of its own once setsid has run.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if p, _ := stat(pids[1]); p.pgid == pids[1] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("setsid did not run within 10 s")
+		}
+	}
+	if err := childproc.Kill(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil || err.Error() != "signal: killed" {
+		t.Fatalf("the command ended with %v, want signal: killed", err)
+	}
+	if left := waitGone(procs, ""); len(left) > 0 {
+		t.Errorf("10 s after the kill: %s", strings.Join(left, ", "))
+	}
+	if err := childproc.Kill(cmd); !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("Kill after Wait: %v, want %v", err, os.ErrProcessDone)
 	}
 }
 
@@ -248,32 +291,49 @@ func startChild(helpers []string, dir string, args []string) *child {
 	return c
 }
 
-// waitGone waits, 10 s at most, until none of the processes runs (a
-// zombie, or another process with its pid, is gone) and addr refuses
-// connections (a zombie's threads may still hold its sockets), and
-// returns what is left.
+// waitGone waits, 10 s at most, until none of the processes runs, and
+// returns what is left: each process that still runs and, as a hint, addr
+// if it accepts connections then. A process is gone once its pid is no
+// one's or another's (of another start time), or it is a zombie whose
+// threads have all exited (its parent gone, nothing may ever reap it).
 func waitGone(procs map[int]proc, addr string) []string {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		var left []string
 		for pid, p := range procs {
-			if q, ok := stat(pid); ok && q.state != "Z" && q.start == p.start {
+			if runs(pid, p) {
 				left = append(left, fmt.Sprintf("process %d (%s) runs", pid, p.name))
 			}
 		}
-		if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
-			conn.Close()
-			left = append(left, addr+" accepts connections")
+		if len(left) == 0 {
+			return nil
 		}
-		if len(left) == 0 || time.Now().After(deadline) {
+		if time.Now().After(deadline) {
+			if conn, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+				conn.Close()
+				left = append(left, addr+" accepts connections")
+			}
 			return left
 		}
 	}
 }
 
+// runs reports whether the process p, found at pid, still runs.
+func runs(pid int, p proc) bool {
+	q, ok := stat(pid)
+	if !ok || q.start != p.start {
+		return false
+	}
+	if q.state != "Z" {
+		return true
+	}
+	threads, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	return len(threads) > 1
+}
+
 // proc is a process as /proc/<pid>/stat describes it.
 type proc struct {
 	name, state, start string
-	ppid               int
+	ppid, pgid         int
 }
 
 // stat reads /proc/<pid>/stat; ok is false when there is no such process.
@@ -291,6 +351,7 @@ func stat(pid int) (p proc, ok bool) {
 	}
 	p.name, p.state, p.start = string(b[open+1:end]), f[0], f[19]
 	p.ppid, _ = strconv.Atoi(f[1])
+	p.pgid, _ = strconv.Atoi(f[2])
 	return p, true
 }
 

@@ -19,12 +19,15 @@ import (
 var (
 	once sync.Once
 	cmd  *exec.Cmd
-	url  string
-	err  error
+	// exited is closed once the server has exited and Wait has returned.
+	exited chan struct{}
+	url    string
+	err    error
 )
 
 // URL returns the endpoint of the moto server, starting it on a free
-// loopback port the first time; the error says why there is none.
+// loopback port the first time; the error says why there is none (a server
+// that exits at start says so at once).
 func URL() (string, error) {
 	once.Do(func() {
 		path, lookErr := exec.LookPath("moto_server")
@@ -44,7 +47,19 @@ func URL() (string, error) {
 		if err = cmd.Start(); err != nil {
 			return
 		}
+		var waitErr error
+		exited = make(chan struct{})
+		go func() {
+			waitErr = cmd.Wait()
+			close(exited)
+		}()
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			select {
+			case <-exited:
+				err = fmt.Errorf("moto_server exited at start: %v", waitErr)
+				return
+			default:
+			}
 			if c, dialErr := net.Dial("tcp", addr); dialErr == nil {
 				c.Close()
 				url = "http://" + addr
@@ -60,9 +75,9 @@ func URL() (string, error) {
 // asked for it in vain, says so on standard error, so that a run without
 // moto shows what it did not test.
 func Stop() {
-	if cmd != nil && cmd.Process != nil {
+	if exited != nil {
 		_ = childproc.Kill(cmd)
-		_ = cmd.Wait()
+		<-exited
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "moto backend skipped: %v\n", err)
