@@ -241,11 +241,7 @@ func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, 
 // must be the document's, and there is no Cache-Control.
 func TestGatewayAnswersAreDocumented(t *testing.T) {
 	doc := load(t)
-	tpl, err := local.LoadTemplate("../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fns, err := local.Functions(tpl)
+	fns, err := local.LoadFunctions("../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,7 @@ type answer struct {
 func newBadInput(t *testing.T) *badInput {
 	t.Helper()
 	h := apitest.New(t, nil)
-	tpl, err := local.LoadTemplate("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fns, err := local.Functions(tpl)
+	fns, err := local.LoadFunctions("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

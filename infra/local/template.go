@@ -138,6 +138,16 @@ type eventProperties struct {
 	Auth     *struct{ Authorizer string }
 }
 
+// LoadFunctions reads the SAM template at path and lists its functions
+// (LoadTemplate, then Functions).
+func LoadFunctions(path string) ([]Function, error) {
+	t, err := LoadTemplate(path)
+	if err != nil {
+		return nil, err
+	}
+	return Functions(t)
+}
+
 // Routes are the routes of every function, as the template's one HTTP API
 // serves them.
 func Routes(fns []Function) []Route {

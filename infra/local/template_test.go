@@ -20,11 +20,7 @@ import (
 
 func loadFunctions(t *testing.T) []Function {
 	t.Helper()
-	tpl, err := LoadTemplate("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fns, err := Functions(tpl)
+	fns, err := LoadFunctions("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,11 +21,7 @@ import (
 // nothing else, and exits non-zero. Each bootstrap is built as the
 // Makefile builds it for Lambda and run with the template's environment.
 func TestInitFailure(t *testing.T) {
-	tpl, err := local.LoadTemplate("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fns, err := local.Functions(tpl)
+	fns, err := local.LoadFunctions("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
