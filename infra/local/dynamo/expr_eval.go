@@ -1,0 +1,556 @@
+package dynamo
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// eval reports whether it meets the condition the node stands for.
+func (n *condNode) eval(it item) bool {
+	switch n.kind {
+	case condAnd:
+		return n.kids[0].eval(it) && n.kids[1].eval(it)
+	case condOr:
+		return n.kids[0].eval(it) || n.kids[1].eval(it)
+	case condNot:
+		return !n.kids[0].eval(it)
+	case condCompare:
+		a, aok := n.args[0].get(it)
+		b, bok := n.args[1].get(it)
+		return comparison(n.op, a, aok, b, bok)
+	case condBetween:
+		x, xok := n.args[0].get(it)
+		lo, lok := n.args[1].get(it)
+		hi, hok := n.args[2].get(it)
+		return xok && lok && hok && comparison(">=", x, true, lo, true) && comparison("<=", x, true, hi, true)
+	case condIn:
+		x, ok := n.args[0].get(it)
+		if !ok {
+			return false
+		}
+		for _, o := range n.args[1:] {
+			if v, ok := o.get(it); ok && equal(x, v) {
+				return true
+			}
+		}
+		return false
+	}
+	return n.call.holds(it)
+}
+
+// comparison is a op b, where aok and bok say whether a and b exist: =
+// and <> compare any values, the orderings only two S, N or B of one
+// type. A missing operand makes every comparison false but <>.
+func comparison(op string, a value, aok bool, b value, bok bool) bool {
+	if !aok || !bok {
+		return op == "<>"
+	}
+	switch op {
+	case "=":
+		return equal(a, b)
+	case "<>":
+		return !equal(a, b)
+	}
+	c, ok := compare(a, b)
+	if !ok {
+		return false
+	}
+	switch op {
+	case "<":
+		return c < 0
+	case "<=":
+		return c <= 0
+	case ">":
+		return c > 0
+	}
+	return c >= 0 // ">="
+}
+
+// get is a condition operand's value for it, ok false when it has none:
+// a path the item does not have, or size of what has no size. The parser
+// lets no function but size be an operand.
+func (o *operand) get(it item) (value, bool) {
+	switch o.kind {
+	case opValue:
+		return o.val, true
+	case opPath:
+		return o.path.get(it)
+	}
+	v, ok := o.args[0].get(it)
+	if !ok {
+		return value{}, false
+	}
+	n, ok := sizeOf(v)
+	if !ok {
+		return value{}, false
+	}
+	return value{kind: kindN, s: strconv.Itoa(n)}, true
+}
+
+// sizeOf is size's answer for v: a string's or a binary's length in bytes,
+// a set's, list's or map's number of elements; ok false for a number, a
+// boolean or a null.
+func sizeOf(v value) (int, bool) {
+	switch v.kind {
+	case kindS, kindB:
+		return len(v.s), true
+	case kindSS, kindNS, kindBS:
+		return len(v.set), true
+	case kindL:
+		return len(v.l), true
+	case kindM:
+		return len(v.m), true
+	}
+	return 0, false
+}
+
+// holds reports whether a condition's function is true for it.
+func (o *operand) holds(it item) bool {
+	a, aok := o.args[0].get(it)
+	switch o.fn {
+	case "attribute_exists":
+		return aok
+	case "attribute_not_exists":
+		return !aok
+	}
+	b, bok := o.args[1].get(it)
+	if !aok || !bok {
+		return false
+	}
+	switch o.fn {
+	case "attribute_type":
+		return a.kind.String() == b.s
+	case "begins_with":
+		return a.kind == b.kind && (a.kind == kindS || a.kind == kindB) && strings.HasPrefix(a.s, b.s)
+	}
+	return contains(a, b)
+}
+
+// contains is contains(a, b): a string or binary holding b as a substring,
+// a set holding b as an element, or a list holding an element equal to b.
+func contains(a, b value) bool {
+	switch a.kind {
+	case kindS, kindB:
+		return b.kind == a.kind && strings.Contains(a.s, b.s)
+	case kindSS, kindNS, kindBS:
+		return setOf(b.kind) == a.kind && slices.Contains(a.set, b.s)
+	case kindL:
+		return slices.ContainsFunc(a.l, func(e value) bool { return equal(e, b) })
+	}
+	return false
+}
+
+// setOf is the kind of a set of elements of kind k, 0 when there is none.
+func setOf(k kind) kind {
+	return map[kind]kind{kindS: kindSS, kindN: kindNS, kindB: kindBS}[k]
+}
+
+// isSet reports whether k is a set kind.
+func isSet(k kind) bool {
+	return k == kindSS || k == kindNS || k == kindBS
+}
+
+// apply returns the item the update makes of old (nil when there is no
+// item yet), which it leaves as it is: every SET value is computed from
+// old first, then the actions are applied, and only the maps and lists on
+// their paths are copied.
+func (u *update) apply(old item) (item, error) {
+	values := map[*updateAction]value{}
+	for _, a := range u.actions {
+		if a.kind == actSet {
+			v, err := a.value.compute(old)
+			if err != nil {
+				return nil, err
+			}
+			values[a] = v
+		}
+	}
+	m, err := u.tree.applyMap(old, values)
+	return item(m), err
+}
+
+// invalidUpdatePath is the error of an update whose path leads through
+// an attribute the item does not have, or through one that is not a map
+// or a list as the path needs.
+func invalidUpdatePath() error {
+	return validationError("The document path provided in the update expression is invalid for update")
+}
+
+// missingOperand is the error of a SET whose value reads an attribute the
+// item does not have.
+func missingOperand() error {
+	return validationError("The provided expression refers to an attribute that does not exist in the item")
+}
+
+// operandType is the error of an update whose operand has a type its
+// operator or function does not take.
+func operandType() error {
+	return validationError("An operand in the update expression has an incorrect data type")
+}
+
+// compute is a SET operand's value for it: a path the item must have, a
+// value, if_not_exists, list_append, or + or - of two numbers.
+func (o *operand) compute(it item) (value, error) {
+	switch o.kind {
+	case opValue:
+		return o.val, nil
+	case opPath:
+		v, ok := o.path.get(it)
+		if !ok {
+			return value{}, missingOperand()
+		}
+		return v, nil
+	}
+	if o.fn == "if_not_exists" {
+		if v, ok := o.args[0].path.get(it); ok {
+			return v, nil
+		}
+		return o.args[1].compute(it)
+	}
+	a, err := o.args[0].compute(it)
+	if err != nil {
+		return value{}, err
+	}
+	b, err := o.args[1].compute(it)
+	if err != nil {
+		return value{}, err
+	}
+	if o.fn == "list_append" {
+		if a.kind != kindL || b.kind != kindL {
+			return value{}, operandType()
+		}
+		return value{kind: kindL, l: slices.Concat(a.l, b.l)}, nil
+	}
+	if a.kind != kindN || b.kind != kindN {
+		return value{}, operandType()
+	}
+	s, err := addNumbers(a.s, b.s, o.fn == "-")
+	if err != nil {
+		return value{}, err
+	}
+	return value{kind: kindN, s: s}, nil
+}
+
+// applyMap applies the node's actions to the attributes of an item or of a
+// map (old, which may be nil) and returns the new attributes.
+func (t *pathTree) applyMap(old map[string]value, values map[*updateAction]value) (map[string]value, error) {
+	out := maps.Clone(old)
+	if out == nil {
+		out = map[string]value{}
+	}
+	for _, name := range sortedKeys(t.names) {
+		child := t.names[name]
+		cur, exists := old[name]
+		if child.leaf {
+			v, keep, err := child.act.applyTo(cur, exists, values)
+			if err != nil {
+				return nil, err
+			}
+			if keep {
+				out[name] = v
+			} else {
+				delete(out, name)
+			}
+			continue
+		}
+		if !exists {
+			return nil, invalidUpdatePath()
+		}
+		v, err := child.applyValue(cur, values)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// applyValue applies the node's actions inside cur, which must be a map
+// for a node with children by name, a list for one with children by
+// index.
+func (t *pathTree) applyValue(cur value, values map[*updateAction]value) (value, error) {
+	if t.names != nil {
+		if cur.kind != kindM {
+			return value{}, invalidUpdatePath()
+		}
+		m, err := t.applyMap(cur.m, values)
+		return value{kind: kindM, m: m}, err
+	}
+	if cur.kind != kindL {
+		return value{}, invalidUpdatePath()
+	}
+	l, err := t.applyList(cur.l, values)
+	return value{kind: kindL, l: l}, err
+}
+
+// applyList applies the node's actions to a list's elements, each index
+// meaning the element at that index in old: removed elements close up the
+// list, and elements set past its end are appended in index order.
+func (t *pathTree) applyList(old []value, values map[*updateAction]value) ([]value, error) {
+	out := slices.Clone(old)
+	removed := make([]bool, len(old))
+	var appended []value
+	for _, i := range sortedKeys(t.indexes) {
+		child := t.indexes[i]
+		switch {
+		case i >= len(old) && !child.leaf:
+			return nil, invalidUpdatePath()
+		case i >= len(old):
+			v, keep, err := child.act.applyTo(value{}, false, values)
+			if err != nil {
+				return nil, err
+			}
+			if keep {
+				appended = append(appended, v)
+			}
+		case child.leaf:
+			v, keep, err := child.act.applyTo(old[i], true, values)
+			if err != nil {
+				return nil, err
+			}
+			out[i], removed[i] = v, !keep
+		default:
+			v, err := child.applyValue(old[i], values)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+	}
+	kept := out[:0]
+	for i, v := range out {
+		if !removed[i] {
+			kept = append(kept, v)
+		}
+	}
+	return append(kept, appended...), nil
+}
+
+// applyTo applies the action to the attribute or element it names (cur,
+// when exists): keep is false when the action leaves none there.
+func (a *updateAction) applyTo(cur value, exists bool, values map[*updateAction]value) (v value, keep bool, err error) {
+	switch a.kind {
+	case actSet:
+		return values[a], true, nil
+	case actRemove:
+		return value{}, false, nil
+	}
+	x := a.value.val
+	switch {
+	case a.kind == actAdd && !exists:
+		return x, true, nil
+	case !exists: // DELETE from nothing
+		return value{}, false, nil
+	case a.kind == actAdd && cur.kind == kindN && x.kind == kindN:
+		s, err := addNumbers(cur.s, x.s, false)
+		return value{kind: kindN, s: s}, err == nil, err
+	case cur.kind != x.kind || !isSet(x.kind):
+		return value{}, false, operandType()
+	case a.kind == actAdd:
+		set := slices.Clone(cur.set)
+		for _, e := range x.set {
+			if !slices.Contains(cur.set, e) {
+				set = append(set, e)
+			}
+		}
+		return value{kind: cur.kind, set: set}, true, nil
+	}
+	var set []string
+	for _, e := range cur.set {
+		if !slices.Contains(x.set, e) {
+			set = append(set, e)
+		}
+	}
+	return value{kind: cur.kind, set: set}, len(set) > 0, nil
+}
+
+// apply returns the attributes of it that the projection names, nested
+// ones within their maps and lists (the elements of a list kept in the
+// order of their indexes), or nil when it is nil.
+func (p *projection) apply(it item) item {
+	if it == nil {
+		return nil
+	}
+	out := item{}
+	for name, child := range p.tree.names {
+		if v, ok := it[name]; ok {
+			if v, ok = child.project(v); ok {
+				out[name] = v
+			}
+		}
+	}
+	return out
+}
+
+// project is what of v the node's paths name, ok false when they name
+// nothing v has.
+func (t *pathTree) project(v value) (value, bool) {
+	switch {
+	case t.leaf:
+		return v, true
+	case t.names != nil:
+		if v.kind != kindM {
+			return value{}, false
+		}
+		m := map[string]value{}
+		for name, child := range t.names {
+			if e, ok := v.m[name]; ok {
+				if e, ok = child.project(e); ok {
+					m[name] = e
+				}
+			}
+		}
+		return value{kind: kindM, m: m}, len(m) > 0
+	}
+	if v.kind != kindL {
+		return value{}, false
+	}
+	var l []value
+	for _, i := range sortedKeys(t.indexes) {
+		if i < len(v.l) {
+			if e, ok := t.indexes[i].project(v.l[i]); ok {
+				l = append(l, e)
+			}
+		}
+	}
+	return value{kind: kindL, l: l}, len(l) > 0
+}
+
+// parseKeyCondition parses a KeyConditionExpression of a table or index
+// whose partition key is hashName and sort key rangeName ("" when none):
+// the partition key's equality, and optionally AND one condition on the
+// sort key (=, <, <=, >, >=, BETWEEN or begins_with), in either order,
+// perhaps in parentheses. It refuses what DynamoDB refuses there: OR,
+// NOT, <>, IN and the other functions, nested paths, two conditions on one
+// attribute, conditions on other attributes.
+func parseKeyCondition(expr string, c *exprContext, hashName, rangeName string) (*keyCondition, error) {
+	const label = "KeyConditionExpression"
+	root, err := parseConditionTree(expr, label, c)
+	if err != nil {
+		return nil, err
+	}
+	var leaves []*condNode
+	if err := keyLeaves(root, &leaves); err != nil {
+		return nil, err
+	}
+	conds := map[string]*sortCondition{}
+	for _, n := range leaves {
+		s, err := keyLeaf(n)
+		if err != nil {
+			return nil, err
+		}
+		if conds[s.name] != nil {
+			return nil, exprError(label, "KeyConditionExpressions must only contain one condition per key")
+		}
+		conds[s.name] = s
+	}
+	hash := conds[hashName]
+	if hash == nil {
+		return nil, validationError("Query condition missed key schema element: %s", hashName)
+	}
+	if hash.op != "=" {
+		return nil, validationError("Query key condition not supported")
+	}
+	k := &keyCondition{hash: hashName, hashValue: hash.lo}
+	for name, s := range conds {
+		switch {
+		case name == hashName:
+		case rangeName == "":
+			return nil, validationError("Query key condition not supported")
+		case name != rangeName:
+			return nil, validationError("Query condition missed key schema element: %s", rangeName)
+		default:
+			k.sort = s
+		}
+	}
+	return k, nil
+}
+
+// keyLeaves collects the conditions a key condition joins with AND,
+// refusing the operators and functions a key condition cannot have.
+func keyLeaves(n *condNode, leaves *[]*condNode) error {
+	invalid := ""
+	switch {
+	case n.kind == condAnd:
+		if err := keyLeaves(n.kids[0], leaves); err != nil {
+			return err
+		}
+		return keyLeaves(n.kids[1], leaves)
+	case n.kind == condOr:
+		invalid = "OR"
+	case n.kind == condNot:
+		invalid = "NOT"
+	case n.kind == condIn:
+		invalid = "IN"
+	case n.kind == condCompare && n.op == "<>":
+		invalid = "<>"
+	case n.kind == condCall && n.call.fn != "begins_with":
+		invalid = n.call.fn
+	}
+	for _, o := range n.args {
+		if o.kind == opCall {
+			invalid = o.fn
+		}
+	}
+	if invalid != "" {
+		return exprError("KeyConditionExpression", "Invalid operator used in KeyConditionExpression: %s", invalid)
+	}
+	*leaves = append(*leaves, n)
+	return nil
+}
+
+// keyLeaf is one condition of a key condition on its attribute: a
+// comparison of the attribute with a value (either way round), BETWEEN or
+// begins_with of the attribute and values.
+func keyLeaf(n *condNode) (*sortCondition, error) {
+	const label = "KeyConditionExpression"
+	args, op := n.args, n.op
+	switch n.kind {
+	case condBetween:
+		op = "BETWEEN"
+	case condCall:
+		args, op = n.call.args, "begins_with"
+	}
+	var attr *operand
+	var values []value
+	for i, o := range args {
+		if o.kind == opValue {
+			values = append(values, o.val)
+			continue
+		}
+		if attr != nil {
+			return nil, exprError(label, "Invalid condition in KeyConditionExpression: Multiple attribute names used in one condition")
+		}
+		if i > 0 && n.kind != condCompare {
+			return nil, exprError(label, "Invalid condition in KeyConditionExpression: the key attribute must be the first operand of %s", op)
+		}
+		if i > 0 {
+			op = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+		}
+		attr = o
+	}
+	if attr == nil {
+		return nil, exprError(label, "Invalid condition in KeyConditionExpression: No key attribute specified")
+	}
+	if len(attr.path) > 1 {
+		return nil, exprError(label, "KeyConditionExpressions cannot have conditions on nested attributes")
+	}
+	s := &sortCondition{name: attr.path[0].name, op: op, lo: values[0]}
+	if op == "BETWEEN" {
+		s.hi = values[1]
+	}
+	return s, nil
+}
+
+// match reports whether the sort key value v meets the condition.
+func (s *sortCondition) match(v value) bool {
+	switch s.op {
+	case "BETWEEN":
+		return comparison(">=", v, true, s.lo, true) && comparison("<=", v, true, s.hi, true)
+	case "begins_with":
+		return v.kind == s.lo.kind && (v.kind == kindS || v.kind == kindB) && strings.HasPrefix(v.s, s.lo.s)
+	}
+	return comparison(s.op, v, true, s.lo, true)
+}
