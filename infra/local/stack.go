@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 )
 
 // Config is what `make run` starts.
@@ -38,7 +39,7 @@ type Stack struct {
 	DynamoURL string
 	Functions []Function
 	cfg       Config
-	dynamo    *Dynamo
+	endpoint  *dynamo.Endpoint
 	client    *dynamodb.Client
 	ssm       *http.Server
 	api       *http.Server
@@ -76,10 +77,10 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	}
 	s.DynamoURL = cfg.DynamoURL
 	if s.DynamoURL == "" {
-		if s.dynamo, err = StartDynamo(cfg.DynamoAddr); err != nil {
+		if s.endpoint, err = dynamo.Start(cfg.DynamoAddr); err != nil {
 			return fmt.Errorf("starting the DynamoDB endpoint: %w", err)
 		}
-		s.DynamoURL = s.dynamo.URL
+		s.DynamoURL = s.endpoint.URL
 	}
 	s.client = DynamoClient(s.DynamoURL)
 	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
@@ -207,8 +208,8 @@ func (s *Stack) close(ctx context.Context) error {
 	if s.buildDir != "" {
 		errs = append(errs, os.RemoveAll(s.buildDir))
 	}
-	if s.dynamo != nil {
-		errs = append(errs, s.dynamo.Close(ctx))
+	if s.endpoint != nil {
+		errs = append(errs, s.endpoint.Close(ctx))
 	}
 	return errors.Join(errs...)
 }

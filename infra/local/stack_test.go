@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 )
@@ -150,14 +151,14 @@ func TestStack(t *testing.T) {
 // endpoint here, as AWS_ENDPOINT_URL_DYNAMODB would give one), the stack
 // creates the table there and serves no DynamoDB endpoint of its own.
 func TestStackOnAnotherEndpoint(t *testing.T) {
-	other, err := StartDynamo("127.0.0.1:0")
+	other, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer other.Close(context.Background())
 	s := startStack(t, Config{DynamoURL: other.URL})
 	defer s.Close(context.Background())
-	if s.dynamo != nil || s.DynamoURL != other.URL {
+	if s.endpoint != nil || s.DynamoURL != other.URL {
 		t.Errorf("the stack serves its own endpoint: %s", s.DynamoURL)
 	}
 	token := DevToken(map[string]any{"sub": "u1"})
@@ -173,7 +174,7 @@ func TestStackOnAnotherEndpoint(t *testing.T) {
 // fails and leaves the table it created without a time to live; the next
 // start gives it the template's.
 func TestStackFinishesTheTable(t *testing.T) {
-	other, err := StartDynamo("127.0.0.1:0")
+	other, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

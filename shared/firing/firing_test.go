@@ -540,8 +540,8 @@ func TestFaults(t *testing.T) {
 // go, beside the 16 queries of the due index. A fired slot is one write:
 // the session, its ledger row and the trigger's advance in one
 // transaction, with no read. The other paths cost more, each counted here
-// on the embedded endpoint (which, unlike DynamoDB, does not hand back the
-// ledger row that refused a transaction: one GetItem more on a duplicate).
+// on the embedded endpoint, which, as DynamoDB does, hands back the ledger
+// row that refused a transaction in its cancellation reason.
 func TestRequestsPerPath(t *testing.T) {
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 	type ops map[string]int
@@ -570,10 +570,8 @@ func TestRequestsPerPath(t *testing.T) {
 				}
 			}))
 		}, firing.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 1}},
-		// The embedded endpoint reports only the first refusing item of a
-		// transaction, the ledger row here: the slot is judged as a replay,
-		// whose record finds the trigger moved. DynamoDB reports the
-		// advance's refusal too: 1 transaction and 1 read.
+		// The transaction is refused by the ledger row and by the advance:
+		// the trigger is read again, and has moved on.
 		{"another invocation fired it first", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			other := setup(t, apitest.NewOn(t, h.Client, h.Client, h.Table))
 			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
@@ -582,16 +580,18 @@ func TestRequestsPerPath(t *testing.T) {
 					t.Errorf("the other invocation: %+v %v", sum, err)
 				}
 			}))
-		}, firing.Summary{}, ops{"TransactWriteItems": 2, "GetItem": 3}},
-		{"the transaction's answer is lost: the SDK's retry finds its own session", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+		}, firing.Summary{}, ops{"TransactWriteItems": 1, "GetItem": 1}},
+		// The SDK's retry carries the transaction's ClientRequestToken, and
+		// DynamoDB answers it as it answered the first.
+		{"the transaction's answer is lost: the SDK's retry is answered as the first", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
-		}, firing.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "GetItem": 1, "retried": 1}},
+		}, firing.Summary{Due: 1, Fired: 1}, ops{"TransactWriteItems": 2, "retried": 1}},
 		{"duplicate: the slot's session exists", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
 				t.Fatalf("%+v %v", sum, err)
 			}
 			rewind(t, h, id, slot)
-		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 2}},
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 1}},
 		{"duplicate whose record meets a transaction on the trigger: judged again", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
 			if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
 				t.Fatalf("%+v %v", sum, err)
@@ -599,7 +599,7 @@ func TestRequestsPerPath(t *testing.T) {
 			rewind(t, h, id, slot)
 			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {})) // the start's, refused by the row
 			p.Inject("TransactWriteItems", 1, faultproxy.DynamoConflict)
-		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 4, "GetItem": 5}},
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 4, "GetItem": 3}},
 		{"refused with a 4xx", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
 			h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
 		}, firing.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "TransactWriteItems": 1}},
@@ -642,7 +642,8 @@ func TestRequestsPerPath(t *testing.T) {
 }
 
 // TestLostAnswerUnknown: a transaction whose answer was lost, and whose
-// session then cannot be read, is a fault, never internal_error: the
+// retries the SDK then gave up on (each refused for a fault), has an
+// outcome the invocation cannot know: a fault, never internal_error. The
 // invocation fails, and its retry finds the slot fired, once.
 func TestLostAnswerUnknown(t *testing.T) {
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
@@ -650,7 +651,7 @@ func TestLostAnswerUnknown(t *testing.T) {
 	h := setup(t, f)
 	id := newTrigger(t, h, "*/5 * * * *", nil)
 	p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
-	p.Inject("GetItem", 4, faultproxy.DynamoInternalError)
+	p.Inject("TransactWriteItems", 3, faultproxy.DynamoInternalError)
 	sum, err := fire(t, h, slot, slot)
 	if sum != (firing.Summary{Due: 1, Failed: 1}) || problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Fatalf("%+v %v", sum, err)
@@ -723,8 +724,9 @@ func TestDuplicateSessionUnreadable(t *testing.T) {
 	}
 	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
 	rewind(t, h, id, slot)
-	// The start reads the row, the firing reads it again: then the session.
-	p.Inject("GetItem", 2, faultproxy.Before(func() {}))
+	// The start has the row from its refused transaction; the firing reads
+	// it again, then the session.
+	p.Inject("GetItem", 1, faultproxy.Before(func() {}))
 	p.InjectEvery("GetItem", 1, faultproxy.DynamoInternalError)
 	sum, err := fire(t, h, slot, slot)
 	p.ClearEvery()

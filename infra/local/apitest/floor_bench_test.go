@@ -26,6 +26,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
@@ -163,7 +164,7 @@ type floorBench struct {
 func newFloorBench(b testing.TB) *floorBench {
 	b.Helper()
 	// An endpoint of its own, so that no other table shares its lock.
-	d, err := local.StartDynamo("127.0.0.1:0")
+	d, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}

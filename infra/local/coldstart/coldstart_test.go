@@ -24,6 +24,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
+	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 )
 
 // coldStartSamples is how many cold starts each case's median is taken
@@ -344,7 +345,7 @@ func putItem(ctx context.Context, c *dynamodb.Client, data []byte) error {
 // benchTable serves the embedded endpoint with the template's table,
 // holding the session that the sample lookup reads.
 func benchTable(b *testing.B, tpl *local.Template) (*dynamodb.Client, string) {
-	d, err := local.StartDynamo("127.0.0.1:0")
+	d, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 )
 
@@ -29,7 +30,7 @@ type Backend struct {
 
 var (
 	embeddedOnce sync.Once
-	embedded     *local.Dynamo
+	embedded     *dynamo.Endpoint
 	embeddedErr  error
 
 	tables atomic.Int64
@@ -50,7 +51,7 @@ func Main(m *testing.M) {
 // Tests run once per backend with t.Run.
 func Backends(t testing.TB) []Backend {
 	t.Helper()
-	embeddedOnce.Do(func() { embedded, embeddedErr = local.StartDynamo("127.0.0.1:0") })
+	embeddedOnce.Do(func() { embedded, embeddedErr = dynamo.Start("127.0.0.1:0") })
 	if embeddedErr != nil {
 		t.Fatalf("embedded DynamoDB endpoint: %v", embeddedErr)
 	}
@@ -80,7 +81,7 @@ func Table(t testing.TB, b Backend) (*dynamodb.Client, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := fmt.Sprintf("t%d", tables.Add(1))
+	name := fmt.Sprintf("table-%d", tables.Add(1))
 	in, err := local.CreateTableInput(tpl, local.TableLogicalID, name)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 )
 
@@ -33,9 +34,9 @@ func fast(r aws.Retryer) aws.Retryer { return retry.AddWithMaxBackoffDelay(r, ti
 // PK and a proxy in front of it. It returns the proxy, a client that goes
 // through the proxy, a client that goes straight to the endpoint, and the
 // table's name.
-func dynamo(t *testing.T) (p *faultproxy.Proxy, viaProxy, direct *dynamodb.Client, table string) {
+func proxied(t *testing.T) (p *faultproxy.Proxy, viaProxy, direct *dynamodb.Client, table string) {
 	t.Helper()
-	d, err := local.StartDynamo("127.0.0.1:0")
+	d, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func stored(t *testing.T, c *dynamodb.Client, table, pk string) bool {
 // TestForwardsUnchanged: without faults, requests reach the endpoint and its
 // answers, errors included, reach the client as they were.
 func TestForwardsUnchanged(t *testing.T) {
-	p, c, _, table := dynamo(t)
+	p, c, _, table := proxied(t)
 	if err := put(c, table, "a"); err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestForwardsUnchanged(t *testing.T) {
 func TestOneFaultIsRetried(t *testing.T) {
 	for name, f := range map[string]faultproxy.Fault{"throttle": faultproxy.DynamoThrottle, "500": faultproxy.DynamoInternalError} {
 		t.Run(name, func(t *testing.T) {
-			p, c, _, table := dynamo(t)
+			p, c, _, table := proxied(t)
 			p.Inject("GetItem", 1, f)
 			if err := put(c, table, "a"); err != nil {
 				t.Fatal(err)
@@ -149,7 +150,7 @@ func TestFaultsBeyondRetryBudgetFail(t *testing.T) {
 		}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			p, c, direct, table := dynamo(t)
+			p, c, direct, table := proxied(t)
 			p.Inject("PutItem", dynamoAttempts, tc.fault)
 			if err := put(c, table, "a"); !tc.is(err) {
 				t.Fatalf("PutItem: %v", err)
@@ -170,7 +171,7 @@ func TestFaultsBeyondRetryBudgetFail(t *testing.T) {
 // the item its first attempt wrote, so the caller gets
 // ConditionalCheckFailedException for a write that did happen, exactly once.
 func TestDropAfterIsALostAnswer(t *testing.T) {
-	p, c, direct, table := dynamo(t)
+	p, c, direct, table := proxied(t)
 	p.Inject("PutItem", 1, faultproxy.DropAfter)
 	err := put(c, table, "a")
 	var failed *types.ConditionalCheckFailedException
@@ -195,7 +196,7 @@ func TestDropAfterIsALostAnswer(t *testing.T) {
 // TestDelayOutlastsTimeout: an answer slower than the caller's deadline
 // ends the call with the context's deadline error, without a retry.
 func TestDelayOutlastsTimeout(t *testing.T) {
-	p, c, _, table := dynamo(t)
+	p, c, _, table := proxied(t)
 	p.Inject("GetItem", 1, faultproxy.Delay(200*time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -212,7 +213,7 @@ func TestDelayOutlastsTimeout(t *testing.T) {
 // operation, the SDK's retries included, until it is cleared; the other
 // operations pass.
 func TestInjectEvery(t *testing.T) {
-	p, _, direct, table := dynamo(t)
+	p, _, direct, table := proxied(t)
 	once := local.DynamoClient(p.URL(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	p.InjectEvery("PutItem", 3, faultproxy.DynamoInternalError)
 	var refused []int
@@ -251,7 +252,7 @@ func TestInjectEvery(t *testing.T) {
 // TestBefore: what Before's function writes lands before the request it
 // precedes: here a conditional put then finds the item taken.
 func TestBefore(t *testing.T) {
-	p, c, direct, table := dynamo(t)
+	p, c, direct, table := proxied(t)
 	p.Inject("PutItem", 1, faultproxy.Before(func() {
 		if err := put(direct, table, "a"); err != nil {
 			t.Error(err)
@@ -266,7 +267,7 @@ func TestBefore(t *testing.T) {
 // TestLatency: with a latency set, every forwarded request waits it out: a
 // caller whose deadline is shorter gets the context's deadline error.
 func TestLatency(t *testing.T) {
-	p, c, _, table := dynamo(t)
+	p, c, _, table := proxied(t)
 	p.SetLatency(200 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()

@@ -1,4 +1,4 @@
-package local
+package dynamo_test
 
 import (
 	"bytes"
@@ -24,19 +24,40 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
+	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
+	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 )
 
 // emptyDynamo serves an empty embedded endpoint for the test and returns
 // a client of it and its URL.
 func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
-	d, err := StartDynamo("127.0.0.1:0")
+	d, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	return DynamoClient(d.URL), d.URL
+	return local.DynamoClient(d.URL), d.URL
+}
+
+// startTable serves the embedded endpoint with the template's table,
+// without its time to live, and returns a client of it and its URL.
+func startTable(t *testing.T) (*dynamodb.Client, string) {
+	t.Helper()
+	c, url := emptyDynamo(t)
+	tpl, err := local.LoadTemplate("../../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := local.CreateTableInput(tpl, local.TableLogicalID, local.TableLogicalID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTable(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	return c, url
 }
 
 // createTables creates tables keyed by the string PK.
@@ -206,18 +227,18 @@ func TestDynamoListTables(t *testing.T) {
 // DynamoDB refuses.
 func TestDynamoTimeToLive(t *testing.T) {
 	ctx := context.Background()
-	tpl, err := LoadTemplate("../../template.yaml")
+	tpl, err := local.LoadTemplate("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := tpl.GetDynamoDBTableWithName(TableLogicalID)
+	tbl, err := tpl.GetDynamoDBTableWithName(local.TableLogicalID)
 	if err != nil || tbl.TimeToLiveSpecification == nil || tbl.TimeToLiveSpecification.AttributeName == nil {
 		t.Fatalf("the template's table has no TTL: %v", err)
 	}
 	attr := *tbl.TimeToLiveSpecification.AttributeName
 	t.Run("sdk", func(t *testing.T) {
 		c, url := startTable(t)
-		name := aws.String(TableLogicalID)
+		name := aws.String(local.TableLogicalID)
 		describe := func() *types.TimeToLiveDescription {
 			t.Helper()
 			out, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: name})
@@ -268,15 +289,15 @@ func TestDynamoTimeToLive(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		_, url := startTable(t)
 		var d struct{ TimeToLiveDescription map[string]string }
-		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", TableLogicalID)
+		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", local.TableLogicalID)
 		if want := map[string]string{"TimeToLiveStatus": "DISABLED"}; !reflect.DeepEqual(d.TimeToLiveDescription, want) {
 			t.Errorf("before: %v", d.TimeToLiveDescription)
 		}
-		if _, err := dynamoCLI(t, url, "update-time-to-live", "--table-name", TableLogicalID,
+		if _, err := dynamoCLI(t, url, "update-time-to-live", "--table-name", local.TableLogicalID,
 			"--time-to-live-specification", "Enabled=true,AttributeName="+attr); err != nil {
 			t.Fatal(err)
 		}
-		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", TableLogicalID)
+		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", local.TableLogicalID)
 		if want := map[string]string{"TimeToLiveStatus": "ENABLED", "AttributeName": attr}; !reflect.DeepEqual(d.TimeToLiveDescription, want) {
 			t.Errorf("enabled: %v", d.TimeToLiveDescription)
 		}
@@ -289,18 +310,19 @@ func TestDynamoTimeToLive(t *testing.T) {
 // member.
 func TestDynamoTableActive(t *testing.T) {
 	ctx := context.Background()
-	tpl, err := LoadTemplate("../../template.yaml")
+	tpl, err := local.LoadTemplate("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	in, err := local.CreateTableInput(tpl, local.TableLogicalID, local.TableLogicalID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("sdk", func(t *testing.T) {
 		c, _ := emptyDynamo(t)
 		created, err := c.CreateTable(ctx, in)
-		if err != nil || created.TableDescription.TableStatus != types.TableStatusActive {
+		// DynamoDB answers CREATING, and ACTIVE once the table is made.
+		if err != nil || created.TableDescription.TableStatus != types.TableStatusCreating {
 			t.Fatalf("created: %+v %v", created, err)
 		}
 		if err := dynamodb.NewTableExistsWaiter(c).Wait(ctx, &dynamodb.DescribeTableInput{TableName: in.TableName}, 10*time.Second); err != nil {
@@ -325,10 +347,10 @@ func TestDynamoTableActive(t *testing.T) {
 	})
 	t.Run("cli", func(t *testing.T) {
 		_, url := startTable(t)
-		if _, err := dynamoCLI(t, url, "wait", "table-exists", "--table-name", TableLogicalID); err != nil {
+		if _, err := dynamoCLI(t, url, "wait", "table-exists", "--table-name", local.TableLogicalID); err != nil {
 			t.Fatal(err)
 		}
-		out, err := dynamoCLI(t, url, "describe-table", "--table-name", TableLogicalID)
+		out, err := dynamoCLI(t, url, "describe-table", "--table-name", local.TableLogicalID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -349,10 +371,10 @@ func TestDynamoTableActive(t *testing.T) {
 		if strings.Contains(out, `""`) || strings.Contains(out, "null") {
 			t.Errorf("null or empty members: %s", out)
 		}
-		if _, err := dynamoCLI(t, url, "delete-table", "--table-name", TableLogicalID); err != nil {
+		if _, err := dynamoCLI(t, url, "delete-table", "--table-name", local.TableLogicalID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := dynamoCLI(t, url, "wait", "table-not-exists", "--table-name", TableLogicalID); err != nil {
+		if _, err := dynamoCLI(t, url, "wait", "table-not-exists", "--table-name", local.TableLogicalID); err != nil {
 			t.Error(err)
 		}
 	})
@@ -362,7 +384,7 @@ func TestDynamoTableActive(t *testing.T) {
 func putItems(t *testing.T, c *dynamodb.Client, keys ...[2]string) {
 	t.Helper()
 	for _, k := range keys {
-		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: map[string]types.AttributeValue{
+		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: k[0]}, "SK": &types.AttributeValueMemberS{Value: k[1]},
 		}}); err != nil {
 			t.Fatal(err)
@@ -374,7 +396,7 @@ func putItems(t *testing.T, c *dynamodb.Client, keys ...[2]string) {
 // count and no items; every Scan and Query answers a Count, 0 included.
 func TestDynamoSelectCount(t *testing.T) {
 	ctx := context.Background()
-	table := aws.String(TableLogicalID)
+	table := aws.String(local.TableLogicalID)
 	keys := [][2]string{{"a", "1"}, {"a", "2"}, {"a", "3"}, {"b", "1"}}
 	query := func(pk string) *dynamodb.QueryInput {
 		return &dynamodb.QueryInput{TableName: table, Select: types.SelectCount, KeyConditionExpression: aws.String("PK = :pk"),
@@ -401,7 +423,7 @@ func TestDynamoSelectCount(t *testing.T) {
 		}
 		// The SDK reads a missing Count as 0: the wire must carry it.
 		if code, body := rawDynamo(t, url, "Query", `{"TableName":"SessionsTable","Select":"COUNT",`+
-			`"KeyConditionExpression":"PK = :pk","ExpressionAttributeValues":{":pk":{"S":"none"}}}`); code != 200 || body != `{"Count":0}` {
+			`"KeyConditionExpression":"PK = :pk","ExpressionAttributeValues":{":pk":{"S":"none"}}}`); code != 200 || body != `{"Count":0,"ScannedCount":0}` {
 			t.Errorf("a count of none: %d %s", code, body)
 		}
 	})
@@ -409,10 +431,10 @@ func TestDynamoSelectCount(t *testing.T) {
 		c, url := startTable(t)
 		putItems(t, c, keys...)
 		for _, args := range [][]string{
-			{"scan", "--table-name", TableLogicalID, "--select", "COUNT"},
-			{"query", "--table-name", TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
+			{"scan", "--table-name", local.TableLogicalID, "--select", "COUNT"},
+			{"query", "--table-name", local.TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
 				"--expression-attribute-values", `{":pk":{"S":"a"}}`},
-			{"query", "--table-name", TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
+			{"query", "--table-name", local.TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
 				"--expression-attribute-values", `{":pk":{"S":"none"}}`},
 		} {
 			var out map[string]any
@@ -422,7 +444,7 @@ func TestDynamoSelectCount(t *testing.T) {
 			}
 		}
 		var out struct{ Count int }
-		cliJSON(t, &out, url, "scan", "--table-name", TableLogicalID, "--select", "COUNT")
+		cliJSON(t, &out, url, "scan", "--table-name", local.TableLogicalID, "--select", "COUNT")
 		if out.Count != 4 {
 			t.Errorf("scan --select COUNT: %d", out.Count)
 		}
@@ -441,7 +463,7 @@ func TestDynamoPutItemReturnValues(t *testing.T) {
 	t.Run("sdk", func(t *testing.T) {
 		c, _ := startTable(t)
 		put := func(x string, rv types.ReturnValue) (*dynamodb.PutItemOutput, error) {
-			return c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item(x), ReturnValues: rv})
+			return c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item(x), ReturnValues: rv})
 		}
 		key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "a"}, "SK": &types.AttributeValueMemberS{Value: "1"}}
 		for _, step := range []struct {
@@ -452,7 +474,7 @@ func TestDynamoPutItemReturnValues(t *testing.T) {
 				t.Errorf("ReturnValues %q: %+v %v", step.rv, out, err)
 			}
 		}
-		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(TableLogicalID), Key: key}); err != nil {
+		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(local.TableLogicalID), Key: key}); err != nil {
 			t.Fatal(err)
 		}
 		if out, err := put("2", types.ReturnValueAllOld); err != nil || out.Attributes != nil {
@@ -460,15 +482,14 @@ func TestDynamoPutItemReturnValues(t *testing.T) {
 		}
 		out, err := put("3", types.ReturnValueAllOld)
 		old := item("2")
-		old["l"] = &types.AttributeValueMemberNULL{Value: true} // see typeResponse
 		if err != nil || !reflect.DeepEqual(out.Attributes, old) {
 			t.Errorf("ALL_OLD of a replaced item: %+v %v", out, err)
 		}
-		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(TableLogicalID), Key: key})
+		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(local.TableLogicalID), Key: key})
 		if err != nil || got.Item["x"].(*types.AttributeValueMemberN).Value != "3" {
 			t.Errorf("stored: %+v %v", got, err)
 		}
-		_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item("4"), ReturnValues: types.ReturnValueAllOld,
+		_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item("4"), ReturnValues: types.ReturnValueAllOld,
 			ConditionExpression: aws.String("attribute_not_exists(PK)")})
 		wantAPIError(t, err, "ConditionalCheckFailedException")
 		for _, rv := range []types.ReturnValue{types.ReturnValueAllNew, types.ReturnValueUpdatedOld} {
@@ -478,7 +499,7 @@ func TestDynamoPutItemReturnValues(t *testing.T) {
 	})
 	t.Run("cli", func(t *testing.T) {
 		_, url := startTable(t)
-		args := []string{"put-item", "--table-name", TableLogicalID, "--item", `{"PK":{"S":"a"},"SK":{"S":"1"},"x":{"N":"1"}}`}
+		args := []string{"put-item", "--table-name", local.TableLogicalID, "--item", `{"PK":{"S":"a"},"SK":{"S":"1"},"x":{"N":"1"}}`}
 		if out, err := dynamoCLI(t, url, args...); err != nil || out != "" {
 			t.Errorf("put-item printed %q: %v", out, err)
 		}
@@ -517,11 +538,11 @@ func TestDynamoTablesChangeUnderLoad(t *testing.T) {
 		})
 		wg.Go(func() {
 			for i := range 20 {
-				if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: map[string]types.AttributeValue{
+				if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: map[string]types.AttributeValue{
 					"PK": &types.AttributeValueMemberS{Value: fmt.Sprint(w)}, "SK": &types.AttributeValueMemberS{Value: fmt.Sprint(i)}}}); err != nil {
 					t.Error(err)
 				}
-				if _, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(TableLogicalID), Select: types.SelectCount}); err != nil {
+				if _, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(local.TableLogicalID), Select: types.SelectCount}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -529,7 +550,7 @@ func TestDynamoTablesChangeUnderLoad(t *testing.T) {
 	}
 	wg.Wait()
 	out, err := c.ListTables(ctx, &dynamodb.ListTablesInput{})
-	if err != nil || !slices.Equal(out.TableNames, []string{TableLogicalID}) {
+	if err != nil || !slices.Equal(out.TableNames, []string{local.TableLogicalID}) {
 		t.Errorf("left: %+v %v", out, err)
 	}
 }
@@ -546,12 +567,12 @@ func TestDynamoUpdateRemove(t *testing.T) {
 		item := map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "1"}, "b": &types.AttributeValueMemberS{Value: "2"},
 			"dueShard": &types.AttributeValueMemberS{Value: "DUE#0"}, "nextRunAt": &types.AttributeValueMemberS{Value: "2026-11-30T10:00:00Z"}}
 		maps.Copy(item, key)
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	attrs := func() []string {
-		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(TableLogicalID), Key: key, ConsistentRead: aws.Bool(true)})
+		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(local.TableLogicalID), Key: key, ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -560,7 +581,7 @@ func TestDynamoUpdateRemove(t *testing.T) {
 	for _, expr := range []string{"SET v = :one REMOVE a, #d", "REMOVE a,#d SET v = :one", "remove  a , #d\nset v = :one"} {
 		put()
 		out, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(TableLogicalID), Key: key, UpdateExpression: aws.String(expr),
+			TableName: aws.String(local.TableLogicalID), Key: key, UpdateExpression: aws.String(expr),
 			ExpressionAttributeNames:  map[string]string{"#d": "dueShard"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
 			ReturnValues:              types.ReturnValueAllNew,
@@ -574,7 +595,7 @@ func TestDynamoUpdateRemove(t *testing.T) {
 		if _, a := out.Attributes["a"]; a || out.Attributes["v"] == nil {
 			t.Errorf("%q: ALL_NEW %v", expr, out.Attributes)
 		}
-		due, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(TableLogicalID), IndexName: aws.String("DueTriggersAll"),
+		due, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(local.TableLogicalID), IndexName: aws.String("DueTriggersAll"),
 			KeyConditionExpression:    aws.String("dueShard = :s"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: "DUE#0"}}})
 		if err != nil || len(due.Items) != 0 {
@@ -582,7 +603,7 @@ func TestDynamoUpdateRemove(t *testing.T) {
 		}
 	}
 	put()
-	_, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(TableLogicalID), Key: key,
+	_, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(local.TableLogicalID), Key: key,
 		UpdateExpression: aws.String("REMOVE a"), ConditionExpression: aws.String("attribute_not_exists(b)")})
 	wantAPIError(t, err, "ConditionalCheckFailedException")
 	if got := fmt.Sprint(attrs()); got != "[PK SK a b dueShard nextRunAt]" {
@@ -596,10 +617,10 @@ func TestDynamoUpdateRemove(t *testing.T) {
 			cond = aws.String("attribute_not_exists(PK)")
 		}
 		_, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			{Update: &types.Update{TableName: aws.String(TableLogicalID), Key: key, UpdateExpression: aws.String("SET v = :one REMOVE a, #d"),
+			{Update: &types.Update{TableName: aws.String(local.TableLogicalID), Key: key, UpdateExpression: aws.String("SET v = :one REMOVE a, #d"),
 				ExpressionAttributeNames:  map[string]string{"#d": "dueShard"},
 				ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}, ConditionExpression: cond}},
-			{Put: &types.Put{TableName: aws.String(TableLogicalID), Item: other}},
+			{Put: &types.Put{TableName: aws.String(local.TableLogicalID), Item: other}},
 		}})
 		want := "[PK SK b nextRunAt v]"
 		if refused {
@@ -621,14 +642,14 @@ func TestDynamoParallelScan(t *testing.T) {
 	ctx := context.Background()
 	c, url := startTable(t)
 	for i := range 40 {
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: map[string]types.AttributeValue{
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: fmt.Sprintf("SESSION#%d", i)}, "SK": &types.AttributeValueMemberS{Value: "METADATA"}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	seen := map[string]int{}
 	for seg := range int32(3) {
-		p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(TableLogicalID), Limit: aws.Int32(7),
+		p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(local.TableLogicalID), Limit: aws.Int32(7),
 			Segment: aws.Int32(seg), TotalSegments: aws.Int32(3)})
 		for p.HasMorePages() {
 			page, err := p.NextPage(ctx)
@@ -653,7 +674,6 @@ func TestDynamoParallelScan(t *testing.T) {
 		`{"TableName":"SessionsTable","TotalSegments":2}`,
 		`{"TableName":"SessionsTable","Segment":2,"TotalSegments":2}`,
 		`{"TableName":"SessionsTable","Segment":0,"TotalSegments":0}`,
-		`{"TableName":"SessionsTable","Segment":0,"TotalSegments":2,"Select":"COUNT"}`,
 	} {
 		if status, answer := rawDynamo(t, url, "Scan", body); status != http.StatusBadRequest || !strings.Contains(answer, "ValidationException") {
 			t.Errorf("%s: %d %s", body, status, answer)
@@ -682,12 +702,12 @@ func TestDynamoSparseIndex(t *testing.T) {
 		if due {
 			item["dueShard"] = s("DUE#0")
 		}
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	due := func() string {
-		out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(TableLogicalID), IndexName: aws.String("DueTriggersAll"),
+		out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(local.TableLogicalID), IndexName: aws.String("DueTriggersAll"),
 			KeyConditionExpression: aws.String("dueShard = :s"), ExpressionAttributeValues: map[string]types.AttributeValue{":s": s("DUE#0")}})
 		if err != nil {
 			t.Fatal(err)
@@ -703,11 +723,11 @@ func TestDynamoSparseIndex(t *testing.T) {
 		put(id, true)
 	}
 	put("b", false) // a PutItem without the index's key
-	if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(TableLogicalID), Key: key("d"), UpdateExpression: aws.String("REMOVE dueShard")}); err != nil {
+	if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(local.TableLogicalID), Key: key("d"), UpdateExpression: aws.String("REMOVE dueShard")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Update: &types.Update{TableName: aws.String(TableLogicalID), Key: key("f"), UpdateExpression: aws.String("REMOVE dueShard")}},
+		{Update: &types.Update{TableName: aws.String(local.TableLogicalID), Key: key("f"), UpdateExpression: aws.String("REMOVE dueShard")}},
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -715,7 +735,7 @@ func TestDynamoSparseIndex(t *testing.T) {
 		t.Errorf("due %s, want [a c e g]", got)
 	}
 	for _, id := range []string{"b", "d", "f"} {
-		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(TableLogicalID), Key: key(id)}); err != nil {
+		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(local.TableLogicalID), Key: key(id)}); err != nil {
 			t.Fatal(err)
 		}
 	}

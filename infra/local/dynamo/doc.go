@@ -1,0 +1,26 @@
+// Package dynamo is the embedded DynamoDB endpoint of the local stack: an
+// in-memory engine that answers DynamoDB's JSON protocol over HTTP, so
+// that the product's code, the AWS SDKs and the AWS CLI talk to it as to
+// DynamoDB. `make run`, the tests and the benchmarks use it.
+//
+// What it is: DynamoDB's data model and API for the operations the product
+// uses (tables with global and local secondary indexes and a time to live;
+// PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan, BatchWriteItem,
+// BatchGetItem, TransactWriteItems, TransactGetItems), checked as DynamoDB
+// checks them and answered as DynamoDB answers them: the same error types,
+// the same members. A request costs by the items it touches, not by the
+// table: items sit in B-trees in a scan's order (by a hash of the
+// partition key) and each index has its own; a transaction judges every
+// action before it changes anything, so nothing is copied to roll back.
+// One lock guards the tables, held only while a request works on its items.
+// Expired items are swept once a minute (Endpoint); reads return them until
+// then, as DynamoDB's do.
+//
+// What it is not: a store (everything is in memory; `make run -data` saves
+// and loads a file through the API), a model of DynamoDB's capacity,
+// throttling, consistency delays or transaction conflicts (requests are
+// serialized, so a conflict never happens: the product's handling of
+// TransactionConflict is tested directly), nor of the older parameters
+// (Expected, AttributesToGet, KeyConditions and the like: it refuses them).
+// docs/architecture.md lists what it still does differently.
+package dynamo

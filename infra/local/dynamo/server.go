@@ -1,0 +1,181 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
+	"errors"
+	"hash/crc32"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// DB is the embedded endpoint's tables, and the http.Handler that answers
+// DynamoDB's JSON protocol for them.
+type DB struct {
+	// mu guards every table: held shared by reads, alone by writes, only
+	// while a request works on the items it touches (its body is decoded
+	// before and its answer encoded after).
+	mu     sync.RWMutex
+	tables map[string]*table
+	// tokens are the ClientRequestTokens of the transactions that
+	// succeeded within the last 10 minutes.
+	tokens map[string]token
+	now    func() time.Time
+}
+
+// token is a transaction's ClientRequestToken: the request it came with
+// and when.
+type token struct {
+	request string
+	at      time.Time
+}
+
+// New is an empty DB.
+func New() *DB {
+	return &DB{tables: map[string]*table{}, tokens: map[string]token{}, now: time.Now}
+}
+
+// maxBody is the largest request DynamoDB takes (16 MB, a BatchWriteItem's
+// limit); a larger one is refused before it is read.
+const maxBody = 16 << 20
+
+// ServeHTTP answers one request of DynamoDB's JSON protocol (POST, the
+// operation in X-Amz-Target).
+func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	target := r.Header.Get("X-Amz-Target")
+	op, ok := strings.CutPrefix(target, "DynamoDB_20120810.")
+	var out []byte
+	var err error
+	switch body, rerr := io.ReadAll(io.LimitReader(r.Body, maxBody+1)); {
+	case r.Method != http.MethodPost:
+		err = &apiError{Type: "com.amazon.coral.service#UnknownOperationException", Message: "the endpoint takes POST requests only"}
+	case rerr != nil:
+		err = serializationError("reading the request: %v", rerr)
+	case len(body) > maxBody:
+		err = &apiError{Type: "com.amazon.coral.service#RequestEntityTooLarge", Message: "Request size exceeded 16777216 bytes", status: http.StatusRequestEntityTooLarge}
+	case !ok || operations[op] == nil:
+		err = &apiError{Type: "com.amazon.coral.service#UnknownOperationException", Message: "the operation " + strconv.Quote(target) + " is not one of DynamoDB's, or not one the embedded endpoint serves"}
+	default:
+		out, err = operations[op](db, body)
+	}
+	var api *apiError
+	status := http.StatusOK
+	switch {
+	case errors.As(err, &api):
+		out, status = api.body(), api.statusCode()
+	case err != nil:
+		api = &apiError{Type: "com.amazonaws.dynamodb.v20120810#InternalServerError", Message: err.Error(), status: http.StatusInternalServerError}
+		out, status = api.body(), api.statusCode()
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/x-amz-json-1.0")
+	h.Set("Content-Length", strconv.Itoa(len(out)))
+	h.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10))
+	h.Set("X-Amzn-Requestid", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(time.Now().String()+target))), 36))
+	w.WriteHeader(status)
+	_, _ = w.Write(out)
+}
+
+// operation answers one operation's request body.
+type operation func(db *DB, body []byte) ([]byte, error)
+
+// operations are the operations the endpoint serves.
+var operations map[string]operation
+
+func init() {
+	operations = map[string]operation{
+		"CreateTable":        serve((*DB).createTable),
+		"DeleteTable":        serve((*DB).deleteTable),
+		"DescribeTable":      serve((*DB).describeTable),
+		"ListTables":         serve((*DB).listTables),
+		"UpdateTimeToLive":   serve((*DB).updateTimeToLive),
+		"DescribeTimeToLive": serve((*DB).describeTimeToLive),
+		"PutItem":            serve((*DB).putItem),
+		"GetItem":            serve((*DB).getItem),
+		"DeleteItem":         serve((*DB).deleteItem),
+		"UpdateItem":         serve((*DB).updateItem),
+		"Query":              serve((*DB).query),
+		"Scan":               serve((*DB).scan),
+		"BatchWriteItem":     serve((*DB).batchWriteItem),
+		"BatchGetItem":       serve((*DB).batchGetItem),
+		"TransactWriteItems": serve((*DB).transactWriteItems),
+		"TransactGetItems":   serve((*DB).transactGetItems),
+	}
+}
+
+// serve turns a method taking its request decoded into an operation.
+func serve[In any](f func(*DB, *In) (any, error)) operation {
+	return func(db *DB, body []byte) ([]byte, error) {
+		in := new(In)
+		if err := decodeJSON(body, in); err != nil {
+			return nil, err
+		}
+		out, err := f(db, in)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(out, json.OmitZeroStructFields(true))
+	}
+}
+
+func unmarshal(body []byte, v any) error {
+	return json.Unmarshal(body, v, jsontext.AllowDuplicateNames(false))
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst, _ = jsontext.AppendQuote(dst, s)
+	return dst
+}
+
+// Endpoint is a DB served over HTTP, with its expired items swept.
+type Endpoint struct {
+	URL  string
+	DB   *DB
+	srv  *http.Server
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// SweepEvery is how often an Endpoint deletes the items whose time to live
+// has passed (DynamoDB does within days of it).
+const SweepEvery = time.Minute
+
+// Start serves an empty DB on addr (host:port; port 0 picks a free one).
+func Start(addr string) (*Endpoint, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	db := New()
+	ctx, stop := context.WithCancel(context.Background())
+	ep := &Endpoint{URL: "http://" + ln.Addr().String(), DB: db, stop: stop, done: make(chan struct{}),
+		srv: &http.Server{Handler: db, ReadHeaderTimeout: 10 * time.Second}}
+	go func() { _ = ep.srv.Serve(ln) }()
+	go func() {
+		defer close(ep.done)
+		tick := time.NewTicker(SweepEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				db.Sweep()
+			}
+		}
+	}()
+	return ep, nil
+}
+
+// Close stops serving and sweeping.
+func (ep *Endpoint) Close(ctx context.Context) error {
+	ep.stop()
+	<-ep.done
+	return ep.srv.Shutdown(ctx)
+}

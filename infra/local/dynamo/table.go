@@ -1,0 +1,241 @@
+package dynamo
+
+import (
+	"hash/fnv"
+	"math/bits"
+	"time"
+
+	"github.com/google/btree"
+)
+
+// keyPart is one attribute of a key schema: its name and its type.
+type keyPart struct {
+	name string
+	kind kind
+}
+
+// keySchema is a table's or an index's key: a hash attribute and an
+// optional range attribute (range.name "" when none).
+type keySchema struct {
+	hash, rng keyPart
+}
+
+// names are the schema's attribute names.
+func (ks keySchema) names() []string {
+	if ks.rng.name == "" {
+		return []string{ks.hash.name}
+	}
+	return []string{ks.hash.name, ks.rng.name}
+}
+
+// table is one table: its definition and its items, in a B-tree ordered
+// as a scan reads them, and its indexes.
+type table struct {
+	name      string
+	created   time.Time
+	key       keySchema
+	attrs     []keyPart // the attribute definitions, in the order given
+	billing   string
+	indexes   []*index // global, then local, in the order given
+	ttl       string   // the time to live attribute, "" while disabled
+	items     *btree.BTreeG[*entry]
+	itemBytes int
+}
+
+// index is a secondary index: its definition and the entries of the items
+// that have its key attributes (a sparse index leaves out the others).
+type index struct {
+	name       string
+	local      bool
+	key        keySchema
+	projection string   // ALL, KEYS_ONLY or INCLUDE
+	include    []string // INCLUDE's non-key attributes
+	entries    *btree.BTreeG[*entry]
+}
+
+// entry is one item in a tree, under its key: the hash of its partition
+// key first (a scan's order, and its segments), then the key's values (an
+// index's key, then the table's).
+type entry struct {
+	hash uint64
+	keys []value
+	it   item
+	// last makes a bound of a seek: the entry then sorts after every entry
+	// whose keys begin with its own. (Without it, it sorts before them.)
+	last bool
+}
+
+// lessEntry orders entries by hash, then by their keys' values.
+func lessEntry(a, b *entry) bool {
+	if a.hash != b.hash {
+		return a.hash < b.hash
+	}
+	n := min(len(a.keys), len(b.keys))
+	for i := range n {
+		if c, _ := compare(a.keys[i], b.keys[i]); c != 0 {
+			return c < 0
+		}
+	}
+	switch {
+	case len(a.keys) == len(b.keys):
+		return !a.last && b.last
+	case len(a.keys) == n: // a is a prefix of b
+		return !a.last
+	default:
+		return b.last
+	}
+}
+
+func newTree() *btree.BTreeG[*entry] { return btree.NewG(16, lessEntry) }
+
+// hashKey spreads partition keys over the hash space: a scan reads them in
+// this order, and segment n of a parallel scan is the n-th of equal ranges.
+func hashKey(v value) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte{byte(v.kind)})
+	_, _ = h.Write([]byte(v.s))
+	return h.Sum64()
+}
+
+// segmentOf is the segment of total that hash falls in.
+func segmentOf(hash uint64, total int) int {
+	hi, _ := bits.Mul64(hash, uint64(total))
+	return int(hi)
+}
+
+// segmentStart is the first hash of a segment.
+func segmentStart(segment, total int) uint64 {
+	if segment == 0 {
+		return 0
+	}
+	q, r := bits.Div64(uint64(segment), 0, uint64(total))
+	if r != 0 {
+		q++
+	}
+	return q
+}
+
+// tableEntry is the entry of an item's table key (the item may be a key
+// only, for a lookup).
+func (t *table) tableEntry(it item) *entry {
+	e := &entry{hash: hashKey(it[t.key.hash.name]), keys: []value{it[t.key.hash.name]}, it: it}
+	if t.key.rng.name != "" {
+		e.keys = append(e.keys, it[t.key.rng.name])
+	}
+	return e
+}
+
+// indexEntry is the entry of an item in index x; ok is false when the item
+// lacks one of the index's key attributes, or has one of another type.
+func (t *table) indexEntry(x *index, it item) (e *entry, ok bool) {
+	h, ok := it[x.key.hash.name]
+	if !ok || h.kind != x.key.hash.kind {
+		return nil, false
+	}
+	e = &entry{hash: hashKey(h), keys: []value{h}, it: it}
+	if x.key.rng.name != "" {
+		r, ok := it[x.key.rng.name]
+		if !ok || r.kind != x.key.rng.kind {
+			return nil, false
+		}
+		e.keys = append(e.keys, r)
+	}
+	te := t.tableEntry(it)
+	e.keys = append(e.keys, te.keys...)
+	return e, true
+}
+
+// get is the stored item of a key, nil when there is none.
+func (t *table) get(key item) item {
+	if e, ok := t.items.Get(t.tableEntry(key)); ok {
+		return e.it
+	}
+	return nil
+}
+
+// put stores it (which has the table's key), in place of the item of that
+// key, and keeps the indexes with it.
+func (t *table) put(it item) {
+	e := t.tableEntry(it)
+	old, _ := t.items.ReplaceOrInsert(e)
+	if old != nil {
+		t.itemBytes -= old.it.size()
+		t.unindex(old.it)
+	}
+	t.itemBytes += it.size()
+	for _, x := range t.indexes {
+		if ie, ok := t.indexEntry(x, it); ok {
+			x.entries.ReplaceOrInsert(ie)
+		}
+	}
+}
+
+// remove deletes the item of key, if any, and returns it.
+func (t *table) remove(key item) item {
+	old, ok := t.items.Delete(t.tableEntry(key))
+	if !ok {
+		return nil
+	}
+	t.itemBytes -= old.it.size()
+	t.unindex(old.it)
+	return old.it
+}
+
+func (t *table) unindex(it item) {
+	for _, x := range t.indexes {
+		if ie, ok := t.indexEntry(x, it); ok {
+			x.entries.Delete(ie)
+		}
+	}
+}
+
+// write applies a change: it stored, or the item of key deleted when it
+// is nil.
+func (t *table) write(key, it item) {
+	if it == nil {
+		t.remove(key)
+	} else {
+		t.put(it)
+	}
+}
+
+// indexNamed is the index of that name, nil when the table has none.
+func (t *table) indexNamed(name string) *index {
+	for _, x := range t.indexes {
+		if x.name == name {
+			return x
+		}
+	}
+	return nil
+}
+
+// project is what index x holds of an item: everything (ALL), or its keys,
+// the table's keys and the included attributes.
+func (t *table) project(x *index, it item) item {
+	if x == nil || x.projection == "ALL" {
+		return it
+	}
+	out := item{}
+	for _, n := range append(append(t.key.names(), x.key.names()...), x.include...) {
+		if v, ok := it[n]; ok {
+			out[n] = v
+		}
+	}
+	return out
+}
+
+// expired reports whether the item's time to live has passed at now: its
+// TTL attribute is a number of epoch seconds at or before now (an item
+// without one, or with another type, never expires).
+func (t *table) expired(it item, now time.Time) bool {
+	if t.ttl == "" {
+		return false
+	}
+	v, ok := it[t.ttl]
+	if !ok || v.kind != kindN {
+		return false
+	}
+	// An expiry more than five years past is not one DynamoDB acts on.
+	return compareNumbers(v.s, itoa(int(now.Unix()))) <= 0 &&
+		compareNumbers(v.s, itoa(int(now.AddDate(-5, 0, 0).Unix()))) > 0
+}

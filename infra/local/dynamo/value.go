@@ -1,0 +1,498 @@
+package dynamo
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json/jsontext"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// kind is the type of an attribute value, as its member in DynamoDB JSON.
+type kind uint8
+
+const (
+	kindS kind = iota + 1
+	kindN
+	kindB
+	kindBOOL
+	kindNULL
+	kindM
+	kindL
+	kindSS
+	kindNS
+	kindBS
+)
+
+var kindNames = [...]string{kindS: "S", kindN: "N", kindB: "B", kindBOOL: "BOOL", kindNULL: "NULL", kindM: "M", kindL: "L", kindSS: "SS", kindNS: "NS", kindBS: "BS"}
+
+func (k kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// kindNamed is the kind of a DynamoDB JSON type member ("S", "NS", …), 0
+// when name is none.
+func kindNamed(name string) kind {
+	for k, n := range kindNames {
+		if n == name && n != "" {
+			return kind(k)
+		}
+	}
+	return 0
+}
+
+// value is one attribute value. Values are never changed once built: an
+// update builds new ones, so that items and values may be shared.
+type value struct {
+	kind kind
+	// s is an S, an N in canonical form (see parseNumber) or a B's bytes.
+	s string
+	// b is a BOOL.
+	b bool
+	l []value
+	m map[string]value
+	// set holds the elements of an SS, an NS (canonical) or a BS, in the
+	// order they were given, without duplicates.
+	set []string
+}
+
+// item is a stored item, or a key: its attributes by name.
+type item map[string]value
+
+// validationError is the ValidationException DynamoDB answers for a
+// request it refuses.
+func validationError(format string, args ...any) *apiError {
+	return &apiError{Type: "com.amazon.coral.validate#ValidationException", Message: fmt.Sprintf(format, args...)}
+}
+
+// invalidParameter is a ValidationException in the wording DynamoDB uses
+// for a parameter value it refuses.
+func invalidParameter(format string, args ...any) *apiError {
+	return validationError("One or more parameter values were invalid: "+format, args...)
+}
+
+// UnmarshalJSONFrom decodes one attribute value of DynamoDB JSON, refusing
+// what DynamoDB refuses: no type or more than one, an empty or repeated
+// set, a NULL that is not true, a number DynamoDB cannot store.
+func (v *value) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	if err := expectDelim(d, '{'); err != nil {
+		return err
+	}
+	*v = value{}
+	types := 0
+	for d.PeekKind() != '}' {
+		name, err := readString(d)
+		if err != nil {
+			return err
+		}
+		if d.PeekKind() == 'n' { // a type member sent as null is left out
+			if _, err := d.ReadToken(); err != nil {
+				return err
+			}
+			continue
+		}
+		k := kindNamed(name)
+		if k == 0 {
+			if err := d.SkipValue(); err != nil {
+				return err
+			}
+			continue
+		}
+		if types++; types > 1 {
+			return validationError("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
+		}
+		if err := v.decodeMember(d, k); err != nil {
+			return err
+		}
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return err
+	}
+	if types == 0 {
+		return validationError("Supplied AttributeValue is empty, must contain exactly one of the supported datatypes")
+	}
+	return nil
+}
+
+// decodeMember decodes the member of type k into v.
+func (v *value) decodeMember(d *jsontext.Decoder, k kind) error {
+	v.kind = k
+	var err error
+	switch k {
+	case kindS:
+		v.s, err = readString(d)
+	case kindN:
+		if v.s, err = readString(d); err == nil {
+			v.s, err = parseNumber(v.s)
+		}
+	case kindB:
+		v.s, err = readBinary(d)
+	case kindBOOL, kindNULL:
+		var tok jsontext.Token
+		if tok, err = d.ReadToken(); err != nil {
+			return err
+		}
+		if tok.Kind() != 't' && tok.Kind() != 'f' {
+			return serializationError("a %v member must be a boolean", k)
+		}
+		v.b = tok.Bool()
+		if k == kindNULL && !v.b {
+			return invalidParameter("Null attribute value types must have the value of true")
+		}
+	case kindM:
+		v.m, err = readItem(d)
+	case kindL:
+		if err = expectDelim(d, '['); err != nil {
+			return err
+		}
+		v.l = []value{}
+		for d.PeekKind() != ']' {
+			var e value
+			if err := e.UnmarshalJSONFrom(d); err != nil {
+				return err
+			}
+			v.l = append(v.l, e)
+		}
+		_, err = d.ReadToken()
+	case kindSS, kindNS, kindBS:
+		v.set, err = readSet(d, k)
+	}
+	return err
+}
+
+// readSet reads the elements of a set of kind k, refusing an empty set
+// and repeated elements (numbers are compared by value).
+func readSet(d *jsontext.Decoder, k kind) ([]string, error) {
+	if err := expectDelim(d, '['); err != nil {
+		return nil, err
+	}
+	set := []string{}
+	for d.PeekKind() != ']' {
+		var e string
+		var err error
+		switch k {
+		case kindBS:
+			e, err = readBinary(d)
+		case kindNS:
+			if e, err = readString(d); err == nil {
+				e, err = parseNumber(e)
+			}
+		default:
+			e, err = readString(d)
+		}
+		if err != nil {
+			return nil, err
+		}
+		set = append(set, e)
+	}
+	if _, err := d.ReadToken(); err != nil {
+		return nil, err
+	}
+	if len(set) == 0 {
+		return nil, invalidParameter("An %s set  may not be empty", map[kind]string{kindSS: "string", kindNS: "number", kindBS: "binary"}[k])
+	}
+	seen := make(map[string]bool, len(set))
+	for _, e := range set {
+		if seen[e] {
+			return nil, validationError("Input collection contains duplicates.")
+		}
+		seen[e] = true
+	}
+	return set, nil
+}
+
+// readItem reads a map of attribute values: an item, a key or an M.
+func readItem(d *jsontext.Decoder) (item, error) {
+	if err := expectDelim(d, '{'); err != nil {
+		return nil, err
+	}
+	out := item{}
+	for d.PeekKind() != '}' {
+		name, err := readString(d)
+		if err != nil {
+			return nil, err
+		}
+		var v value
+		if err := v.UnmarshalJSONFrom(d); err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	_, err := d.ReadToken()
+	return out, err
+}
+
+// UnmarshalJSONFrom decodes a map of attribute values.
+func (it *item) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	if d.PeekKind() == 'n' {
+		_, err := d.ReadToken()
+		*it = nil
+		return err
+	}
+	m, err := readItem(d)
+	*it = m
+	return err
+}
+
+// MarshalJSONTo encodes an attribute value.
+func (v value) MarshalJSONTo(e *jsontext.Encoder) error {
+	return e.WriteValue(appendValue(nil, v))
+}
+
+// MarshalJSONTo encodes a map of attribute values.
+func (it item) MarshalJSONTo(e *jsontext.Encoder) error {
+	return e.WriteValue(appendItem(nil, it))
+}
+
+func expectDelim(d *jsontext.Decoder, delim byte) error {
+	tok, err := d.ReadToken()
+	if err != nil {
+		return err
+	}
+	if tok.Kind() != jsontext.Kind(delim) {
+		return serializationError("expected %q, found %v", delim, tok.Kind())
+	}
+	return nil
+}
+
+func readString(d *jsontext.Decoder) (string, error) {
+	tok, err := d.ReadToken()
+	if err != nil {
+		return "", err
+	}
+	if tok.Kind() != '"' {
+		return "", serializationError("expected a string, found %v", tok.Kind())
+	}
+	return tok.String(), nil
+}
+
+func readBinary(d *jsontext.Decoder) (string, error) {
+	s, err := readString(d)
+	if err != nil {
+		return "", err
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", serializationError("a binary value is not base64: %v", err)
+	}
+	return string(b), nil
+}
+
+// appendValue appends v as DynamoDB JSON.
+func appendValue(dst []byte, v value) []byte {
+	dst = append(dst, `{"`...)
+	dst = append(dst, v.kind.String()...)
+	dst = append(dst, `":`...)
+	switch v.kind {
+	case kindS, kindN:
+		dst, _ = jsontext.AppendQuote(dst, v.s)
+	case kindB:
+		dst = appendBase64(dst, v.s)
+	case kindBOOL, kindNULL:
+		dst = strconv.AppendBool(dst, v.b)
+	case kindM:
+		dst = appendItem(dst, v.m)
+	case kindL:
+		dst = append(dst, '[')
+		for i, e := range v.l {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendValue(dst, e)
+		}
+		dst = append(dst, ']')
+	case kindSS, kindNS, kindBS:
+		dst = append(dst, '[')
+		for i, e := range v.set {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if v.kind == kindBS {
+				dst = appendBase64(dst, e)
+			} else {
+				dst, _ = jsontext.AppendQuote(dst, e)
+			}
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// appendItem appends a map of attribute values, its names in order.
+func appendItem(dst []byte, it item) []byte {
+	names := make([]string, 0, len(it))
+	for n := range it {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	dst = append(dst, '{')
+	for i, n := range names {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst, _ = jsontext.AppendQuote(dst, n)
+		dst = append(dst, ':')
+		dst = appendValue(dst, it[n])
+	}
+	return append(dst, '}')
+}
+
+func appendBase64(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = base64.StdEncoding.AppendEncode(dst, []byte(s))
+	return append(dst, '"')
+}
+
+// equal reports whether a and b are the same value, as a condition's =
+// compares them: sets regardless of their order.
+func equal(a, b value) bool {
+	if a.kind != b.kind {
+		return false
+	}
+	switch a.kind {
+	case kindS, kindN, kindB:
+		return a.s == b.s
+	case kindBOOL, kindNULL:
+		return a.b == b.b
+	case kindL:
+		return slices.EqualFunc(a.l, b.l, equal)
+	case kindM:
+		if len(a.m) != len(b.m) {
+			return false
+		}
+		for n, x := range a.m {
+			if y, ok := b.m[n]; !ok || !equal(x, y) {
+				return false
+			}
+		}
+		return true
+	default: // sets
+		if len(a.set) != len(b.set) {
+			return false
+		}
+		for _, e := range a.set {
+			if !slices.Contains(b.set, e) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// compare orders two values of one scalar kind (S by their UTF-8 bytes, N
+// by their value, B by their bytes); ok is false for any other pair, which
+// DynamoDB does not order.
+func compare(a, b value) (c int, ok bool) {
+	if a.kind != b.kind {
+		return 0, false
+	}
+	switch a.kind {
+	case kindS, kindB:
+		return strings.Compare(a.s, b.s), true
+	case kindN:
+		return compareNumbers(a.s, b.s), true
+	}
+	return 0, false
+}
+
+// size is the value's size as DynamoDB counts it against the item size
+// limit (Developer Guide, "Item sizes").
+func (v value) size() int {
+	switch v.kind {
+	case kindS, kindB:
+		return len(v.s)
+	case kindN:
+		return numberSize(v.s)
+	case kindBOOL, kindNULL:
+		return 1
+	case kindM:
+		n := 3
+		for name, e := range v.m {
+			n += len(name) + e.size() + 1
+		}
+		return n
+	case kindL:
+		n := 3
+		for _, e := range v.l {
+			n += e.size() + 1
+		}
+		return n
+	case kindNS:
+		n := 0
+		for _, e := range v.set {
+			n += numberSize(e)
+		}
+		return n
+	default: // SS, BS
+		n := 0
+		for _, e := range v.set {
+			n += len(e)
+		}
+		return n
+	}
+}
+
+// depth is how deep lists and maps nest in v: 0 for a scalar or a set.
+func (v value) depth() int {
+	d := 0
+	for _, e := range v.l {
+		d = max(d, e.depth())
+	}
+	for _, e := range v.m {
+		d = max(d, e.depth())
+	}
+	if v.kind == kindL || v.kind == kindM {
+		d++
+	}
+	return d
+}
+
+// size is the item's size: its attributes' names and values.
+func (it item) size() int {
+	n := 0
+	for name, v := range it {
+		n += len(name) + v.size()
+	}
+	return n
+}
+
+// numberSize is a number's size: one byte per two significant digits,
+// plus one.
+func numberSize(canonical string) int {
+	digits := 0
+	for _, r := range strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(canonical, "-"), ".", ""), "0") {
+		if r >= '0' && r <= '9' {
+			digits++
+		}
+	}
+	return (digits+1)/2 + 1
+}
+
+// decodeJSON decodes body into v with json v2, so that DynamoDB JSON's
+// values are read by value.UnmarshalJSONFrom; a body that is not JSON, or
+// a member of the wrong JSON type, is a SerializationException.
+func decodeJSON(body []byte, v any) error {
+	if !utf8.Valid(body) {
+		return serializationError("the body is not UTF-8")
+	}
+	err := unmarshal(body, v)
+	var api *apiError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &api):
+		return api
+	case errors.Is(err, io.ErrUnexpectedEOF) || bytes.Equal(bytes.TrimSpace(body), nil):
+		return serializationError("the body is not a JSON object")
+	default:
+		return serializationError("%v", err)
+	}
+}
