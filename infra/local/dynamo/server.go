@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,8 @@ type DB struct {
 	// succeeded within the last 10 minutes.
 	tokens map[string]token
 	now    func() time.Time
+	// requests numbers the answers' request ids.
+	requests atomic.Uint64
 }
 
 // token is a transaction's ClientRequestToken: the request it came with
@@ -77,7 +80,7 @@ func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "application/x-amz-json-1.0")
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	h.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10))
-	h.Set("X-Amzn-Requestid", strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(time.Now().String()+target))), 36))
+	h.Set("X-Amzn-Requestid", strconv.FormatUint(db.requests.Add(1), 10))
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
 }
