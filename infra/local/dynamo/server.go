@@ -138,31 +138,42 @@ func appendString(dst []byte, s string) []byte {
 
 // Endpoint is a DB served over HTTP, with its expired items swept.
 type Endpoint struct {
-	URL  string
-	DB   *DB
-	srv  *http.Server
-	stop context.CancelFunc
-	done chan struct{}
+	URL   string
+	DB    *DB
+	srv   *http.Server
+	stop  context.CancelFunc
+	done  chan struct{}
+	sweep time.Duration
 }
 
-// SweepEvery is how often an Endpoint deletes the items whose time to live
-// has passed (DynamoDB does within days of it).
-const SweepEvery = time.Minute
+// sweepEvery is how often an Endpoint deletes the items whose time to live
+// has passed, unless told otherwise (DynamoDB does within days of it).
+const sweepEvery = time.Minute
 
-// Start serves an empty DB on addr (host:port; port 0 picks a free one).
-func Start(addr string) (*Endpoint, error) {
+// Option sets how an Endpoint runs.
+type Option func(*Endpoint)
+
+// SweepEvery makes the endpoint sweep expired items every d.
+func SweepEvery(d time.Duration) Option { return func(ep *Endpoint) { ep.sweep = d } }
+
+// Start serves an empty DB on addr (host:port; port 0 picks a free one),
+// and sweeps its expired items once a minute.
+func Start(addr string, opts ...Option) (*Endpoint, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	db := New()
 	ctx, stop := context.WithCancel(context.Background())
-	ep := &Endpoint{URL: "http://" + ln.Addr().String(), DB: db, stop: stop, done: make(chan struct{}),
+	ep := &Endpoint{URL: "http://" + ln.Addr().String(), DB: db, stop: stop, done: make(chan struct{}), sweep: sweepEvery,
 		srv: &http.Server{Handler: db, ReadHeaderTimeout: 10 * time.Second}}
+	for _, o := range opts {
+		o(ep)
+	}
 	go func() { _ = ep.srv.Serve(ln) }()
 	go func() {
 		defer close(ep.done)
-		tick := time.NewTicker(SweepEvery)
+		tick := time.NewTicker(ep.sweep)
 		defer tick.Stop()
 		for {
 			select {
