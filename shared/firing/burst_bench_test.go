@@ -93,11 +93,16 @@ func (bt *burstTable) reset(b *testing.B) {
 
 // items is the table's size.
 func (bt *burstTable) items(b *testing.B) int {
-	out, err := bt.h.Client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(bt.h.Table), Select: types.SelectCount})
-	if err != nil {
-		b.Fatal(err)
+	n := 0
+	p := dynamodb.NewScanPaginator(bt.h.Client, &dynamodb.ScanInput{TableName: aws.String(bt.h.Table), Select: types.SelectCount})
+	for p.HasMorePages() {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += int(out.Count)
 	}
-	return int(out.Count)
+	return n
 }
 
 // endpointTime is what the endpoint alone spends on one transaction of
@@ -158,9 +163,8 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) (time.Duration, int) {
 	if err != nil || sum != (firing.Summary{Due: bt.size, Fired: bt.size}) {
 		b.Fatalf("%+v %v", sum, err)
 	}
-	logs := bt.h.Logs()
 	var line struct{ DynamodbRequests int }
-	if err := json.Unmarshal([]byte(logs[len(logs)-1]), &line); err != nil {
+	if err := json.Unmarshal([]byte(bt.h.LastLog()), &line); err != nil {
 		b.Fatal(err)
 	}
 	return took, line.DynamodbRequests

@@ -177,9 +177,8 @@ func (h *Harness) Do(c Call) Result {
 			h.t.Fatalf("body %q: %v", resp.Body, err)
 		}
 	}
-	lines := h.Logs()
 	var line struct{ DynamodbRequests int }
-	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &line)
+	_ = json.Unmarshal([]byte(h.LastLog()), &line)
 	res.Requests = line.DynamodbRequests
 	checkDocument(h.t, c, res)
 	return res
@@ -292,6 +291,9 @@ func (h *Harness) Logs() []string {
 	return strings.Split(strings.TrimSpace(h.logs.String()), "\n")
 }
 
+// LastLog is the last log line the functions wrote.
+func (h *Harness) LastLog() string { return h.logs.last() }
+
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -307,4 +309,12 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// last is the buffer's last line.
+func (s *syncBuffer) last() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := bytes.TrimSpace(s.b.Bytes())
+	return string(b[bytes.LastIndexByte(b, '\n')+1:])
 }

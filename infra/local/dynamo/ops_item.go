@@ -570,10 +570,9 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	now := db.now()
-	for tok, rec := range db.tokens {
-		if now.Sub(rec.at) > tokenLife {
-			delete(db.tokens, tok)
-		}
+	for len(db.tokenOrder) > 0 && now.Sub(db.tokens[db.tokenOrder[0]].at) > tokenLife {
+		delete(db.tokens, db.tokenOrder[0])
+		db.tokenOrder = db.tokenOrder[1:]
 	}
 	if rec, ok := db.tokens[in.ClientRequestToken]; ok && in.ClientRequestToken != "" {
 		if rec.request != request {
@@ -630,6 +629,7 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 	}
 	if in.ClientRequestToken != "" {
 		db.tokens[in.ClientRequestToken] = token{request, now}
+		db.tokenOrder = append(db.tokenOrder, in.ClientRequestToken)
 	}
 	return map[string]any{}, nil
 }

@@ -27,7 +27,9 @@ type DB struct {
 	// tokens are the ClientRequestTokens of the transactions that
 	// succeeded within the last 10 minutes.
 	tokens map[string]token
-	now    func() time.Time
+	// tokenOrder holds the tokens' keys, oldest first.
+	tokenOrder []string
+	now        func() time.Time
 	// requests numbers the answers' request ids.
 	requests atomic.Uint64
 }
