@@ -88,8 +88,8 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		return err
 	}
 	// The time to live, as the template gives the table in AWS (the
-	// embedded endpoint deletes no item for it: the code judges expiresAt
-	// itself).
+	// embedded endpoint sweeps expired items once a minute; the code
+	// judges expiresAt itself, as DynamoDB deletes them days late).
 	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
 	if err != nil {
 		return err

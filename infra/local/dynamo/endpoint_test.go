@@ -684,8 +684,7 @@ func TestDynamoParallelScan(t *testing.T) {
 // TestDynamoSparseIndex: an item that loses the key of an index, by a
 // PutItem that leaves it out, an UpdateItem or a transaction that removes
 // it, leaves the index, and a later delete leaves every other entry of
-// the index in place (minidyn alone kept the first in the index and lost
-// others after the delete).
+// the index in place.
 func TestDynamoSparseIndex(t *testing.T) {
 	ctx := context.Background()
 	c, _ := startTable(t)
