@@ -513,6 +513,24 @@ type transactWriteItemsInput struct {
 const tokenLife = 10 * time.Minute
 
 func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
+	writes, err := parseTransaction(in)
+	if err != nil {
+		return nil, err
+	}
+	request := ""
+	if in.ClientRequestToken != "" {
+		b, _ := json.Marshal(in.TransactItems, json.Deterministic(true))
+		request = string(b)
+	}
+	if err := db.commitTransaction(writes, in.ClientRequestToken, request); err != nil {
+		return nil, err
+	}
+	return map[string]any{}, nil
+}
+
+// parseTransaction checks a transaction's actions and parses their
+// expressions.
+func parseTransaction(in *transactWriteItemsInput) ([]*write, error) {
 	n := len(in.TransactItems)
 	if n == 0 || n > 100 {
 		return nil, validationError("1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100, and greater than or equal to 1")
@@ -562,11 +580,15 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 		}
 		writes[i] = w
 	}
-	request := ""
-	if in.ClientRequestToken != "" {
-		b, _ := json.Marshal(in.TransactItems, json.Deterministic(true))
-		request = string(b)
-	}
+	return writes, nil
+}
+
+// commitTransaction judges a transaction's writes under the lock and makes
+// them all, or none: a failed condition cancels it, with a reason per
+// action. A client token that came with the same request within
+// tokenLife is answered as a success, with nothing written again.
+func (db *DB) commitTransaction(writes []*write, clientToken, request string) error {
+	n := len(writes)
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	now := db.now()
@@ -574,11 +596,11 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 		delete(db.tokens, db.tokenOrder[0])
 		db.tokenOrder = db.tokenOrder[1:]
 	}
-	if rec, ok := db.tokens[in.ClientRequestToken]; ok && in.ClientRequestToken != "" {
+	if rec, ok := db.tokens[clientToken]; ok && clientToken != "" {
 		if rec.request != request {
-			return nil, dynamoError("IdempotentParameterMismatchException", "The request uses the same client token as a previous, but non-identical request.")
+			return dynamoError("IdempotentParameterMismatchException", "The request uses the same client token as a previous, but non-identical request.")
 		}
-		return map[string]any{}, nil
+		return nil
 	}
 	type change struct {
 		t          *table
@@ -594,7 +616,7 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 		if t != nil && w.key != nil {
 			id := w.table + "\x00" + string(appendItem(nil, w.key))
 			if seen[id] {
-				return nil, validationError("Transaction request cannot include multiple operations on one item")
+				return validationError("Transaction request cannot include multiple operations on one item")
 			}
 			seen[id] = true
 		}
@@ -611,7 +633,7 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 			reasons[i] = cancellation{Code: api.reason, Message: api.Message}
 			cancelled = true
 		default:
-			return nil, err
+			return err
 		}
 	}
 	if cancelled {
@@ -619,7 +641,7 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 		for i, r := range reasons {
 			codes[i] = r.Code
 		}
-		return nil, &apiError{Type: dynamoNS + "TransactionCanceledException", reasons: reasons,
+		return &apiError{Type: dynamoNS + "TransactionCanceledException", reasons: reasons,
 			Message: "Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(codes, ", ") + "]"}
 	}
 	for _, c := range changes {
@@ -627,9 +649,9 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 			c.t.write(c.key, c.after)
 		}
 	}
-	if in.ClientRequestToken != "" {
-		db.tokens[in.ClientRequestToken] = token{request, now}
-		db.tokenOrder = append(db.tokenOrder, in.ClientRequestToken)
+	if clientToken != "" {
+		db.tokens[clientToken] = token{request, now}
+		db.tokenOrder = append(db.tokenOrder, clientToken)
 	}
-	return map[string]any{}, nil
+	return nil
 }
