@@ -778,6 +778,18 @@ func fidelityCases() []fidelityCase {
 			setup: []fidelityCall{put(item("a", `"v":{"S":"old"},"w":{"S":"w"}`))},
 			call:  update("a", `"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"S":"new"}},"ReturnValues":"UPDATED_NEW"`),
 			want:  ok(length("Attributes", 1), eq("Attributes.v.S", `"new"`))},
+		// UPDATED_NEW of a nested path returns that path, not the whole
+		// attribute.
+		{name: "update_return_values_updated_new_nested", doc: updateReturn,
+			setup: []fidelityCall{put(item("a", `"m":{"M":{"x":{"S":"old"},"y":{"S":"y"}}}`))},
+			call:  update("a", `"UpdateExpression":"SET m.x = :v","ExpressionAttributeValues":{":v":{"S":"new"}},"ReturnValues":"UPDATED_NEW"`),
+			want:  ok(length("Attributes", 1), length("Attributes.m.M", 1), eq("Attributes.m.M.x.S", `"new"`))},
+		// An update of a key attribute is refused whatever the item, even
+		// where its condition fails.
+		{name: "update_key_attribute_condition_fails", doc: keyUpdate,
+			moto: &fidelityMoto{note: "moto judges the condition first, and answers ConditionalCheckFailedException", want: fails("ConditionalCheckFailedException")},
+			call: update("a", `"UpdateExpression":"SET SK = :v","ConditionExpression":"attribute_exists(nope)","ExpressionAttributeValues":{":v":{"S":"b"}}`),
+			want: fails(validation)},
 		// UpdateItem with ALL_OLD returns the whole old item.
 		{name: "update_return_values_all_old", doc: updateReturn,
 			setup: []fidelityCall{put(item("a", `"v":{"S":"old"},"w":{"S":"w"}`))},
@@ -871,6 +883,11 @@ func fidelityCases() []fidelityCase {
 			setup: []fidelityCall{put(key("ab")), put(key("ac")), put(key("b"))},
 			call:  query(`"KeyConditionExpression":"PK = :p AND begins_with(SK, :a)","ExpressionAttributeValues":{":p":{"S":"p"},":a":{"S":"a"}}`),
 			want:  ok(eq("Count", "2"))},
+		// Sort key begins_with, read backwards: the same items, last first.
+		{name: "query_sort_key_begins_with_reverse", doc: keyCondition + ` Query, ScanIndexForward: "If ScanIndexForward is false, DynamoDB reads the results in reverse order by sort key value"`,
+			setup: []fidelityCall{put(key("a")), put(key("ab")), put(key("ac")), put(key("b")), put(key("c"))},
+			call:  query(`"KeyConditionExpression":"PK = :p AND begins_with(SK, :a)","ScanIndexForward":false,"ExpressionAttributeValues":{":p":{"S":"p"},":a":{"S":"a"}}`),
+			want:  ok(eq("Count", "3"), eq("Items.0.SK.S", `"ac"`), eq("Items.2.SK.S", `"a"`))},
 		// Sort key <> is refused.
 		{name: "query_sort_key_ne", moto: motoBreaks("moto answers <> in a key condition with HTTP 500"),
 			doc:  keyCondition,
@@ -1177,6 +1194,29 @@ func fidelityCases() []fidelityCase {
 			call: req("CreateTable", `{"TableName":"bad name!","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[{"AttributeName":"K","AttributeType":"S"}],"KeySchema":[{"AttributeName":"K","KeyType":"HASH"}]}`),
 			want: fails(validation)},
 		// An attribute definition no key uses is refused.
+		// A global index holds only its projection: a filter on an
+		// attribute it does not hold keeps nothing.
+		{name: "query_keys_only_index_filter", doc: `Global secondary indexes, Attribute projections: "When you query an index, Amazon DynamoDB can access any attribute in the projection as if those attributes were in a table of their own" (a global index cannot fetch others from the table)`,
+			setup: []fidelityCall{
+				req("CreateTable", `{"TableName":"{{T}}-keys","BillingMode":"PAY_PER_REQUEST",
+					"AttributeDefinitions":[{"AttributeName":"K","AttributeType":"S"},{"AttributeName":"G","AttributeType":"S"}],
+					"KeySchema":[{"AttributeName":"K","KeyType":"HASH"}],
+					"GlobalSecondaryIndexes":[{"IndexName":"byG","Projection":{"ProjectionType":"KEYS_ONLY"},
+						"KeySchema":[{"AttributeName":"G","KeyType":"HASH"}]}]}`),
+				req("PutItem", `{"TableName":"{{T}}-keys","Item":{"K":{"S":"k"},"G":{"S":"g"},"v":{"S":"1"}}}`),
+			},
+			call: req("Query", `{"TableName":"{{T}}-keys","IndexName":"byG","KeyConditionExpression":"G = :g","FilterExpression":"v = :one",
+				"ExpressionAttributeValues":{":g":{"S":"g"},":one":{"S":"1"}}}`),
+			want: ok(eq("Count", "0"), eq("ScannedCount", "1"))},
+		// A local secondary index needs a table with a sort key.
+		{name: "create_table_local_index_without_sort_key", moto: motoAccepts("moto creates a local index on a table without a sort key"),
+			doc: `Local secondary indexes: "A local secondary index ... has the same partition key as the base table, but a different sort key" (a table without a sort key can have none)`,
+			call: req("CreateTable", `{"TableName":"{{T}}-lsi","BillingMode":"PAY_PER_REQUEST",
+				"AttributeDefinitions":[{"AttributeName":"K","AttributeType":"S"},{"AttributeName":"L","AttributeType":"S"}],
+				"KeySchema":[{"AttributeName":"K","KeyType":"HASH"}],
+				"LocalSecondaryIndexes":[{"IndexName":"byL","Projection":{"ProjectionType":"ALL"},
+					"KeySchema":[{"AttributeName":"K","KeyType":"HASH"},{"AttributeName":"L","KeyType":"RANGE"}]}]}`),
+			want: fails(validation)},
 		{name: "create_table_unused_attribute_definition", doc: `CreateTable, AttributeDefinitions: "An array of attributes that describe the key schema for the table and indexes."`,
 			call: req("CreateTable", `{"TableName":"{{T}}-u","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[{"AttributeName":"K","AttributeType":"S"},{"AttributeName":"X","AttributeType":"S"}],"KeySchema":[{"AttributeName":"K","KeyType":"HASH"}]}`),
 			want: fails(validation)},

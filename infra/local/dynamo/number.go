@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"math/big"
+	"strconv"
 	"strings"
 )
 
@@ -77,7 +78,7 @@ exponent:
 		}
 		start := i
 		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
-			if exp < 100000 {
+			if exp < 1<<40 {
 				exp = exp*10 + int(s[i]-'0')
 			}
 		}
@@ -202,7 +203,7 @@ func addNumbers(a, b string, subtract bool) (string, error) {
 	}
 	exp := min(x.exp, y.exp)
 	sum := new(big.Int).Add(x.scaled(exp), y.scaled(exp))
-	d, _ := scanDecimal(sum.String() + "e" + itoa(exp))
+	d, _ := scanDecimal(sum.String() + "e" + strconv.Itoa(exp))
 	if err := d.check(); err != nil {
 		return "", err
 	}
@@ -218,5 +219,3 @@ func (d decimal) scaled(exp int) *big.Int {
 	}
 	return n
 }
-
-func itoa(n int) string { return big.NewInt(int64(n)).String() }

@@ -22,7 +22,7 @@ func (db *DB) batchWriteItem(in *batchWriteItemInput) (any, error) {
 		for _, r := range reqs {
 			switch {
 			case (r.PutRequest == nil) == (r.DeleteRequest == nil):
-				return nil, validationError("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
+				return nil, validationError("A WriteRequest must have exactly one of PutRequest and DeleteRequest")
 			case r.PutRequest != nil:
 				writes = append(writes, &write{op: opPut, table: name, put: r.PutRequest.Item})
 			default:
@@ -38,27 +38,18 @@ func (db *DB) batchWriteItem(in *batchWriteItemInput) (any, error) {
 	defer db.mu.Unlock()
 	// Every request is checked before any is applied: DynamoDB refuses a
 	// batch with an invalid request, or two on one item, as a whole.
-	type change struct {
-		t          *table
-		key, after item
-	}
-	changes := make([]change, 0, n)
-	seen := map[string]bool{}
+	var j judged
 	for _, w := range writes {
 		t, _, after, err := db.apply(w)
 		if err != nil {
 			return nil, err
 		}
-		id := w.table + "\x00" + string(appendItem(nil, w.key))
-		if seen[id] {
+		if !j.once(w) {
 			return nil, invalidParameter("Provided list of item keys contains duplicates")
 		}
-		seen[id] = true
-		changes = append(changes, change{t, w.key, after})
+		j.add(t, w.key, after)
 	}
-	for _, c := range changes {
-		c.t.write(c.key, c.after)
-	}
+	j.commit()
 	return map[string]any{"UnprocessedItems": map[string]any{}}, nil
 }
 

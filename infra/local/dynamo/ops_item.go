@@ -38,10 +38,13 @@ type legacy struct {
 }
 
 func (l legacy) check() error {
-	for name, v := range map[string]jsontext.Value{"Expected": l.Expected, "AttributesToGet": l.AttributesToGet, "AttributeUpdates": l.AttributeUpdates,
-		"ConditionalOperator": l.ConditionalOperator, "KeyConditions": l.KeyConditions, "QueryFilter": l.QueryFilter, "ScanFilter": l.ScanFilter} {
-		if len(v) > 0 && string(v) != "null" {
-			return validationError("the embedded endpoint does not take the legacy parameter %s: use expressions", name)
+	for _, m := range [...]struct {
+		name string
+		v    jsontext.Value
+	}{{"Expected", l.Expected}, {"AttributesToGet", l.AttributesToGet}, {"AttributeUpdates", l.AttributeUpdates},
+		{"ConditionalOperator", l.ConditionalOperator}, {"KeyConditions", l.KeyConditions}, {"QueryFilter", l.QueryFilter}, {"ScanFilter", l.ScanFilter}} {
+		if len(m.v) > 0 && string(m.v) != "null" {
+			return validationError("the embedded endpoint does not take the legacy parameter %s: use expressions", m.name)
 		}
 	}
 	return nil
@@ -253,6 +256,14 @@ func (db *DB) apply(w *write) (t *table, old, after item, err error) {
 	} else if err := t.checkKey(w.key); err != nil {
 		return t, nil, nil, err
 	}
+	if w.update != nil {
+		// Refused whatever the item: it depends on the key schema alone.
+		for _, n := range w.update.topLevel() {
+			if slices.Contains(t.key.names(), n) {
+				return t, nil, nil, validationError("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", n)
+			}
+		}
+	}
 	old = t.get(w.key)
 	if w.condition != nil && !w.condition.eval(old) {
 		return t, old, nil, conditionFailed(old, w.returnOld)
@@ -276,13 +287,6 @@ func (db *DB) apply(w *write) (t *table, old, after item, err error) {
 
 // updated is the item an update leaves.
 func (t *table) updated(w *write, old item) (item, error) {
-	if w.update != nil {
-		for _, n := range w.update.topLevel() {
-			if slices.Contains(t.key.names(), n) {
-				return nil, validationError("One or more parameter values were invalid: Cannot update attribute %s. This attribute is part of the key", n)
-			}
-		}
-	}
 	base := old
 	if base == nil {
 		base = w.key
@@ -372,11 +376,12 @@ func (db *DB) updateItem(in *keyInput) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []string
+	var updated *projection
 	if w.update != nil {
-		names = w.update.topLevel()
+		// The update's paths, read as a projection: what it changed.
+		updated = &projection{tree: w.update.tree}
 	}
-	return attributes(rv, old, after, names), nil
+	return attributes(rv, old, after, updated), nil
 }
 
 // single checks and parses the members of a PutItem, UpdateItem or
@@ -409,16 +414,14 @@ func (db *DB) commit(w *write) (old, after item, err error) {
 	return old, after, nil
 }
 
-// attributes is a write's answer: the attributes ReturnValues asks for.
-func attributes(rv string, old, after item, updated []string) map[string]any {
+// attributes is a write's answer: the attributes ReturnValues asks for
+// (for UPDATED_OLD and UPDATED_NEW, the paths that updated names).
+func attributes(rv string, old, after item, updated *projection) map[string]any {
 	pick := func(it item) item {
-		out := item{}
-		for _, n := range updated {
-			if v, ok := it[n]; ok {
-				out[n] = v
-			}
+		if updated == nil || it == nil {
+			return nil
 		}
-		return out
+		return updated.apply(it)
 	}
 	var a item
 	switch rv {
@@ -602,29 +605,20 @@ func (db *DB) commitTransaction(writes []*write, clientToken, request string) er
 		}
 		return nil
 	}
-	type change struct {
-		t          *table
-		key, after item
-	}
-	var changes []change
+	var j judged
 	reasons := make([]cancellation, n)
 	cancelled := false
-	seen := map[string]bool{}
 	for i, w := range writes {
 		t, _, after, err := db.apply(w)
 		api, _ := err.(*apiError)
-		if t != nil && w.key != nil {
-			id := w.table + "\x00" + string(appendItem(nil, w.key))
-			if seen[id] {
-				return validationError("Transaction request cannot include multiple operations on one item")
-			}
-			seen[id] = true
+		if t != nil && w.key != nil && !j.once(w) {
+			return validationError("Transaction request cannot include multiple operations on one item")
 		}
 		reasons[i] = cancellation{Code: "None"}
 		switch {
 		case err == nil:
 			if w.op != opCheck {
-				changes = append(changes, change{t, w.key, after})
+				j.add(t, w.key, after)
 			}
 		case api != nil && api.name() == "ConditionalCheckFailedException":
 			reasons[i] = cancellation{Code: "ConditionalCheckFailed", Message: api.Message, Item: api.item}
@@ -644,14 +638,46 @@ func (db *DB) commitTransaction(writes []*write, clientToken, request string) er
 		return &apiError{Type: dynamoNS + "TransactionCanceledException", reasons: reasons,
 			Message: "Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(codes, ", ") + "]"}
 	}
-	for _, c := range changes {
-		if c.t != nil {
-			c.t.write(c.key, c.after)
-		}
-	}
+	j.commit()
 	if clientToken != "" {
 		db.tokens[clientToken] = token{request, now}
 		db.tokenOrder = append(db.tokenOrder, clientToken)
 	}
 	return nil
+}
+
+// judged are the writes of a batch or a transaction, judged under the lock
+// before any is made.
+type judged struct {
+	changes []change
+	seen    map[string]bool
+}
+
+// change is a judged write: the item of key in t becomes after (nil:
+// none).
+type change struct {
+	t          *table
+	key, after item
+}
+
+// once reports whether w is the first write on its item.
+func (j *judged) once(w *write) bool {
+	id := w.table + "\x00" + string(appendItem(nil, w.key))
+	if j.seen[id] {
+		return false
+	}
+	if j.seen == nil {
+		j.seen = map[string]bool{}
+	}
+	j.seen[id] = true
+	return true
+}
+
+func (j *judged) add(t *table, key, after item) { j.changes = append(j.changes, change{t, key, after}) }
+
+// commit makes every change.
+func (j *judged) commit() {
+	for _, c := range j.changes {
+		c.t.write(c.key, c.after)
+	}
 }

@@ -153,22 +153,28 @@ func (db *DB) readItems(in *readInput, isQuery bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A local index's read fetches the whole item from the table when it
+	// asks for attributes the index may not hold; a global one cannot.
+	whole := x != nil && x.local && (in.Select == "ALL_ATTRIBUTES" || r.projection != nil)
 	items := []item{}
+	count := 0
 	for _, it := range page {
 		if r.filter != nil && !r.filter.eval(it) {
 			continue
 		}
-		if !r.count {
-			it = t.project(x, it)
-			if r.projection != nil {
-				it = r.projection.apply(it)
-			}
-			items = append(items, it)
-		} else {
-			items = append(items, nil)
+		count++
+		if r.count {
+			continue
 		}
+		if x != nil && x.local && !whole {
+			it = t.project(x, it)
+		}
+		if r.projection != nil {
+			it = r.projection.apply(it)
+		}
+		items = append(items, it)
 	}
-	out := map[string]any{"Count": len(items), "ScannedCount": len(page)}
+	out := map[string]any{"Count": count, "ScannedCount": len(page)}
 	if !r.count {
 		out["Items"] = items
 	}
@@ -207,8 +213,12 @@ func (db *DB) page(in *readInput, isQuery bool) (t *table, x *index, r *read, pa
 		if from != nil && !lessEntry(from, e) && !lessEntry(e, from) {
 			return true // the start key itself
 		}
-		page = append(page, e.it)
-		bytes += e.it.size()
+		it := e.it
+		if x != nil && !x.local {
+			it = t.project(x, it) // all a global index holds
+		}
+		page = append(page, it)
+		bytes += it.size()
 		full = len(page) == r.limit || bytes >= maxPage
 		if full {
 			last = t.keyOf(e.it)
@@ -276,6 +286,11 @@ func (t *table) queryTree(tree *btree.BTreeG[*entry], r *read, from *entry, visi
 			bound.keys = append(bound.keys, s.lo)
 		case !forward && s.op == "BETWEEN":
 			bound.keys = append(bound.keys, s.hi)
+		case !forward && s.op == "begins_with":
+			// Before the first value past every one with the prefix.
+			if next, ok := successor(s.lo.s); ok {
+				bound.keys, bound.last = append(bound.keys, value{kind: s.lo.kind, s: next}), false
+			}
 		}
 	}
 	if from != nil {
@@ -295,6 +310,21 @@ func (t *table) queryTree(tree *btree.BTreeG[*entry], r *read, from *entry, visi
 	} else {
 		tree.DescendLessOrEqual(bound, walk)
 	}
+}
+
+// successor is the first string after every string that begins with
+// prefix, in byte order; ok is false when there is none (the prefix is
+// all 0xFF bytes, or empty).
+func successor(prefix string) (string, bool) {
+	b := []byte(prefix)
+	for len(b) > 0 && b[len(b)-1] == 0xff {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 {
+		return "", false
+	}
+	b[len(b)-1]++
+	return string(b), true
 }
 
 // beyond reports whether a sort key value that a condition does not keep

@@ -149,7 +149,7 @@ func newTable(in *createTableInput) (*table, error) {
 		if err != nil {
 			return err
 		}
-		if local && (ks.hash != t.key.hash || ks.rng.name == "") {
+		if local && (t.key.rng.name == "" || ks.hash != t.key.hash || ks.rng.name == "") {
 			return invalidParameter("Table KeySchema does not have a range key, or the local index %s's hash key is not the table's", spec.IndexName)
 		}
 		if !local && (t.billing == "PAY_PER_REQUEST") != (spec.ProvisionedThroughput == nil) {
@@ -237,7 +237,7 @@ func (t *table) describe(status string) map[string]any {
 			proj["NonKeyAttributes"] = x.include
 		}
 		desc := map[string]any{"IndexName": x.name, "KeySchema": ks(x.key), "Projection": proj, "IndexArn": arn + "/index/" + x.name,
-			"IndexSizeBytes": 0, "ItemCount": x.entries.Len()}
+			"IndexSizeBytes": x.bytes, "ItemCount": x.entries.Len()}
 		if x.local {
 			local = append(local, desc)
 			continue
@@ -367,7 +367,7 @@ func (db *DB) describeTimeToLive(in *tableNameInput) (any, error) {
 // time; until then reads return them, and the product judges expiry itself.
 func (db *DB) Sweep() int {
 	const batch = 256
-	now := db.now()
+	x := expiryAt(db.now())
 	deleted := 0
 	db.mu.RLock()
 	names := make([]string, 0, len(db.tables))
@@ -380,7 +380,7 @@ func (db *DB) Sweep() int {
 		for {
 			db.mu.Lock()
 			t, ok := db.tables[n]
-			if !ok {
+			if !ok || t.ttl == "" {
 				db.mu.Unlock()
 				break
 			}
@@ -391,7 +391,7 @@ func (db *DB) Sweep() int {
 					return true
 				}
 				after = e
-				if t.expired(e.it, now) {
+				if t.expired(e.it, x) {
 					expired = append(expired, e.it)
 				}
 				seen++

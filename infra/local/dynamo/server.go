@@ -5,6 +5,7 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"net"
@@ -155,7 +156,7 @@ const sweepEvery = time.Minute
 // Option sets how an Endpoint runs.
 type Option func(*Endpoint)
 
-// SweepEvery makes the endpoint sweep expired items every d.
+// SweepEvery makes the endpoint sweep expired items every d (d > 0).
 func SweepEvery(d time.Duration) Option { return func(ep *Endpoint) { ep.sweep = d } }
 
 // Start serves an empty DB on addr (host:port; port 0 picks a free one),
@@ -171,6 +172,11 @@ func Start(addr string, opts ...Option) (*Endpoint, error) {
 		srv: &http.Server{Handler: db, ReadHeaderTimeout: 10 * time.Second}}
 	for _, o := range opts {
 		o(ep)
+	}
+	if ep.sweep <= 0 {
+		_ = ln.Close()
+		stop()
+		return nil, fmt.Errorf("dynamo: a sweep every %v: it must be more than 0", ep.sweep)
 	}
 	go func() { _ = ep.srv.Serve(ln) }()
 	go func() {

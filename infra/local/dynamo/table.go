@@ -3,6 +3,7 @@ package dynamo
 import (
 	"hash/fnv"
 	"math/bits"
+	"strconv"
 	"time"
 
 	"github.com/google/btree"
@@ -51,6 +52,7 @@ type index struct {
 	projection string   // ALL, KEYS_ONLY or INCLUDE
 	include    []string // INCLUDE's non-key attributes
 	entries    *btree.BTreeG[*entry]
+	bytes      int // the size of what it holds of its items
 }
 
 // entry is one item in a tree, under its key: the hash of its partition
@@ -166,6 +168,7 @@ func (t *table) put(it item) {
 	for _, x := range t.indexes {
 		if ie, ok := t.indexEntry(x, it); ok {
 			x.entries.ReplaceOrInsert(ie)
+			x.bytes += t.project(x, it).size()
 		}
 	}
 }
@@ -185,6 +188,7 @@ func (t *table) unindex(it item) {
 	for _, x := range t.indexes {
 		if ie, ok := t.indexEntry(x, it); ok {
 			x.entries.Delete(ie)
+			x.bytes -= t.project(x, it).size()
 		}
 	}
 }
@@ -224,18 +228,22 @@ func (t *table) project(x *index, it item) item {
 	return out
 }
 
-// expired reports whether the item's time to live has passed at now: its
-// TTL attribute is a number of epoch seconds at or before now (an item
-// without one, or with another type, never expires).
-func (t *table) expired(it item, now time.Time) bool {
-	if t.ttl == "" {
-		return false
-	}
+// expiry is the span of times to live that have passed at a moment:
+// epoch seconds before it, and not more than five years before (DynamoDB
+// does not act on older ones), as canonical numbers.
+type expiry struct{ now, oldest string }
+
+func expiryAt(now time.Time) expiry {
+	return expiry{strconv.FormatInt(now.Unix(), 10), strconv.FormatInt(now.AddDate(-5, 0, 0).Unix(), 10)}
+}
+
+// expired reports whether the item's time to live has passed: its TTL
+// attribute is a number in the span (an item without one, or with another
+// type, never expires).
+func (t *table) expired(it item, x expiry) bool {
 	v, ok := it[t.ttl]
-	if !ok || v.kind != kindN {
+	if t.ttl == "" || !ok || v.kind != kindN {
 		return false
 	}
-	// An expiry more than five years past is not one DynamoDB acts on.
-	return compareNumbers(v.s, itoa(int(now.Unix()))) <= 0 &&
-		compareNumbers(v.s, itoa(int(now.AddDate(-5, 0, 0).Unix()))) > 0
+	return compareNumbers(v.s, x.now) < 0 && compareNumbers(v.s, x.oldest) > 0
 }

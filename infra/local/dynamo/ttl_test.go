@@ -149,3 +149,11 @@ func TestExpiredReadUntilSwept(t *testing.T) {
 		t.Errorf("after the sweep: %+v %v", out, err)
 	}
 }
+
+// TestSweepEveryRefusesNone: a sweep needs an interval.
+func TestSweepEveryRefusesNone(t *testing.T) {
+	if ep, err := dynamo.Start("127.0.0.1:0", dynamo.SweepEvery(0)); err == nil {
+		_ = ep.Close(context.Background())
+		t.Error("started with a sweep every 0")
+	}
+}

@@ -378,8 +378,9 @@ func equal(a, b value) bool {
 		if len(a.set) != len(b.set) {
 			return false
 		}
+		in := members(b.set)
 		for _, e := range a.set {
-			if !slices.Contains(b.set, e) {
+			if !in[e] {
 				return false
 			}
 		}
@@ -467,13 +468,7 @@ func (it item) size() int {
 // numberSize is a number's size: one byte per two significant digits,
 // plus one.
 func numberSize(canonical string) int {
-	digits := 0
-	for _, r := range strings.TrimLeft(strings.ReplaceAll(strings.TrimPrefix(canonical, "-"), ".", ""), "0") {
-		if r >= '0' && r <= '9' {
-			digits++
-		}
-	}
-	return (digits+1)/2 + 1
+	return (len(mustDecimal(canonical).digits)+1)/2 + 1
 }
 
 // decodeJSON decodes body into v with json v2, so that DynamoDB JSON's
