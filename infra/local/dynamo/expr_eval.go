@@ -350,20 +350,33 @@ func (a *updateAction) applyTo(cur value, exists bool, values map[*updateAction]
 		return value{}, false, operandType()
 	case a.kind == actAdd:
 		set := slices.Clone(cur.set)
+		in := members(cur.set)
 		for _, e := range x.set {
-			if !slices.Contains(cur.set, e) {
+			if !in[e] {
 				set = append(set, e)
 			}
 		}
 		return value{kind: cur.kind, set: set}, true, nil
 	}
 	var set []string
+	drop := members(x.set)
 	for _, e := range cur.set {
-		if !slices.Contains(x.set, e) {
+		if !drop[e] {
 			set = append(set, e)
 		}
 	}
 	return value{kind: cur.kind, set: set}, len(set) > 0, nil
+}
+
+// members are a set's elements, to look them up: a set may hold as many
+// as an item's 400 KB, so that comparing two sets element by element
+// would hold the lock for minutes.
+func members(set []string) map[string]bool {
+	in := make(map[string]bool, len(set))
+	for _, e := range set {
+		in[e] = true
+	}
+	return in
 }
 
 // apply returns the attributes of it that the projection names, nested
