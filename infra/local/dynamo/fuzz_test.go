@@ -215,7 +215,7 @@ func fzDump(db *DB) string {
 			return true
 		})
 		for _, x := range tb.indexes {
-			b = fmt.Appendf(b, " %s: %d\n", x.name, x.entries.Len())
+			b = fmt.Appendf(b, " %s: %d entries, %d bytes\n", x.name, x.entries.Len(), x.bytes)
 		}
 	}
 	return string(b)
@@ -487,12 +487,15 @@ func fzTablesProblem(t testing.TB, db *DB) []string {
 }
 
 // fzTableProblem says what is wrong with a table's trees, "" when
-// nothing is.
+// nothing is: an item out of order or under another key, one DynamoDB
+// would not store, a size that is not its items', an index that lacks an
+// item with its key, holds another, or counts another size.
 func fzTableProblem(tb *table) string {
 	var msg string
 	var prev *entry
 	size := 0
 	counts := make([]int, len(tb.indexes))
+	sizes := make([]int, len(tb.indexes))
 	tb.items.Ascend(func(e *entry) bool {
 		if prev != nil && !lessEntry(prev, e) {
 			msg = "its items are out of order"
@@ -521,6 +524,7 @@ func fzTableProblem(tb *table) string {
 				continue
 			}
 			counts[i]++
+			sizes[i] += tb.project(x, e.it).size()
 			got, found := x.entries.Get(ie)
 			if !found || !bytes.Equal(appendItem(nil, got.it), appendItem(nil, e.it)) {
 				msg = "the index " + x.name + " lacks or differs on " + string(appendItem(nil, e.it))
@@ -538,6 +542,9 @@ func fzTableProblem(tb *table) string {
 	for i, x := range tb.indexes {
 		if x.entries.Len() != counts[i] {
 			return "the index " + x.name + " holds " + strconv.Itoa(x.entries.Len()) + " entries for " + strconv.Itoa(counts[i]) + " items"
+		}
+		if x.bytes != sizes[i] {
+			return "the index " + x.name + "'s size is " + strconv.Itoa(x.bytes) + ", what it holds of its items' " + strconv.Itoa(sizes[i])
 		}
 	}
 	return ""
