@@ -3,6 +3,8 @@
 
 GO       ?= go
 FUZZTIME ?= 30s
+# the embedded DynamoDB endpoint's requests, which every local test stands on
+ENDPOINT_FUZZTIME ?= 60s
 SHELL    := bash
 
 # go.mod names the Go toolchain (1.27.3); machines whose Go ships
@@ -63,7 +65,7 @@ bench:
 	} | tee build/bench.txt
 	$(GO) run ./infra/local/cmd/benchtable < build/bench.txt
 
-## fuzz: each fuzz target for FUZZTIME
+## fuzz: each fuzz target for FUZZTIME, the endpoint's for ENDPOINT_FUZZTIME
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./shared/allocation
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./shared/allocation
@@ -73,6 +75,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSchedule$$' -fuzztime $(FUZZTIME) ./shared/trigger
 	$(GO) test -run '^$$' -fuzz '^FuzzPatch$$' -fuzztime $(FUZZTIME) ./shared/triggerapi
 	$(GO) test -run '^$$' -fuzz '^FuzzCursors$$' -fuzztime $(FUZZTIME) ./shared/triggerapi
+	$(GO) test -run '^$$' -fuzz '^FuzzExpr$$' -fuzztime $(FUZZTIME) ./infra/local/dynamo
+	$(GO) test -run '^$$' -fuzz '^FuzzEndpoint$$' -fuzztime $(ENDPOINT_FUZZTIME) ./infra/local/dynamo
 
 ## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
 run:
