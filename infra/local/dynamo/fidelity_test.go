@@ -253,6 +253,11 @@ func fidelityCases() []fidelityCase {
 		cond += strings.Repeat(" ", n-len(cond))
 		return req("PutItem", `{"TableName":"{{T}}","Item":`+key("a")+`,"ConditionExpression":"`+cond+`"}`)
 	}
+	// tokenPut is a TransactWriteItems with the client token tok that puts
+	// the item of sort key sk, unless it exists.
+	tokenPut := func(tok, sk string) string {
+		return `{"ClientRequestToken":"` + tok + `","TransactItems":[{"Put":{"TableName":"{{T}}","Item":` + key(sk) + `,"ConditionExpression":"attribute_not_exists(PK)"}}]}`
+	}
 	// otherTable creates the table {{T}}-<suffix> with the hash key K of
 	// type typ, and no index.
 	otherTable := func(suffix, typ string) fidelityCall {
@@ -272,6 +277,7 @@ func fidelityCases() []fidelityCase {
 		itemSize     = `Service quotas, Item size: "The maximum item size in DynamoDB is 400 KB, which includes both attribute name binary length (UTF-8 length) and attribute value lengths"`
 		updateSyntax = `Update expressions: "update-expression ::= [ SET action [, action] ... ] [ REMOVE action [, action] ...] [ ADD action [, action] ... ] [ DELETE action [, action] ...]"`
 		overlap      = `Update expressions / UpdateItem: an update expression's document paths may not overlap (ValidationException "Two document paths overlap with each other")`
+		clientToken  = `TransactWriteItems, ClientRequestToken: "Providing a ClientRequestToken makes the call to TransactWriteItems idempotent, meaning that multiple identical calls have the same effect as one single call. ... A client request token is valid for 10 minutes after the first request that uses it is completed ... If you submit a request with the same client token but a change in other parameters within the 10-minute idempotency window, DynamoDB returns an IdempotentParameterMismatch exception."`
 		keyUpdate    = `UpdateItem, UpdateExpression: key attributes cannot be updated ("Cannot update attribute ... This attribute is part of the key")`
 		names        = `Expression attribute names: "An expression attribute name is a placeholder that you use in an Amazon DynamoDB expression as an alternative to an actual attribute name. An expression attribute name must begin with a pound sign (#)"`
 		values       = `Expression attribute values: "An expression attribute value must begin with a colon (:) and be followed by one or more alphanumeric characters."`
@@ -1208,6 +1214,18 @@ func fidelityCases() []fidelityCase {
 			call: req("Query", `{"TableName":"{{T}}-keys","IndexName":"byG","KeyConditionExpression":"G = :g","FilterExpression":"v = :one",
 				"ExpressionAttributeValues":{":g":{"S":"g"},":one":{"S":"1"}}}`),
 			want: ok(eq("Count", "0"), eq("ScannedCount", "1"))},
+		// A transaction repeated with its ClientRequestToken is answered as
+		// the first was, and writes nothing again (its condition would now
+		// fail).
+		{name: "transact_client_token_repeat", doc: clientToken,
+			moto:  &fidelityMoto{note: "moto ignores the client token: the repeated transaction meets its own item", want: fails("TransactionCanceledException")},
+			setup: []fidelityCall{req("TransactWriteItems", tokenPut("tok-1", "a"))},
+			call:  req("TransactWriteItems", tokenPut("tok-1", "a")), want: ok()},
+		// The same token with another request is refused.
+		{name: "transact_client_token_other_request", doc: clientToken,
+			moto:  &fidelityMoto{note: "moto ignores the client token and runs the other request", want: ok()},
+			setup: []fidelityCall{req("TransactWriteItems", tokenPut("tok-2", "a"))},
+			call:  req("TransactWriteItems", tokenPut("tok-2", "b")), want: fails("IdempotentParameterMismatchException")},
 		// A local secondary index needs a table with a sort key.
 		{name: "create_table_local_index_without_sort_key", moto: motoAccepts("moto creates a local index on a table without a sort key"),
 			doc: `Local secondary indexes: "A local secondary index ... has the same partition key as the base table, but a different sort key" (a table without a sort key can have none)`,

@@ -1,8 +1,8 @@
 package dynamo
 
 import (
+	"crypto/sha256"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
 	"errors"
 	"slices"
 	"strings"
@@ -509,6 +509,15 @@ type transactWriteItemsInput struct {
 		Update         *action
 	}
 	ClientRequestToken string
+	// request is the SHA-256 of the request's body: a retry of it with
+	// its token is the same request, byte for byte (SDKs send the body
+	// they built once).
+	request string
+}
+
+func (in *transactWriteItemsInput) keep(body []byte) {
+	sum := sha256.Sum256(body)
+	in.request = string(sum[:])
 }
 
 // tokenLife is how long a ClientRequestToken makes a transaction
@@ -520,12 +529,7 @@ func (db *DB) transactWriteItems(in *transactWriteItemsInput) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	request := ""
-	if in.ClientRequestToken != "" {
-		b, _ := json.Marshal(in.TransactItems, json.Deterministic(true))
-		request = string(b)
-	}
-	if err := db.commitTransaction(writes, in.ClientRequestToken, request); err != nil {
+	if err := db.commitTransaction(writes, in.ClientRequestToken, in.request); err != nil {
 		return nil, err
 	}
 	return map[string]any{}, nil

@@ -122,6 +122,9 @@ func serve[In any](f func(*DB, *In) (any, error)) operation {
 		if err := decodeJSON(body, in); err != nil {
 			return nil, err
 		}
+		if k, ok := any(in).(keeper); ok {
+			k.keep(body)
+		}
 		out, err := f(db, in)
 		if err != nil {
 			return nil, err
@@ -129,6 +132,9 @@ func serve[In any](f func(*DB, *In) (any, error)) operation {
 		return json.Marshal(out, json.OmitZeroStructFields(true))
 	}
 }
+
+// keeper is a request that keeps what its body was.
+type keeper interface{ keep(body []byte) }
 
 func unmarshal(body []byte, v any) error {
 	return json.Unmarshal(body, v, jsontext.AllowDuplicateNames(false))
