@@ -214,7 +214,7 @@ func readItem(d *jsontext.Decoder) (item, error) {
 	if err := expectDelim(d, '{'); err != nil {
 		return nil, err
 	}
-	out := item{}
+	out := make(item, 16) // most items hold a few to a few dozen attributes
 	for d.PeekKind() != '}' {
 		name, err := readString(d)
 		if err != nil {
