@@ -46,18 +46,24 @@ func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
 func startTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
 	c, url := emptyDynamo(t)
+	templateTable(t, c, local.TableLogicalID)
+	return c, url
+}
+
+// templateTable creates a table of template.yaml's definition, named name.
+func templateTable(t *testing.T, c *dynamodb.Client, name string) {
+	t.Helper()
 	tpl, err := local.LoadTemplate("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := local.CreateTableInput(tpl, local.TableLogicalID, local.TableLogicalID)
+	in, err := local.CreateTableInput(tpl, local.TableLogicalID, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.CreateTable(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
-	return c, url
 }
 
 // createTables creates tables keyed by the string PK.

@@ -29,18 +29,8 @@ func TestSweep(t *testing.T) {
 	defer ep.Close(context.Background())
 	c := local.DynamoClient(ep.URL)
 	ctx := context.Background()
-	tpl, err := local.LoadTemplate("../../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range []string{"with-ttl", "without-ttl"} {
-		in, err := local.CreateTableInput(tpl, local.TableLogicalID, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.CreateTable(ctx, in); err != nil {
-			t.Fatal(err)
-		}
+		templateTable(t, c, name)
 	}
 	if _, err := c.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{TableName: aws.String("with-ttl"),
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String("expiresAt"), Enabled: aws.Bool(true)}}); err != nil {
@@ -110,17 +100,7 @@ func tableOn(t *testing.T, db *dynamo.DB) (*dynamodb.Client, string) {
 	srv := httptest.NewServer(db)
 	t.Cleanup(srv.Close)
 	c := local.DynamoClient(srv.URL)
-	tpl, err := local.LoadTemplate("../../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := local.CreateTableInput(tpl, local.TableLogicalID, local.TableLogicalID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.CreateTable(context.Background(), in); err != nil {
-		t.Fatal(err)
-	}
+	templateTable(t, c, local.TableLogicalID)
 	return c, local.TableLogicalID
 }
 
