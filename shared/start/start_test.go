@@ -8,7 +8,6 @@ import (
 	"sync"
 	"testing"
 
-
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
