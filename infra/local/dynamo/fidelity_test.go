@@ -1458,14 +1458,10 @@ func fidelityTableName(body, table string) string {
 // send posts the request, {{T}} replaced with the table's name.
 func (ep fidelityEndpoint) send(t *testing.T, table string, c fidelityCall) fidelityResponse {
 	t.Helper()
-	body := strings.ReplaceAll(c.body, "{{T}}", table)
-	r, err := http.NewRequest(http.MethodPost, ep.url+"/", strings.NewReader(body))
+	r, err := ep.request(c.op, strings.ReplaceAll(c.body, "{{T}}", table))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Header.Set("X-Amz-Target", "DynamoDB_20120810."+c.op)
-	r.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=local/20240101/us-east-1/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-target, Signature=00")
 	resp, err := fidelityClient.Do(r)
 	if err != nil {
 		t.Fatalf("%s: %v", c.op, err)
@@ -1527,17 +1523,27 @@ func (r fidelityResponse) active() bool {
 
 // deleteTable deletes a table, whatever the answer.
 func (ep fidelityEndpoint) deleteTable(name string) {
-	body := `{"TableName":"` + name + `"}`
-	r, err := http.NewRequest(http.MethodPost, ep.url+"/", strings.NewReader(body))
+	r, err := ep.request("DeleteTable", `{"TableName":"`+name+`"}`)
 	if err != nil {
 		return
 	}
-	r.Header.Set("X-Amz-Target", "DynamoDB_20120810.DeleteTable")
-	r.Header.Set("Content-Type", "application/x-amz-json-1.0")
 	if resp, err := fidelityClient.Do(r); err == nil {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 	}
+}
+
+// request is a request of op with body, as the SDK sends it (moto reads
+// the region from its Authorization header).
+func (ep fidelityEndpoint) request(op, body string) (*http.Request, error) {
+	r, err := http.NewRequest(http.MethodPost, ep.url+"/", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("X-Amz-Target", "DynamoDB_20120810."+op)
+	r.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	r.Header.Set("Authorization", "AWS4-HMAC-SHA256 Credential=local/20240101/us-east-1/dynamodb/aws4_request, SignedHeaders=content-type;host;x-amz-target, Signature=00")
+	return r, nil
 }
 
 // compare lists how the response differs from the answer.
