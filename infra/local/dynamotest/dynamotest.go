@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -51,7 +52,11 @@ func Main(m *testing.M) {
 // Tests run once per backend with t.Run.
 func Backends(t testing.TB) []Backend {
 	t.Helper()
-	embeddedOnce.Do(func() { embedded, embeddedErr = dynamo.Start("127.0.0.1:0") })
+	// The tests' endpoint does not sweep expired items: the contract's
+	// rules on rows whose expiresAt has passed but that are still readable
+	// (TestExpiredLedgerRowCountsAsAbsent) must meet them readable every
+	// time. The sweep has its own tests in infra/local/dynamo.
+	embeddedOnce.Do(func() { embedded, embeddedErr = dynamo.Start("127.0.0.1:0", dynamo.SweepEvery(24*time.Hour)) })
 	if embeddedErr != nil {
 		t.Fatalf("embedded DynamoDB endpoint: %v", embeddedErr)
 	}
