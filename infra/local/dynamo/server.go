@@ -129,7 +129,7 @@ func serve[In any](f func(*DB, *In) (any, error)) operation {
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(out, json.OmitZeroStructFields(true))
+		return json.Marshal(out, json.OmitZeroStructFields(true), json.Deterministic(true))
 	}
 }
 
