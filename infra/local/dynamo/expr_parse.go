@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -39,11 +40,43 @@ type exprToken struct {
 	match int
 }
 
+// lexed keeps the tokens of the expressions lexed last: clients send the
+// same few expressions again and again, and tokens are never changed once
+// cut.
+var lexed = &lexMemo{byExpr: map[string][]exprToken{}}
+
+// lexMemo is a bounded memo of lex: it forgets everything when full.
+type lexMemo struct {
+	mu     sync.Mutex
+	byExpr map[string][]exprToken
+}
+
+// lexMemoSize is how many expressions a lexMemo keeps.
+const lexMemoSize = 1024
+
+// tokens is lex(src), from the memo when it holds it.
+func (m *lexMemo) tokens(src string) []exprToken {
+	m.mu.Lock()
+	toks, ok := m.byExpr[src]
+	m.mu.Unlock()
+	if ok {
+		return toks
+	}
+	toks = lex(src)
+	m.mu.Lock()
+	if len(m.byExpr) >= lexMemoSize {
+		clear(m.byExpr)
+	}
+	m.byExpr[src] = toks
+	m.mu.Unlock()
+	return toks
+}
+
 // lex cuts an expression into tokens, the last of them tokEOF. Spaces,
 // tabs and line breaks separate tokens.
 func lex(src string) []exprToken {
-	var toks []exprToken
-	var open []int // the indexes of the "(" not closed yet
+	toks := make([]exprToken, 0, len(src)/3+2) // a token and a space take about 3 bytes
+	var open []int                             // the indexes of the "(" not closed yet
 	for i := 0; i < len(src); {
 		c := src[i]
 		start := i
@@ -159,7 +192,7 @@ func newParser(expr, label string, g grammar, c *exprContext) (*parser, error) {
 	if len(expr) > maxExpressionSize {
 		return nil, exprError(label, "Expression size has exceeded the maximum allowed size; expression size: %d", len(expr))
 	}
-	p := &parser{src: expr, label: label, grammar: g, c: c, toks: lex(expr)}
+	p := &parser{src: expr, label: label, grammar: g, c: c, toks: lexed.tokens(expr)}
 	if p.peek().kind == tokEOF {
 		return nil, exprError(label, "The expression can not be empty;")
 	}

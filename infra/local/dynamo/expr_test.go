@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -870,4 +872,25 @@ func FuzzExpr(f *testing.F) {
 			t.Fatalf("%q changed the item:\n%s\nto\n%s", expr, before, exJSON(it))
 		}
 	})
+}
+
+// TestLexMemo: the memo gives the tokens lex cuts, and forgets
+// everything when full rather than grow.
+func TestLexMemo(t *testing.T) {
+	for _, src := range []string{"attribute_not_exists(PK)", "SET #a = :v, #b = if_not_exists(#b, :z)", "a.b[1] BETWEEN :lo AND :hi", ""} {
+		for range 2 { // cut, then from the memo
+			if got, want := lexed.tokens(src), lex(src); !reflect.DeepEqual(got, want) {
+				t.Errorf("%q: %+v, want %+v", src, got, want)
+			}
+		}
+	}
+	for i := range lexMemoSize + 10 {
+		lexed.tokens(fmt.Sprintf("a = :v%d", i))
+	}
+	lexed.mu.Lock()
+	n := len(lexed.byExpr)
+	lexed.mu.Unlock()
+	if n > lexMemoSize {
+		t.Errorf("the memo holds %d expressions, more than %d", n, lexMemoSize)
+	}
 }

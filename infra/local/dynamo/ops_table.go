@@ -171,7 +171,13 @@ func newTable(in *createTableInput) (*table, error) {
 		default:
 			return validationError("Unknown ProjectionType: %q", p.ProjectionType)
 		}
-		t.indexes = append(t.indexes, &index{name: spec.IndexName, local: local, key: ks, projection: p.ProjectionType, include: p.NonKeyAttributes, entries: newTree()})
+		x := &index{name: spec.IndexName, local: local, key: ks, projection: p.ProjectionType, include: p.NonKeyAttributes, entries: newTree()}
+		for _, n := range slices.Concat(t.key.names(), ks.names(), x.include) {
+			if !slices.Contains(x.projected, n) {
+				x.projected = append(x.projected, n)
+			}
+		}
+		t.indexes = append(t.indexes, x)
 		return nil
 	}
 	for _, g := range in.GlobalSecondaryIndexes {

@@ -1,6 +1,7 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
@@ -58,7 +59,7 @@ func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	op, ok := strings.CutPrefix(target, "DynamoDB_20120810.")
 	var out []byte
 	var err error
-	switch body, rerr := io.ReadAll(io.LimitReader(r.Body, maxBody+1)); {
+	switch body, rerr := readBody(r); {
 	case r.Method != http.MethodPost:
 		err = &apiError{Type: "com.amazon.coral.service#UnknownOperationException", Message: "the endpoint takes POST requests only"}
 	case rerr != nil:
@@ -86,6 +87,14 @@ func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Amzn-Requestid", strconv.FormatUint(db.requests.Add(1), 10))
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
+}
+
+// readBody reads a request's body, up to one byte past maxBody, into a
+// buffer of the size the request gives.
+func readBody(r *http.Request) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), maxBody)+bytes.MinRead))
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
+	return buf.Bytes(), err
 }
 
 // operation answers one operation's request body.

@@ -51,8 +51,11 @@ type index struct {
 	key        keySchema
 	projection string   // ALL, KEYS_ONLY or INCLUDE
 	include    []string // INCLUDE's non-key attributes
-	entries    *btree.BTreeG[*entry]
-	bytes      int // the size of what it holds of its items
+	// projected are the attributes a KEYS_ONLY or INCLUDE index holds:
+	// the table's keys, its own and the included ones, each once.
+	projected []string
+	entries   *btree.BTreeG[*entry]
+	bytes     int // the size of what it holds of its items
 }
 
 // entry is one item in a tree, under its key: the hash of its partition
@@ -62,6 +65,9 @@ type entry struct {
 	hash uint64
 	keys []value
 	it   item
+	// size is what a stored entry holds of its item: the item's size in
+	// the table, its projection's in an index.
+	size int
 	// last makes a bound of a seek: the entry then sorts after every entry
 	// whose keys begin with its own. (Without it, it sorts before them.)
 	last bool
@@ -156,19 +162,30 @@ func (t *table) get(key item) item {
 }
 
 // put stores it (which has the table's key), in place of the item of that
-// key, and keeps the indexes with it.
+// key, and keeps the indexes with it: an index entry whose key did not
+// change is replaced, not deleted first.
 func (t *table) put(it item) {
 	e := t.tableEntry(it)
-	old, _ := t.items.ReplaceOrInsert(e)
-	if old != nil {
-		t.itemBytes -= old.it.size()
-		t.unindex(old.it)
+	e.size = it.size()
+	old, replaced := t.items.ReplaceOrInsert(e)
+	t.itemBytes += e.size
+	if replaced {
+		t.itemBytes -= old.size
 	}
-	t.itemBytes += it.size()
 	for _, x := range t.indexes {
-		if ie, ok := t.indexEntry(x, it); ok {
-			x.entries.ReplaceOrInsert(ie)
-			x.bytes += t.project(x, it).size()
+		ie, ok := t.indexEntry(x, it)
+		if ok {
+			ie.size = t.projectedSize(x, it, e.size)
+			if prev, had := x.entries.ReplaceOrInsert(ie); had {
+				x.bytes -= prev.size
+			}
+			x.bytes += ie.size
+		}
+		if !replaced {
+			continue
+		}
+		if oe, had := t.indexEntry(x, old.it); had && (!ok || lessEntry(oe, ie) || lessEntry(ie, oe)) {
+			t.unindexEntry(x, oe)
 		}
 	}
 }
@@ -179,17 +196,19 @@ func (t *table) remove(key item) item {
 	if !ok {
 		return nil
 	}
-	t.itemBytes -= old.it.size()
-	t.unindex(old.it)
+	t.itemBytes -= old.size
+	for _, x := range t.indexes {
+		if ie, ok := t.indexEntry(x, old.it); ok {
+			t.unindexEntry(x, ie)
+		}
+	}
 	return old.it
 }
 
-func (t *table) unindex(it item) {
-	for _, x := range t.indexes {
-		if ie, ok := t.indexEntry(x, it); ok {
-			x.entries.Delete(ie)
-			x.bytes -= t.project(x, it).size()
-		}
+// unindexEntry deletes an entry from index x.
+func (t *table) unindexEntry(x *index, e *entry) {
+	if prev, ok := x.entries.Delete(e); ok {
+		x.bytes -= prev.size
 	}
 }
 
@@ -220,12 +239,27 @@ func (t *table) project(x *index, it item) item {
 		return it
 	}
 	out := item{}
-	for _, n := range append(append(t.key.names(), x.key.names()...), x.include...) {
+	for _, n := range x.projected {
 		if v, ok := it[n]; ok {
 			out[n] = v
 		}
 	}
 	return out
+}
+
+// projectedSize is the size of what index x holds of an item of size
+// whole.
+func (t *table) projectedSize(x *index, it item, whole int) int {
+	if x.projection == "ALL" {
+		return whole
+	}
+	n := 0
+	for _, name := range x.projected {
+		if v, ok := it[name]; ok {
+			n += len(name) + v.size()
+		}
+	}
+	return n
 }
 
 // expiry is the span of times to live that have passed at a moment:

@@ -214,7 +214,7 @@ func readItem(d *jsontext.Decoder) (item, error) {
 	if err := expectDelim(d, '{'); err != nil {
 		return nil, err
 	}
-	out := make(item, 16) // most items hold a few to a few dozen attributes
+	out := item{}
 	for d.PeekKind() != '}' {
 		name, err := readString(d)
 		if err != nil {
@@ -468,7 +468,22 @@ func (it item) size() int {
 // numberSize is a number's size: one byte per two significant digits,
 // plus one.
 func numberSize(canonical string) int {
-	return (len(mustDecimal(canonical).digits)+1)/2 + 1
+	first, last := -1, -1 // the first and last significant digits
+	for i := range len(canonical) {
+		if c := canonical[i]; c >= '1' && c <= '9' {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	digits := 0
+	for i := first; i >= 0 && i <= last; i++ {
+		if canonical[i] != '.' {
+			digits++
+		}
+	}
+	return (digits+1)/2 + 1
 }
 
 // decodeJSON decodes body into v with json v2, so that DynamoDB JSON's
