@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,15 +31,18 @@ const latency = 5 * time.Millisecond
 // burstTable is a table with size triggers, all due every minute, reached
 // through a fault proxy.
 type burstTable struct {
-	h     *apitest.Harness
-	proxy *faultproxy.Proxy
+	h        *apitest.Harness
+	endpoint *dynamotest.Process
+	proxy    *faultproxy.Proxy
 	size  int
 	at    time.Time // the minute last fired
 }
 
-// newBurstTable is an empty table reached through a fault proxy.
+// newBurstTable is an empty table, on an embedded endpoint in a process of
+// its own, reached through a fault proxy.
 func newBurstTable(b *testing.B) *burstTable {
-	bk := dynamotest.Backends(b)[0]
+	ep := dynamotest.Separate(b)
+	bk := ep.Backend
 	direct, name := dynamotest.Table(b, bk)
 	p := faultproxy.New(bk.URL)
 	b.Cleanup(p.Close)
@@ -46,7 +50,7 @@ func newBurstTable(b *testing.B) *burstTable {
 		// As many idle connections as requests at once, as lambdaenv keeps.
 		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = 256 })
 	})
-	return &burstTable{h: apitest.NewOn(b, api, direct, name), proxy: p, at: created.Truncate(time.Minute)}
+	return &burstTable{h: apitest.NewOn(b, api, direct, name), endpoint: ep, proxy: p, at: created.Truncate(time.Minute)}
 }
 
 // grow creates triggers of `* * * * *` through the API, 100 per owner (the
@@ -148,18 +152,27 @@ func (bt *burstTable) deleteFloor(b *testing.B, n int) {
 	}
 }
 
-// fire fires the next minute's burst at the concurrency and returns its
-// time and the DynamoDB requests its log line counts.
-func (bt *burstTable) fire(b *testing.B, concurrency int) (time.Duration, int) {
+// fired is what one burst took: its time, the DynamoDB requests its log
+// line counts, and the CPU time spent by this process (the firing, the
+// SDK and the fault proxy) and by the endpoint's.
+type fired struct {
+	took, cpu, endpointCPU time.Duration
+	requests               int
+}
+
+// fire fires the next minute's burst at the concurrency.
+func (bt *burstTable) fire(b *testing.B, concurrency int) fired {
 	bt.at = bt.at.Add(time.Minute)
 	f := *bt.h.Firing
 	f.Concurrency = concurrency
 	f.Now = func() time.Time { return bt.at }
 	bt.proxy.SetLatency(latency)
 	defer bt.proxy.SetLatency(0)
+	cpu, endpointCPU := bt.cpu(b)
 	begun := time.Now()
 	sum, err := f.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: bt.at})
 	took := time.Since(begun)
+	cpuAfter, endpointAfter := bt.cpu(b)
 	if err != nil || sum != (firing.Summary{Due: bt.size, Fired: bt.size}) {
 		b.Fatalf("%+v %v", sum, err)
 	}
@@ -167,7 +180,20 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) (time.Duration, int) {
 	if err := json.Unmarshal([]byte(bt.h.LastLog()), &line); err != nil {
 		b.Fatal(err)
 	}
-	return took, line.DynamodbRequests
+	return fired{took: took, cpu: cpuAfter - cpu, endpointCPU: endpointAfter - endpointCPU, requests: line.DynamodbRequests}
+}
+
+// cpu is the CPU time this process and the endpoint's have spent so far.
+func (bt *burstTable) cpu(b *testing.B) (self, endpoint time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	endpoint, err := bt.endpoint.CPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), endpoint
 }
 
 // BenchmarkBurst: size triggers due in one minute, fired by one
@@ -187,8 +213,8 @@ func BenchmarkBurst(b *testing.B) {
 		bt.grow(b, run.size)
 		size, c := run.size, run.concurrency
 		b.Run(fmt.Sprintf("triggers=%d/concurrency=%d", size, c), func(b *testing.B) {
-			var took, endpoint time.Duration
-			var requests int
+			var sum fired
+			var endpoint time.Duration
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
@@ -196,19 +222,23 @@ func BenchmarkBurst(b *testing.B) {
 				bt.reset(b)
 				endpoint += bt.endpointTime(b) / 2
 				b.StartTimer()
-				d, r := bt.fire(b, c)
-				took += d
-				requests += r
+				f := bt.fire(b, c)
+				sum.took += f.took
+				sum.cpu += f.cpu
+				sum.endpointCPU += f.endpointCPU
+				sum.requests += f.requests
 				b.StopTimer()
 				endpoint += bt.endpointTime(b) / 2
 			}
 			bt.reset(b)
 			endpoint /= time.Duration(b.N)
-			burst := took.Seconds() / float64(b.N)
+			burst := sum.took.Seconds() / float64(b.N)
 			b.ReportMetric(burst, "s/burst")
 			b.ReportMetric(float64(size)/burst, "triggers/s")
 			b.ReportMetric(float64((size+c-1)/c)*latency.Seconds(), "floor-s")
-			b.ReportMetric(float64(requests)/float64(b.N)-float64(size), "extra-requests")
+			b.ReportMetric(float64(sum.requests)/float64(b.N)-float64(size), "extra-requests")
+			b.ReportMetric(sum.cpu.Seconds()/float64(b.N), "cpu-s")
+			b.ReportMetric(sum.endpointCPU.Seconds()/float64(b.N), "endpoint-cpu-s")
 			b.ReportMetric(float64(bt.items(b)), "items")
 			b.ReportMetric(endpoint.Seconds()*1000, "endpoint-ms")
 		})

@@ -40,6 +40,9 @@ var (
 // Main runs the tests of a package and then stops the backends it started.
 // Call it from TestMain.
 func Main(m *testing.M) {
+	if os.Getenv(serveEnv) != "" {
+		serve()
+	}
 	code := m.Run()
 	motoserver.Stop()
 	if embedded != nil {

@@ -1,0 +1,103 @@
+package dynamotest
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
+	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+)
+
+// serveEnv makes Main serve an embedded endpoint instead of running the
+// tests: the test binary is then the endpoint's process (see Separate).
+const serveEnv = "DYNAMOTEST_SERVE_ENDPOINT"
+
+// serve serves an embedded endpoint until stdin closes (the parent went),
+// after printing its URL.
+func serve() {
+	ep, err := dynamo.Start("127.0.0.1:0", dynamo.SweepEvery(24*time.Hour))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(ep.URL)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+// Process is an embedded endpoint in a process of its own, as DynamoDB is
+// to a Lambda function: a benchmark then measures the CPU each side
+// spends, and neither's garbage collector works on the other's heap.
+type Process struct {
+	Backend
+	cmd *exec.Cmd
+}
+
+// Separate starts an embedded endpoint in a process of its own (the test
+// binary again, which Main turns into the endpoint); it stops with the
+// test. The package's TestMain must call Main.
+func Separate(t testing.TB) *Process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := childproc.Command(exe)
+	cmd.Env = append(os.Environ(), serveEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	})
+	url, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("the endpoint's process gave no URL: %v", err)
+	}
+	return &Process{Backend: Backend{"embedded, own process", strings.TrimSpace(url)}, cmd: cmd}
+}
+
+// clockTicks is the unit of the CPU times in /proc/PID/stat (USER_HZ,
+// 100 on Linux).
+const clockTicks = 100
+
+// CPU is the CPU time (user and system) the endpoint's process has spent,
+// read from /proc (Linux only).
+func (p *Process) CPU() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command's name, which is in parentheses and
+	// may hold spaces: state is the first, utime the 12th, stime the 13th.
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", p.cmd.Process.Pid, len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
