@@ -34,8 +34,8 @@ type burstTable struct {
 	h        *apitest.Harness
 	endpoint *dynamotest.Process
 	proxy    *faultproxy.Proxy
-	size  int
-	at    time.Time // the minute last fired
+	size     int
+	at       time.Time // the minute last fired
 }
 
 // newBurstTable is an empty table, on an embedded endpoint in a process of
