@@ -63,7 +63,7 @@ bench:
 		$(GO) test -p 1 -run '^$$' -bench . -skip '$(ONCE)' -benchtime 500ms -benchmem $(BENCH_PKGS) && \
 		$(GO) test -p 1 -run '^$$' -bench '$(ONCE)' -benchtime 1x -benchmem $(BENCH_PKGS) ; \
 	} | tee build/bench.txt
-	$(GO) run ./infra/local/cmd/benchtable < build/bench.txt
+	$(GO) run ./infra/cmd/benchtable < build/bench.txt
 
 ## fuzz: each fuzz target for FUZZTIME, the endpoint's for ENDPOINT_FUZZTIME
 fuzz:
@@ -80,11 +80,11 @@ fuzz:
 
 ## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
 run:
-	$(GO) build -o bin/run ./infra/local/cmd/run
+	$(GO) build -o bin/run ./infra/cmd/run
 	exec bin/run $(RUN_ARGS)
 
 ## audit: what a table still holds from the shared-sandbox era, read-only
 ## (docs/operations.md); the local stack's by default, e.g.
 ## make audit AUDIT_ARGS="-json" or AUDIT_ARGS="-table T -region R -config-path /cloud-agent/prod"
 audit:
-	@$(GO) run ./cmd/audit $(AUDIT_ARGS)
+	@$(GO) run ./infra/cmd/audit $(AUDIT_ARGS)
