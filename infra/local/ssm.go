@@ -3,7 +3,6 @@ package local
 import (
 	"encoding/json"
 	"net/http"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,20 +10,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
+
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 // Parameter is one setting in the local settings file, named relative to
 // the configuration path (e.g. "allocation/default").
-type Parameter struct {
-	Name  string `json:"name"`
-	Type  string `json:"type"` // String or StringList
-	Value string `json:"value"`
-}
+type Parameter = settings.Parameter
 
 // SSM answers GetParametersByPath, the one Parameter Store call the
-// functions make, from a JSON file of Parameters read at every call, so
-// edits apply at the functions' next settings refresh. The parameters sit
-// under Path.
+// functions make, from a settings file read at every call
+// (settings.ReadFile), so edits apply at the functions' next settings
+// refresh. The parameters sit under Path.
 type SSM struct {
 	File string
 	Path string
@@ -54,7 +51,7 @@ func (s *SSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ssmError(w, http.StatusBadRequest, "ValidationException", err.Error())
 		return
 	}
-	params, err := s.read()
+	params, err := settings.ReadFile(s.File)
 	if err != nil {
 		ssmError(w, http.StatusInternalServerError, "InternalServerError", err.Error())
 		return
@@ -86,18 +83,6 @@ func (s *SSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	_ = json.NewEncoder(w).Encode(out)
-}
-
-func (s *SSM) read() ([]Parameter, error) {
-	data, err := os.ReadFile(s.File)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var params []Parameter
-	return params, json.Unmarshal(data, &params)
 }
 
 func ssmError(w http.ResponseWriter, status int, typ, msg string) {

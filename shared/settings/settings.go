@@ -3,12 +3,18 @@
 // allocation.Policy, and caches it per execution environment for
 // CONFIG_TTL_SECONDS with jitter. A failed refresh keeps the last good
 // settings; when none were ever loaded the caller gets service_unavailable.
+// The same parameters can sit in a settings file (ReadFile), the local
+// stack's stand-in for Parameter Store.
 package settings
 
 import (
 	"context"
+	"encoding/json/v2"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -108,11 +114,60 @@ func (s *Settings) load(ctx context.Context) (*allocation.Policy, error) {
 			values[strings.TrimPrefix(aws.ToString(p.Name), s.path+"/")] = aws.ToString(p.Value)
 		}
 	}
+	return policyOf(ctx, values), nil
+}
+
+// policyOf is the policy of the parameter values, keyed by their name
+// relative to the path; each value it ignores is a warning of ctx's
+// invocation.
+func policyOf(ctx context.Context, values map[string]string) *allocation.Policy {
 	policy, warnings := allocation.NewPolicy(Config(values))
 	for _, w := range warnings {
 		invocation.Warn(ctx, "setting ignored: "+w)
 	}
-	return policy, nil
+	return policy
+}
+
+// Parameter is one setting in a settings file, named relative to the
+// configuration path (e.g. "allocation/default").
+type Parameter struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"` // String or StringList
+	Value string `json:"value"`
+}
+
+// ReadFile reads a settings file: a JSON array of Parameters. A missing
+// file holds no parameter. Member names match whatever their case (a
+// file edited by hand may spell them "Name", "Type" and "Value").
+func ReadFile(name string) ([]Parameter, error) {
+	data, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var params []Parameter
+	if err := json.Unmarshal(data, &params, json.MatchCaseInsensitiveNames(true)); err != nil {
+		return nil, fmt.Errorf("the settings file %s: %w", name, err)
+	}
+	return params, nil
+}
+
+// FilePolicy is the policy of the settings file name, as the functions
+// would read the same parameters from Parameter Store (a missing file is
+// the built-in settings); each value it ignores is a warning of ctx's
+// invocation.
+func FilePolicy(ctx context.Context, name string) (*allocation.Policy, error) {
+	params, err := ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	values := make(map[string]string, len(params))
+	for _, p := range params {
+		values[p.Name] = p.Value
+	}
+	return policyOf(ctx, values), nil
 }
 
 // Config turns parameter values, keyed by their name relative to the path,

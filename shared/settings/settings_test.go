@@ -1,12 +1,13 @@
-package settings
+package settings_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -39,7 +41,7 @@ func client(url string) *ssm.Client {
 
 // standIn serves the parameters through the local settings stand-in and
 // returns its URL and the settings file, which the test may rewrite.
-func standIn(t *testing.T, params []local.Parameter) (string, string) {
+func standIn(t *testing.T, params []settings.Parameter) (string, string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "settings.json")
 	write(t, file, params)
@@ -48,7 +50,7 @@ func standIn(t *testing.T, params []local.Parameter) (string, string) {
 	return srv.URL, file
 }
 
-func write(t *testing.T, file string, params []local.Parameter) {
+func write(t *testing.T, file string, params []settings.Parameter) {
 	t.Helper()
 	data, _ := json.Marshal(params)
 	if err := os.WriteFile(file, data, 0o600); err != nil {
@@ -69,18 +71,18 @@ func defaultName(t *testing.T, p *allocation.Policy) string {
 // real SSM client; missing ones take their built-in values; "-" is empty;
 // more parameters than one page are all read.
 func TestParameters(t *testing.T) {
-	params := []local.Parameter{
-		{Name: paramDefault, Type: "String", Value: "vercel-small"},
-		{Name: paramSelectable, Type: "StringList", Value: "vercel-small, vercel-large"},
-		{Name: paramRetiredAllocations, Type: "StringList", Value: "cloudflare-containers-standard-3"},
-		{Name: paramRetiredProviders, Type: "StringList", Value: "-"},
-		{Name: paramSelectionOwners, Type: "StringList", Value: "org_a,u9"},
+	params := []settings.Parameter{
+		{Name: settings.ParamDefault, Type: "String", Value: "vercel-small"},
+		{Name: settings.ParamSelectable, Type: "StringList", Value: "vercel-small, vercel-large"},
+		{Name: settings.ParamRetiredAllocations, Type: "StringList", Value: "cloudflare-containers-standard-3"},
+		{Name: settings.ParamRetiredProviders, Type: "StringList", Value: "-"},
+		{Name: settings.ParamSelectionOwners, Type: "StringList", Value: "org_a,u9"},
 	}
 	for i := range 12 {
-		params = append(params, local.Parameter{Name: fmt.Sprintf("other/p%02d", i), Type: "String", Value: "x"})
+		params = append(params, settings.Parameter{Name: fmt.Sprintf("other/p%02d", i), Type: "String", Value: "x"})
 	}
 	url, _ := standIn(t, params)
-	s := New(client(url), path, time.Minute)
+	s := settings.New(client(url), path, time.Minute)
 	p, err := s.Policy(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +103,7 @@ func TestParameters(t *testing.T) {
 	}
 
 	url, _ = standIn(t, nil)
-	p, err = New(client(url), path, time.Minute).Policy(context.Background())
+	p, err = settings.New(client(url), path, time.Minute).Policy(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +116,12 @@ func TestParameters(t *testing.T) {
 // provider, or one that can never be selected, is ignored, with a warning
 // for the invocation's log line.
 func TestIgnoredValuesAreLogged(t *testing.T) {
-	url, _ := standIn(t, []local.Parameter{
-		{Name: paramSelectable, Type: "StringList", Value: "vercel-small,vercel-huge,cloudflare-shared"},
-		{Name: paramRetiredProviders, Type: "StringList", Value: "aws"},
+	url, _ := standIn(t, []settings.Parameter{
+		{Name: settings.ParamSelectable, Type: "StringList", Value: "vercel-small,vercel-huge,cloudflare-shared"},
+		{Name: settings.ParamRetiredProviders, Type: "StringList", Value: "aws"},
 	})
 	ctx, record := invocation.With(context.Background())
-	p, err := New(client(url), path, time.Minute).Policy(ctx)
+	p, err := settings.New(client(url), path, time.Minute).Policy(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +139,76 @@ func TestIgnoredValuesAreLogged(t *testing.T) {
 	}
 }
 
+// TestReadFile: a settings file is a JSON array of parameters, whatever
+// the case of its members' names; a missing file holds none; one that is
+// not such an array is an error that names it.
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "settings.json")
+	if err := os.WriteFile(file, []byte(`[{"name":"allocation/default","type":"String","value":"vercel-small"},
+		{"Name":"provider/retired","TYPE":"StringList","Value":"vercel"}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := settings.ReadFile(file)
+	want := []settings.Parameter{{Name: "allocation/default", Type: "String", Value: "vercel-small"}, {Name: "provider/retired", Type: "StringList", Value: "vercel"}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("%+v %v", got, err)
+	}
+	if got, err := settings.ReadFile(filepath.Join(dir, "none.json")); got != nil || err != nil {
+		t.Errorf("a missing file: %+v %v", got, err)
+	}
+	for _, bad := range []string{"not json", `{"name":"allocation/default"}`, `[{"name":1}]`} {
+		if err := os.WriteFile(file, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := settings.ReadFile(file); err == nil || !strings.Contains(err.Error(), file) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+// TestFilePolicy: a settings file gives the policy, and the warnings, that
+// the same parameters give through Parameter Store; a missing file gives
+// the built-in settings.
+func TestFilePolicy(t *testing.T) {
+	url, file := standIn(t, []settings.Parameter{
+		{Name: settings.ParamDefault, Type: "String", Value: "vercel-small"},
+		{Name: settings.ParamSelectable, Type: "StringList", Value: "vercel-small,vercel-huge"},
+		{Name: settings.ParamSelectionOwners, Type: "StringList", Value: "org_a"},
+	})
+	ssmCtx, ssmRecord := invocation.With(context.Background())
+	viaSSM, err := settings.New(client(url), path, time.Minute).Policy(ssmCtx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileCtx, fileRecord := invocation.With(context.Background())
+	fromFile, err := settings.FilePolicy(fileCtx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if defaultName(t, fromFile) != allocation.VercelSmall || !reflect.DeepEqual(fromFile.OptionsFor("org_a"), viaSSM.OptionsFor("org_a")) || fromFile.MaySelect("u1") {
+		t.Errorf("the file's policy: %+v, Parameter Store's: %+v", fromFile.OptionsFor("org_a"), viaSSM.OptionsFor("org_a"))
+	}
+	if w := fileRecord.Warnings(); len(w) != 1 || !slices.Equal(w, ssmRecord.Warnings()) {
+		t.Errorf("the file's warnings %q, Parameter Store's %q", w, ssmRecord.Warnings())
+	}
+
+	p, err := settings.FilePolicy(context.Background(), filepath.Join(t.TempDir(), "none.json"))
+	if err != nil || defaultName(t, p) != allocation.BuiltinDefault || !p.MaySelect("anyone") {
+		t.Errorf("a missing file: %v", err)
+	}
+	if err := os.WriteFile(file, []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := settings.FilePolicy(context.Background(), file); err == nil {
+		t.Error("a file that is not JSON was read")
+	}
+}
+
 // TestConfigValues: "-" is an empty list, a missing parameter is unset, list
 // items are trimmed.
 func TestConfigValues(t *testing.T) {
-	c := Config(map[string]string{paramSelectable: "-", paramSelectionOwners: " a , ,b "})
+	c := settings.Config(map[string]string{settings.ParamSelectable: "-", settings.ParamSelectionOwners: " a , ,b "})
 	if c.Selectable == nil || len(c.Selectable) != 0 || c.RetiredAllocations != nil || c.Default != nil ||
 		!slices.Equal(c.SelectionOwners, []string{"a", "b"}) {
 		t.Errorf("%+v", c)
@@ -150,15 +218,15 @@ func TestConfigValues(t *testing.T) {
 // TestCacheAndLastGood: settings are read once per TTL; a failed refresh
 // keeps the last good ones, with a warning; a cold start that cannot read them is 503.
 func TestCacheAndLastGood(t *testing.T) {
-	url, file := standIn(t, []local.Parameter{{Name: paramDefault, Type: "String", Value: "vercel-small"}})
-	s := New(client(url), path, time.Minute)
+	url, file := standIn(t, []settings.Parameter{{Name: settings.ParamDefault, Type: "String", Value: "vercel-small"}})
+	s := settings.New(client(url), path, time.Minute)
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	s.now = func() time.Time { return clock }
+	s.SetClock(func() time.Time { return clock })
 	ctx := context.Background()
 	if p, err := s.Policy(ctx); err != nil || defaultName(t, p) != allocation.VercelSmall {
 		t.Fatal(err)
 	}
-	write(t, file, []local.Parameter{{Name: paramDefault, Type: "String", Value: "vercel-large"}})
+	write(t, file, []settings.Parameter{{Name: settings.ParamDefault, Type: "String", Value: "vercel-large"}})
 	clock = clock.Add(59 * time.Second)
 	if p, _ := s.Policy(ctx); defaultName(t, p) != allocation.VercelSmall {
 		t.Error("read again before the TTL")
@@ -179,7 +247,7 @@ func TestCacheAndLastGood(t *testing.T) {
 		t.Errorf("warnings %v", w)
 	}
 
-	cold := New(client("http://127.0.0.1:1"), path, time.Minute)
+	cold := settings.New(client("http://127.0.0.1:1"), path, time.Minute)
 	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("cold start without settings: %v", err)
 	}
@@ -202,20 +270,20 @@ func viaProxy(t *testing.T, url string) (*faultproxy.Proxy, *ssm.Client) {
 // answer is service_unavailable, and after a good read the last good
 // settings stay.
 func TestSSMFaults(t *testing.T) {
-	url, _ := standIn(t, []local.Parameter{{Name: paramDefault, Type: "String", Value: "vercel-small"}})
+	url, _ := standIn(t, []settings.Parameter{{Name: settings.ParamDefault, Type: "String", Value: "vercel-small"}})
 	ctx := context.Background()
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 	p, c := viaProxy(t, url)
-	cold := New(c, path, time.Minute)
+	cold := settings.New(c, path, time.Minute)
 	p.Inject("GetParametersByPath", 10, faultproxy.SSMThrottle)
 	if _, err := cold.Policy(ctx); problem.CodeOf(err) != problem.ServiceUnavailable || p.Count("GetParametersByPath") < 2 {
 		t.Fatalf("throttled cold start: %v after %d attempts", err, p.Count("GetParametersByPath"))
 	}
 
 	p, c = viaProxy(t, url)
-	s := New(c, path, time.Minute)
-	s.now = func() time.Time { return clock }
+	s := settings.New(c, path, time.Minute)
+	s.SetClock(func() time.Time { return clock })
 	p.Inject("GetParametersByPath", 1, faultproxy.Drop)
 	if pol, err := s.Policy(ctx); err != nil || defaultName(t, pol) != allocation.VercelSmall {
 		t.Fatalf("a dropped connection was not retried: %v", err)
@@ -235,12 +303,12 @@ func TestJitter(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	seen := map[time.Duration]bool{}
 	for range 20 {
-		s := New(c, path, time.Minute)
-		s.now = func() time.Time { return clock }
+		s := settings.New(c, path, time.Minute)
+		s.SetClock(func() time.Time { return clock })
 		if _, err := s.Policy(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		d := s.refresh.Sub(clock)
+		d := s.RefreshAt().Sub(clock)
 		if d < time.Minute || d > time.Minute+6*time.Second {
 			t.Errorf("refresh after %v", d)
 		}
@@ -260,16 +328,16 @@ func TestMoto(t *testing.T) {
 	}
 	c := client(url)
 	ctx := context.Background()
-	for name, v := range map[string]string{paramDefault: "vercel-large", paramSelectionOwners: "-"} {
+	for name, v := range map[string]string{settings.ParamDefault: "vercel-large", settings.ParamSelectionOwners: "-"} {
 		typ := ssmtypes.ParameterTypeString
-		if name != paramDefault {
+		if name != settings.ParamDefault {
 			typ = ssmtypes.ParameterTypeStringList
 		}
 		if _, err := c.PutParameter(ctx, &ssm.PutParameterInput{Name: aws.String(path + "/" + name), Value: aws.String(v), Type: typ, Overwrite: aws.Bool(true)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p, err := New(c, path, time.Minute).Policy(ctx)
+	p, err := settings.New(c, path, time.Minute).Policy(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,14 +348,14 @@ func TestMoto(t *testing.T) {
 
 // TestParseTTL: CONFIG_TTL_SECONDS is whole seconds, default 60.
 func TestParseTTL(t *testing.T) {
-	if d, err := ParseTTL(""); d != time.Minute || err != nil {
+	if d, err := settings.ParseTTL(""); d != time.Minute || err != nil {
 		t.Errorf("default %v %v", d, err)
 	}
-	if d, err := ParseTTL("5"); d != 5*time.Second || err != nil {
+	if d, err := settings.ParseTTL("5"); d != 5*time.Second || err != nil {
 		t.Errorf("5: %v %v", d, err)
 	}
 	for _, bad := range []string{"0", "-1", "1.5", "x"} {
-		if _, err := ParseTTL(bad); err == nil {
+		if _, err := settings.ParseTTL(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
