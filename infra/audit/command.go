@@ -7,20 +7,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -28,8 +25,12 @@ import (
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
-// localEndpoint is the local stack's DynamoDB endpoint (make run).
-const localEndpoint = "http://" + local.DynamoAddr
+// The local stack's table and its DynamoDB endpoint (make run), read
+// unless the flags name another; TestLocalStack ties them to the stack's.
+const (
+	localTable    = "SessionsTable"
+	localEndpoint = "http://127.0.0.1:8000"
+)
 
 // Options are the command's flags.
 type Options struct {
@@ -38,11 +39,8 @@ type Options struct {
 	JSON                    bool
 	RewriteTriggers, DryRun bool
 	// ConfigPath reads the settings from Parameter Store under it; empty
-	// reads the local stack's settings file, SettingsFile, under the
-	// template's configuration path.
+	// reads the local stack's settings file, SettingsFile.
 	ConfigPath, SettingsFile string
-	// Repo is the repository's folder: its template.yaml.
-	Repo string
 	// Progress shows a progress bar on Progress (a terminal).
 	Progress io.Writer
 }
@@ -52,7 +50,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	var o Options
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&o.Table, "table", local.TableLogicalID, "the table to read")
+	fs.StringVar(&o.Table, "table", localTable, "the table to read")
 	fs.StringVar(&o.Region, "region", "", "read the table in this AWS region, with the credentials the SDK finds (default: the local stack)")
 	fs.StringVar(&o.Endpoint, "endpoint", "", "read the table on this DynamoDB endpoint (default: the local stack's, "+localEndpoint+", unless -region is given)")
 	fs.IntVar(&o.Segments, "segments", 4, "scan the table in this many parallel segments (1 to 1000)")
@@ -169,7 +167,12 @@ func clients(ctx context.Context, o Options) (*dynamodb.Client, *ssm.Client, err
 	}
 	var dynamo *dynamodb.Client
 	if o.Region == "" && os.Getenv("AWS_ACCESS_KEY_ID") == "" {
-		dynamo = local.DynamoClient(endpoint) // a local endpoint takes any credentials
+		// A local endpoint takes any credentials.
+		dynamo = dynamodb.New(dynamodb.Options{
+			Region:       "us-east-1",
+			BaseEndpoint: aws.String(endpoint),
+			Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+		})
 	}
 	if dynamo != nil && o.ConfigPath == "" {
 		return dynamo, nil, nil
@@ -192,44 +195,31 @@ func clients(ctx context.Context, o Options) (*dynamodb.Client, *ssm.Client, err
 	return dynamo, ssm.NewFromConfig(cfg), nil
 }
 
-// readPolicy reads the settings through the functions' settings code: from
-// Parameter Store under the configuration path, or from the local
-// settings file served as the local stack serves it (a missing file is
-// the built-in settings, as for the functions).
+// readPolicy reads the settings through the functions' settings code:
+// from Parameter Store under the configuration path, or from the local
+// settings file that the local stack serves as Parameter Store (a missing
+// file is the built-in settings, as for the functions).
 func readPolicy(ctx context.Context, o Options, params *ssm.Client) (*allocation.Policy, []string, error) {
-	path := o.ConfigPath
-	if path == "" {
-		tpl, err := local.LoadTemplate(filepath.Join(o.Repo, "template.yaml"))
+	ctx, record := invocation.With(ctx)
+	if o.ConfigPath == "" {
+		p, err := settings.FilePolicy(ctx, o.SettingsFile)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("reading the settings: %w", err)
 		}
-		fns, err := local.Functions(tpl)
-		if err != nil || len(fns) == 0 {
-			return nil, nil, fmt.Errorf("the template's functions: %v", err)
-		}
-		path = fns[0].Environment["CONFIG_PATH"]
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, nil, err
-		}
-		srv := &http.Server{Handler: &local.SSM{File: o.SettingsFile, Path: path}}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
-		params = local.SSMClient("http://" + ln.Addr().String())
+		return p, record.Warnings(), nil
 	}
-	if o.ConfigPath != "" && o.RewriteTriggers {
-		out, err := params.GetParametersByPath(ctx, &ssm.GetParametersByPathInput{Path: aws.String(path), Recursive: aws.Bool(true), MaxResults: aws.Int32(1)})
+	if o.RewriteTriggers {
+		out, err := params.GetParametersByPath(ctx, &ssm.GetParametersByPathInput{Path: aws.String(o.ConfigPath), Recursive: aws.Bool(true), MaxResults: aws.Int32(1)})
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading the settings under %s: %w", path, err)
+			return nil, nil, fmt.Errorf("reading the settings under %s: %w", o.ConfigPath, err)
 		}
 		if len(out.Parameters) == 0 {
-			return nil, nil, fmt.Errorf("no parameter under %s: is the path right? A rewrite is not judged by the built-in settings", path)
+			return nil, nil, fmt.Errorf("no parameter under %s: is the path right? A rewrite is not judged by the built-in settings", o.ConfigPath)
 		}
 	}
-	ctx, record := invocation.With(ctx)
-	p, err := settings.New(params, path, settings.DefaultTTL).Policy(ctx)
+	p, err := settings.New(params, o.ConfigPath, settings.DefaultTTL).Policy(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the settings under %s: %w", path, err)
+		return nil, nil, fmt.Errorf("reading the settings under %s: %w", o.ConfigPath, err)
 	}
 	return p, record.Warnings(), nil
 }

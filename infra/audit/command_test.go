@@ -18,6 +18,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
@@ -28,7 +29,6 @@ func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
 	if err != nil {
 		t.Fatalf("%v: %v", args, err)
 	}
-	o.Repo = "../.."
 	var out, errs bytes.Buffer
 	err = Run(context.Background(), o, &out, &errs)
 	return out.String(), errs.String(), err
@@ -52,13 +52,13 @@ func TestCommand(t *testing.T) {
 	b := dynamotest.Backends(t)[0]
 	c, name := dynamotest.Table(t, b)
 	fallsBack := seed(t, c, name)
-	settings := filepath.Join(t.TempDir(), "settings.json")
-	data, _ := json.Marshal([]local.Parameter{{Name: "allocation/selectable", Type: "StringList",
+	file := filepath.Join(t.TempDir(), "settings.json")
+	data, _ := json.Marshal([]settings.Parameter{{Name: "allocation/selectable", Type: "StringList",
 		Value: "cloudflare-containers-standard-3,cloudflare-containers-standard-4,vercel-small,isolated-standard"}})
-	if err := os.WriteFile(settings, data, 0o644); err != nil {
+	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"-endpoint", b.URL, "-table", name, "-settings", settings}
+	base := []string{"-endpoint", b.URL, "-table", name, "-settings", file}
 
 	out, errs, err := run(t, append(base, "-json", "-segments", "3")...)
 	if err != nil {
@@ -73,12 +73,11 @@ func TestCommand(t *testing.T) {
 	if got := contractObject(t, out); !reflect.DeepEqual(got, contractObject(t, want)) {
 		t.Errorf("-json: %s", out)
 	}
-	if !strings.Contains(errs, "table: "+name+" on "+b.URL) || !strings.Contains(errs, "settings: the local file "+settings) || !strings.Contains(errs, `"isolated-standard" can never be selected`) {
+	if !strings.Contains(errs, "table: "+name+" on "+b.URL) || !strings.Contains(errs, "settings: the local file "+file) || !strings.Contains(errs, `"isolated-standard" can never be selected`) {
 		t.Errorf("the settings' warning: %q", errs)
 	}
 
 	o, _ := ParseFlags(base, &bytes.Buffer{})
-	o.Repo = "../.."
 	var text, bar bytes.Buffer
 	o.Progress = &bar // a terminal
 	if err := Run(context.Background(), o, &text, &bytes.Buffer{}); err != nil || !strings.HasPrefix(text.String(), name+": 66 items scanned\n") ||
@@ -155,7 +154,7 @@ func TestCommandParameterStore(t *testing.T) {
 func TestFlags(t *testing.T) {
 	t.Parallel()
 	o, err := ParseFlags(nil, &bytes.Buffer{})
-	if err != nil || o.Table != "SessionsTable" || o.Segments != 4 || o.Endpoint != "" || o.Region != "" || o.JSON || o.RewriteTriggers {
+	if err != nil || o.Table != localTable || o.Segments != 4 || o.Endpoint != "" || o.Region != "" || o.JSON || o.RewriteTriggers {
 		t.Errorf("defaults: %+v %v", o, err)
 	}
 	for _, args := range [][]string{
@@ -169,6 +168,20 @@ func TestFlags(t *testing.T) {
 	}
 }
 
+// TestLocalStack: with no flag the audit reads the local stack's table on
+// the local stack's DynamoDB endpoint (make run).
+func TestLocalStack(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "") // else the SDK's credentials are used
+	o, err := ParseFlags(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := clients(context.Background(), o)
+	if err != nil || o.Table != local.TableLogicalID || tableEndpoint(c) != "http://"+local.DynamoAddr {
+		t.Errorf("the audit reads %s on %s (%v); the local stack serves %s on http://%s", o.Table, tableEndpoint(c), err, local.TableLogicalID, local.DynamoAddr)
+	}
+}
+
 // TestRewriteUnsettled: a rewrite whose writes fail leaves the triggers as
 // they were, says which were not cleared, and fails, so that it is run
 // again; the next run clears them.
@@ -177,16 +190,16 @@ func TestRewriteUnsettled(t *testing.T) {
 	b := dynamotest.Backends(t)[0]
 	c, name := dynamotest.Table(t, b)
 	fallsBack := seed(t, c, name)
-	settings := filepath.Join(t.TempDir(), "settings.json")
-	data, _ := json.Marshal([]local.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: "cloudflare-containers-standard-3,cloudflare-containers-standard-4,vercel-small"}})
-	if err := os.WriteFile(settings, data, 0o644); err != nil {
+	file := filepath.Join(t.TempDir(), "settings.json")
+	data, _ := json.Marshal([]settings.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: "cloudflare-containers-standard-3,cloudflare-containers-standard-4,vercel-small"}})
+	if err := os.WriteFile(file, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := faultproxy.New(b.URL)
 	t.Cleanup(p.Close)
 	p.InjectEvery("UpdateItem", 1, faultproxy.DynamoInternalError)
 	before := items(t, c, name)
-	out, _, err := run(t, "-endpoint", p.URL(), "-table", name, "-settings", settings, "-rewrite-triggers")
+	out, _, err := run(t, "-endpoint", p.URL(), "-table", name, "-settings", file, "-rewrite-triggers")
 	if err == nil || !strings.Contains(err.Error(), "run the rewrite again") || strings.Count(out, " not cleared: ") != len(fallsBack) ||
 		!strings.Contains(out, fmt.Sprintf("%d not settled", len(fallsBack))) {
 		t.Errorf("%v\n%s", err, out)
@@ -195,7 +208,7 @@ func TestRewriteUnsettled(t *testing.T) {
 		t.Error("a failed rewrite changed the table")
 	}
 	p.ClearEvery()
-	if out, _, err := run(t, "-endpoint", p.URL(), "-table", name, "-settings", settings, "-rewrite-triggers"); err != nil || strings.Count(out, " cleared: ") != len(fallsBack) {
+	if out, _, err := run(t, "-endpoint", p.URL(), "-table", name, "-settings", file, "-rewrite-triggers"); err != nil || strings.Count(out, " cleared: ") != len(fallsBack) {
 		t.Errorf("run again: %v\n%s", err, out)
 	}
 }

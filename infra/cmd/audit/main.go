@@ -1,7 +1,9 @@
-// Command audit is `make audit`: it reports, read-only, what a table still
-// holds from the shared-sandbox era and the retired runtimes, and with
-// -rewrite-triggers clears the saved allocation of the triggers that fall
-// back to the default (docs/operations.md).
+// Command audit is `make audit`: it reports what a table still holds from
+// the shared-sandbox era and the retired runtimes, and writes nothing;
+// with -rewrite-triggers it also clears the saved allocation of the
+// triggers that fall back to the default, its one write
+// (docs/operations.md). It links no local stack: it reads the local
+// settings file through the functions' settings code.
 package main
 
 import (
@@ -26,7 +28,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "audit:", err)
 		os.Exit(2)
 	}
-	o.Repo = "."
 	// A progress bar only on a terminal: none when the output is piped.
 	if term.IsTerminal(int(os.Stdout.Fd())) && term.IsTerminal(int(os.Stderr.Fd())) {
 		o.Progress = os.Stderr
