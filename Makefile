@@ -83,8 +83,9 @@ run:
 	$(GO) build -o bin/run ./infra/cmd/run
 	exec bin/run $(RUN_ARGS)
 
-## audit: what a table still holds from the shared-sandbox era, read-only
-## (docs/operations.md); the local stack's by default, e.g.
+## audit: what a table still holds from the shared-sandbox era; the report
+## writes nothing, -rewrite-triggers clears the saved allocations that fall
+## back (docs/operations.md). The local stack's table by default, e.g.
 ## make audit AUDIT_ARGS="-json" or AUDIT_ARGS="-table T -region R -config-path /cloud-agent/prod"
 audit:
 	@$(GO) run ./infra/cmd/audit $(AUDIT_ARGS)

@@ -1,6 +1,7 @@
-// Package audit reports, read-only, what a table still holds from the
-// shared-sandbox era and the retired runtimes (contract section 8), and
-// clears the saved allocation of the triggers that fall back at firing.
+// Package audit reports what a table still holds from the shared-sandbox
+// era and the retired runtimes (contract section 8), reading only, and
+// when asked clears the saved allocation of the triggers that fall back
+// at firing: the rewrite is its one write.
 // It classifies with the code the functions use: sessions as the lookup
 // shows them, ledger rows by the ledger rules, triggers by the firing's
 // fallback rule, under the settings the functions read.
