@@ -282,6 +282,7 @@ func answer(t *testing.T, op, code string) apitest.Result {
 // to answer the example's code on that route, and the answer must be the
 // example, member for member, but for the request's id.
 func TestProblemExamples(t *testing.T) {
+	checkRouteKeys(t, "ordinary", ordinary)
 	doc := load(t)
 	operations(doc, func(op string, o *openapi3.Operation) {
 		for status, r := range o.Responses.Map() {

@@ -1,5 +1,6 @@
-// Command triggers is the triggers function: POST and GET /v1/triggers,
-// GET and DELETE /v1/triggers/{triggerId}.
+// Command triggers is the triggers function: POST and GET /v1/triggers;
+// GET, PATCH and DELETE /v1/triggers/{triggerId}; and
+// GET /v1/triggers/{triggerId}/runs.
 package main
 
 import (

@@ -27,55 +27,6 @@ func loadFunctions(t *testing.T) []Function {
 	return fns
 }
 
-// TestTemplateRoutes: every route of the contract is routed to its
-// function, behind the JWT authorizer, and each of its paths on ANY
-// without it (so that another method is a 405 from the function, before
-// any token is checked); no other route exists.
-func TestTemplateRoutes(t *testing.T) {
-	want := map[string]string{
-		"POST /v1/sessions":                       "SessionStartFunction",
-		"GET /v1/sessions/{sessionId}/allocation": "AllocationLookupFunction",
-		"GET /v1/allocations":                     "AllocationLookupFunction",
-		"POST /v1/triggers":                       "TriggersFunction",
-		"GET /v1/triggers":                        "TriggersFunction",
-		"GET /v1/triggers/{triggerId}":            "TriggersFunction",
-		"PATCH /v1/triggers/{triggerId}":          "TriggersFunction",
-		"DELETE /v1/triggers/{triggerId}":         "TriggersFunction",
-		"GET /v1/triggers/{triggerId}/runs":       "TriggersFunction",
-	}
-	got := map[string]Route{}
-	for _, fn := range loadFunctions(t) {
-		for _, r := range fn.Routes {
-			if _, dup := got[r.Key()]; dup {
-				t.Errorf("route %s twice", r.Key())
-			}
-			got[r.Key()] = r
-		}
-	}
-	paths := map[string]bool{}
-	for key, fn := range want {
-		r, ok := got[key]
-		if !ok || r.Function != fn || !r.JWT {
-			t.Errorf("%s: %+v, want %s behind the authorizer", key, r, fn)
-		}
-		path := strings.SplitN(key, " ", 2)[1]
-		paths[path] = true
-		any, ok := got["ANY "+path]
-		if !ok || any.Function != fn {
-			t.Errorf("ANY %s: %+v, want %s", path, any, fn)
-		}
-	}
-	// No route is reachable without a token, the catch-alls included.
-	for key, r := range got {
-		if !r.JWT {
-			t.Errorf("%s has no authorizer", key)
-		}
-	}
-	if len(got) != len(want)+len(paths) {
-		t.Errorf("%d routes, want %d: %v", len(got), len(want)+len(paths), got)
-	}
-}
-
 // TestTemplateSchedule: the firing runs every minute, with retries and a
 // dead-letter queue for the events that still fail; no other function
 // has a schedule.

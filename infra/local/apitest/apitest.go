@@ -1,7 +1,8 @@
-// Package apitest runs the API's handlers, as the functions wire them, on a
-// real table of the embedded DynamoDB endpoint (or another backend) with
-// settings from the local SSM stand-in, and calls them with payload 2.0
-// events the way the gateway builds them.
+// Package apitest runs the API's handlers, as the functions wire them
+// (FunctionRoutes, held to template.yaml's routes), on a real table of the
+// embedded DynamoDB endpoint (or another backend) with settings from the
+// local SSM stand-in, and calls them with payload 2.0 events the way the
+// gateway builds them.
 package apitest
 
 import (
@@ -9,9 +10,12 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -77,7 +81,10 @@ func New(t testing.TB, b *dynamotest.Backend, optFns ...func(*dynamodb.Options))
 
 // NewOn builds the API over table name, reached by api (which may go
 // through a fault proxy), while direct reaches the same table straight;
-// the settings' SSM client takes the given options.
+// the settings' SSM client takes the given options. The API serves every
+// function's routes (FunctionRoutes) at once, and fails the test first
+// when they are not template.yaml's, function by function: a route that
+// only Go serves would pass here and be dead in AWS.
 func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...func(*ssm.Options)) *Harness {
 	t.Helper()
 	h := &Harness{t: t, Client: direct, Table: name, settings: filepath.Join(t.TempDir(), "settings.json"), logs: &syncBuffer{}}
@@ -91,12 +98,129 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	cfg := settings.New(sm, ConfigPath, time.Nanosecond)
 	tbl := store.New(api, name)
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
-	lk := &lookup.Service{Table: tbl, Settings: cfg}
 	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg}
 	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction)}
-	routes := append(lk.Routes(), start.Route(h.Start))
-	h.API = httpapi.New(log, append(routes, h.Triggers.Routes()...)...).WithMetrics(invocation.NewMetrics(APIFunction))
+	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers)
+	tpl, err := templateRoutes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := RouteDiff(GoRoutes(fns), tpl); diff != nil {
+		t.Fatalf("the functions' routes are not template.yaml's:\n%s", strings.Join(diff, "\n"))
+	}
+	var routes []httpapi.Route
+	for _, id := range slices.Sorted(maps.Keys(fns)) {
+		routes = append(routes, fns[id]...)
+	}
+	h.API = httpapi.New(log, routes...).WithMetrics(invocation.NewMetrics(APIFunction))
 	return h
+}
+
+// FunctionRoutes are the routes of each API function, by its logical id
+// in template.yaml, as the function's main.go wires them over the
+// services.
+func FunctionRoutes(st *start.Service, lk *lookup.Service, tr *triggerapi.Service) map[string][]httpapi.Route {
+	return map[string][]httpapi.Route{
+		"SessionStartFunction":     {start.Route(st)},
+		"AllocationLookupFunction": lk.Routes(),
+		"TriggersFunction":         tr.Routes(),
+	}
+}
+
+// RouteSet is the routes one source knows: the function that serves each,
+// by its route key ("GET /v1/allocations"), or "" when the source names no
+// function (the API document).
+type RouteSet struct {
+	Source    string
+	Functions map[string]string
+}
+
+// Add puts the route key on fn; a key put on two functions is on both,
+// which no other source can agree with.
+func (s RouteSet) Add(key, fn string) {
+	if have, ok := s.Functions[key]; ok && have != fn {
+		fn = have + " and " + fn
+	}
+	s.Functions[key] = fn
+}
+
+// GoRoutes are the routes the functions serve.
+func GoRoutes(fns map[string][]httpapi.Route) RouteSet {
+	set := RouteSet{Source: "Go", Functions: map[string]string{}}
+	for id, routes := range fns {
+		for _, r := range routes {
+			set.Add(r.Method+" "+r.Pattern, id)
+		}
+	}
+	return set
+}
+
+// TemplateRoutes are the HttpApi events of the template's functions, but
+// their ANY twins: API Gateway sends another method of the path to the
+// function, whose router answers it 405.
+func TemplateRoutes(fns []local.Function) RouteSet {
+	set := RouteSet{Source: "template.yaml", Functions: map[string]string{}}
+	for _, r := range local.Routes(fns) {
+		if r.Method != "ANY" {
+			set.Add(r.Key(), r.Function)
+		}
+	}
+	return set
+}
+
+var (
+	templateOnce sync.Once
+	templateSet  RouteSet
+	templateErr  error
+)
+
+// templateRoutes are template.yaml's routes, read once.
+func templateRoutes() (RouteSet, error) {
+	templateOnce.Do(func() {
+		_, file, _, _ := runtime.Caller(0)
+		var fns []local.Function
+		fns, templateErr = local.LoadFunctions(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
+		templateSet = TemplateRoutes(fns)
+	})
+	return templateSet, templateErr
+}
+
+// RouteDiff names, one line a route, each route that some of the sets hold
+// and others lack, or put on different functions, with where it is and
+// where it is missing; nil when the sets agree.
+func RouteDiff(sets ...RouteSet) []string {
+	keys := map[string]bool{}
+	for _, s := range sets {
+		for key := range s.Functions {
+			keys[key] = true
+		}
+	}
+	var diff []string
+	for _, key := range slices.Sorted(maps.Keys(keys)) {
+		var in, missing []string
+		fns := map[string]bool{}
+		for _, s := range sets {
+			fn, ok := s.Functions[key]
+			switch {
+			case !ok:
+				missing = append(missing, s.Source)
+			case fn == "":
+				in = append(in, s.Source)
+			default:
+				in = append(in, s.Source+" (on "+fn+")")
+				fns[fn] = true
+			}
+		}
+		if len(missing) == 0 && len(fns) <= 1 {
+			continue
+		}
+		line := key + ": in " + strings.Join(in, ", ")
+		if len(missing) > 0 {
+			line += "; missing in " + strings.Join(missing, ", ")
+		}
+		diff = append(diff, line)
+	}
+	return diff
 }
 
 // Faulty is the API over a fresh table of the embedded endpoint reached
