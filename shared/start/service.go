@@ -35,12 +35,6 @@ type Command struct {
 	// judges every trigger of an invocation by one); nil reads the
 	// settings.
 	Policy *allocation.Policy
-	// Advance, when set (the firing's), moves the trigger on in the same
-	// transaction as a new session: every new session of the command is
-	// written with it, and a replay without it. When the trigger has moved
-	// since it was read, nothing is written and the error is
-	// store.ErrTriggerMoved.
-	Advance *store.Advance
 }
 
 // Result is the session a start obtained, new or replayed.
@@ -57,6 +51,27 @@ const maxRounds = 4
 // key whose ledger row exists, what the ledger rules say. The session and
 // its row are written together or not at all.
 func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
+	return s.start(ctx, cmd, nil)
+}
+
+// StartSlot obtains the session of a trigger's slot: a start whose
+// operation key is the slot's (SlotKey; the request's own key, if any, is
+// replaced), written in one transaction with the trigger's advance. A
+// replay writes no advance. When the trigger has moved since it was read,
+// nothing is written and the error is store.ErrTriggerMoved.
+func (s *Service) StartSlot(ctx context.Context, cmd Command, adv store.Advance) (*Result, error) {
+	req := *cmd.Request
+	req.OperationKey = SlotKey(adv.Seen.ID, adv.Slot)
+	cmd.Request = &req
+	return s.start(ctx, cmd, &adv)
+}
+
+// SlotKey is the operation key of a trigger's slot.
+func SlotKey(triggerID string, slot time.Time) string {
+	return ReservedKeyPrefix + triggerID + ":" + slot.Format(session.TimeFormat)
+}
+
+func (s *Service) start(ctx context.Context, cmd Command, adv *store.Advance) (*Result, error) {
 	policy := cmd.Policy
 	if policy == nil {
 		var err error
@@ -77,7 +92,7 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			return nil, placeErr
 		}
 		rec := s.newRecord(cmd, placement, s.newSessionID(), now)
-		_, err := s.Table.CreateSession(ctx, rec, nil, now, nil)
+		err := s.Table.PutSession(ctx, rec)
 		if errors.Is(err, store.ErrSessionExists) {
 			err = s.written(ctx, rec, err) // a retry found the write whose answer was lost
 		}
@@ -95,7 +110,7 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 		var mine *session.Record
 		if placeErr == nil {
 			mine = s.newRecord(cmd, placement, s.newSessionID(), now)
-			existing, err := s.Table.CreateSession(ctx, mine, s.newRow(cmd, mine, fp, now), now, cmd.Advance)
+			existing, err := s.Table.CreateSession(ctx, mine, s.newRow(cmd, mine, fp, now), now, adv)
 			switch {
 			case err == nil:
 				return &Result{Record: mine}, nil
@@ -146,7 +161,7 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 			return nil, placeErr
 		}
 		rec := s.newRecord(cmd, placement, row.SessionID, now)
-		_, err = s.Table.ReplaceLedger(ctx, rec, s.newRow(cmd, rec, fp, now), row, cmd.Advance)
+		_, err = s.Table.ReplaceLedger(ctx, rec, s.newRow(cmd, rec, fp, now), row, adv)
 		switch {
 		case err == nil:
 			return &Result{Record: rec}, nil
@@ -266,8 +281,8 @@ func (s *Service) newRecord(cmd Command, p allocation.Placement, id string, now 
 	}
 }
 
-func (s *Service) newRow(cmd Command, rec *session.Record, fp string, now time.Time) *session.LedgerRow {
-	return &session.LedgerRow{
+func (s *Service) newRow(cmd Command, rec *session.Record, fp string, now time.Time) session.LedgerRow {
+	return session.LedgerRow{
 		UserID: cmd.UserID, OperationKey: cmd.Request.OperationKey, Intent: session.IntentCreateSession,
 		OrgID: cmd.Request.OrgID, BotID: cmd.BotID, Fingerprint: fp, Status: session.StatusCompleted,
 		SessionID: rec.SessionID, SandboxID: rec.Sandbox.ID, SandboxKind: string(rec.Sandbox.Kind),
