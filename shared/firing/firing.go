@@ -450,7 +450,7 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger
 	}
 	prompt := tr.Prompt
 	req := &start.Request{
-		OperationKey: start.ReservedKeyPrefix + tr.ID + ":" + slot.Format(session.TimeFormat),
+		OperationKey: start.SlotKey(tr.ID, slot),
 		OrgID:        tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
 		Prompt: &prompt, CreatedOnPlatform: start.PlatformScheduled,
 	}
@@ -458,10 +458,9 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger
 	// A stored trigger holds what its route validated; one that no longer
 	// passes (an older writer's) is refused like a bad request.
 	if err = req.Validate(); err == nil {
-		res, err = f.Start.Start(ctx, start.Command{
+		res, err = f.Start.StartSlot(ctx, start.Command{
 			UserID: tr.UserID, Request: req, Allocation: saved, Policy: policy, // the trigger's user and org, never a bot
-			Advance: &store.Advance{Seen: tr, Slot: slot, Status: status, Next: next, At: f.now()},
-		})
+		}, store.Advance{Seen: tr, Slot: slot, Status: status, Next: next, At: f.now()})
 	}
 	code := problem.CodeOf(err)
 	switch {

@@ -46,6 +46,10 @@ func TestFaults(t *testing.T) {
 		{"throttled without a key", "PutItem", 10, faultproxy.DynamoThrottle, body(nil), 503, 0},
 		{"a lost answer with a key", "TransactWriteItems", 1, faultproxy.DropAfter, withKey, 201, 2},
 		{"a lost answer without a key", "PutItem", 1, faultproxy.DropAfter, body(nil), 201, 1},
+		// Real DynamoDB's answer to a transaction on an item another
+		// transaction is writing: the row is read, there is none, and the
+		// start tries again.
+		{"a transaction conflict", "TransactWriteItems", 1, faultproxy.DynamoConflict, withKey, 201, 2},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {

@@ -1,7 +1,8 @@
 // Package start starts sessions: it validates a start request, selects the
 // allocation, derives the sandbox identity, and records the session with its
-// operation ledger row, judging an existing row by the ledger rules. The
-// session start route and the trigger firing share it.
+// operation ledger row; about a row the key already has, it does what the
+// ledger rules (package ledger) say. The session start route and the
+// trigger firing (Service.StartSlot) share it.
 package start
 
 import (

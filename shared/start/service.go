@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -35,12 +36,6 @@ type Command struct {
 	// judges every trigger of an invocation by one); nil reads the
 	// settings.
 	Policy *allocation.Policy
-	// Advance, when set (the firing's), moves the trigger on in the same
-	// transaction as a new session: every new session of the command is
-	// written with it, and a replay without it. When the trigger has moved
-	// since it was read, nothing is written and the error is
-	// store.ErrTriggerMoved.
-	Advance *store.Advance
 }
 
 // Result is the session a start obtained, new or replayed.
@@ -53,10 +48,64 @@ type Result struct {
 // changing under it.
 const maxRounds = 4
 
+// busy is the detail of a start whose key others keep changing.
+const busy = "The operation key is busy. Try again shortly."
+
 // Start obtains the session of a command: a new one, or, with an operation
 // key whose ledger row exists, what the ledger rules say. The session and
 // its row are written together or not at all.
 func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
+	return s.start(ctx, cmd, nil)
+}
+
+// StartSlot obtains the session of a trigger's slot: a start whose
+// operation key is the slot's (SlotKey; the request's own key, if any, is
+// replaced), written in one transaction with the trigger's advance. A
+// replay writes no advance. When the trigger has moved since it was read,
+// nothing is written and the error is store.ErrTriggerMoved.
+func (s *Service) StartSlot(ctx context.Context, cmd Command, adv store.Advance) (*Result, error) {
+	req := *cmd.Request
+	req.OperationKey = SlotKey(adv.Seen.ID, adv.Slot)
+	cmd.Request = &req
+	return s.start(ctx, cmd, &adv)
+}
+
+// SlotKey is the operation key of a trigger's slot.
+func SlotKey(triggerID string, slot time.Time) string {
+	return ReservedKeyPrefix + triggerID + ":" + slot.Format(session.TimeFormat)
+}
+
+// start is the steps of a start: prepare it, then write its session, with
+// its ledger row when it has an operation key.
+func (s *Service) start(ctx context.Context, cmd Command, adv *store.Advance) (*Result, error) {
+	a, err := s.prepare(ctx, cmd, adv)
+	switch {
+	case err != nil:
+		return nil, err
+	case cmd.Request.OperationKey == "":
+		return s.startUnkeyed(ctx, a)
+	}
+	return s.startKeyed(ctx, a)
+}
+
+// attempt is a start as prepared: its command, the placement that checks
+// 3 to 6 gave it or their refusal, the trigger's advance that goes with a
+// new session of a slot, and the claim the ledger judges it by (the time
+// it is judged at included).
+type attempt struct {
+	cmd       Command
+	placement allocation.Placement
+	// refusal is the placement's error: reported only when no ledger row
+	// judges the start first.
+	refusal error
+	adv     *store.Advance
+	claim   ledger.Claim
+}
+
+// prepare reads the policy (unless the command brings one), places the
+// session (the shared kind and checks 3 to 6; no I/O) and, with an
+// operation key, computes the request's fingerprint.
+func (s *Service) prepare(ctx context.Context, cmd Command, adv *store.Advance) (*attempt, error) {
 	policy := cmd.Policy
 	if policy == nil {
 		var err error
@@ -65,211 +114,229 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 		}
 	}
 	req := cmd.Request
-	owner := allocation.Owner(cmd.UserID, req.OrgID)
 	kind := req.Kind
 	if kind == "" {
 		kind = allocation.KindIsolated
 	}
-	placement, placeErr := policy.Place(kind, cmd.Allocation, owner)
-	now := s.now()
+	a := &attempt{cmd: cmd, adv: adv, claim: ledger.Claim{
+		UserID: cmd.UserID, OrgID: req.OrgID, BotID: cmd.BotID, Policy: policy, Now: s.now(),
+	}}
+	a.placement, a.refusal = policy.Place(kind, cmd.Allocation, allocation.Owner(cmd.UserID, req.OrgID))
 	if req.OperationKey == "" {
-		if placeErr != nil {
-			return nil, placeErr
-		}
-		rec := s.newRecord(cmd, placement, s.newSessionID(), now)
-		_, err := s.Table.CreateSession(ctx, rec, nil, now, nil)
-		if errors.Is(err, store.ErrSessionExists) {
-			err = s.written(ctx, rec, err) // a retry found the write whose answer was lost
-		}
-		if err != nil {
-			return nil, unexpected(err)
-		}
-		return &Result{Record: rec}, nil
+		return a, nil
 	}
 	fp, err := Fingerprint(req, cmd.Allocation)
-	if err != nil {
-		return nil, err
+	a.claim.Fingerprint = fp
+	return a, err
+}
+
+// startUnkeyed writes a new session on its own.
+func (s *Service) startUnkeyed(ctx context.Context, a *attempt) (*Result, error) {
+	if a.refusal != nil {
+		return nil, a.refusal
 	}
+	rec := s.newRecord(a, s.newSessionID())
+	if err := s.lost(ctx, rec, s.Table.PutSession(ctx, rec)); err != nil {
+		return nil, unexpected(err)
+	}
+	return &Result{Record: rec}, nil
+}
+
+// startKeyed writes a new session with its ledger row, or does what the
+// ledger rules say about the row that stands in the way, round after
+// round while others keep changing the row.
+func (s *Service) startKeyed(ctx context.Context, a *attempt) (*Result, error) {
 	for range maxRounds {
-		var row *session.LedgerRow
-		var mine *session.Record
-		if placeErr == nil {
-			mine = s.newRecord(cmd, placement, s.newSessionID(), now)
-			existing, err := s.Table.CreateSession(ctx, mine, s.newRow(cmd, mine, fp, now), now, cmd.Advance)
-			switch {
-			case err == nil:
-				return &Result{Record: mine}, nil
-			case errors.Is(err, store.ErrSessionExists):
-				// A retry found the write whose answer was lost; the row
-				// (and the advance) went in with the session.
-				if err := s.written(ctx, mine, err); err != nil {
-					return nil, unexpected(err)
-				}
-				return &Result{Record: mine}, nil
-			case errors.Is(err, store.ErrTriggerMoved):
-				return nil, err
-			case !errors.Is(err, store.ErrLedgerExists):
-				return nil, unexpected(err)
-			}
-			row = existing
-		}
-		if row == nil {
-			// The ledger comes before checks 3 to 6: a refused start whose
-			// key has a live row is judged by the row.
-			if row, err = s.readRow(ctx, cmd, now); err != nil {
-				return nil, err
-			}
-			if row == nil && placeErr != nil {
-				return nil, placeErr
-			}
-			if row == nil {
-				// The row expired, or a concurrent transaction held it and
-				// has not written it: try again after a short pause.
-				if err := store.Pause(ctx, 10*time.Millisecond, "The operation key is busy. Try again shortly."); err != nil {
-					return nil, err
-				}
-				continue
-			}
-		}
-		if mine != nil && row.SessionID == mine.SessionID {
-			// The row names this start's own session: a write whose answer
-			// was lost and that no retry reported as such (its session's
-			// refusal comes first, and DynamoDB answers a retry of the same
-			// transaction as a success). Defensive: it is new.
-			return &Result{Record: mine}, nil
-		}
-		res, afresh, err := s.judge(ctx, policy, cmd, row, fp, now, true)
-		if !afresh {
+		res, err := s.round(ctx, a)
+		if res != nil || !errors.Is(err, errAgain) {
 			return res, err
 		}
-		if placeErr != nil {
-			return nil, placeErr
-		}
-		rec := s.newRecord(cmd, placement, row.SessionID, now)
-		_, err = s.Table.ReplaceLedger(ctx, rec, s.newRow(cmd, rec, fp, now), row, cmd.Advance)
-		switch {
-		case err == nil:
-			return &Result{Record: rec}, nil
-		case errors.Is(err, store.ErrTriggerMoved):
-			return nil, err
-		case !errors.Is(err, store.ErrLedgerExists) && !errors.Is(err, store.ErrSessionExists):
-			return nil, unexpected(err)
-		}
-		// Someone else moved first: judge again, after a short pause.
-		if err := store.Pause(ctx, 10*time.Millisecond, "The operation key is busy. Try again shortly."); err != nil {
+		if err := store.Pause(ctx, 10*time.Millisecond, busy); err != nil {
 			return nil, err
 		}
 	}
-	return nil, problem.New(problem.ServiceUnavailable, "The operation key is busy. Try again shortly.")
+	return nil, problem.New(problem.ServiceUnavailable, busy)
 }
 
-// written checks that rec, refused with refusal because its key was taken,
-// is what the table holds: its session id is new and random, so only an
-// earlier attempt of this same write can have taken the key. It returns
-// nil when it is, the refusal when it is not, and the fault when the
-// session cannot be read: then whether it was written is not known, and a
-// retry will tell.
-func (s *Service) written(ctx context.Context, rec *session.Record, refusal error) error {
-	stored, err := s.Table.GetSession(ctx, rec.SessionID)
+// errAgain is a round that met a row others were changing: judge again,
+// after a short pause.
+var errAgain = errors.New("start: the ledger row changed under the start")
+
+// round is one try: write the session with a new row (unless checks 3 to
+// 6 refused the start), then judge the row that refused the write, and do
+// what the ledger says.
+func (s *Service) round(ctx context.Context, a *attempt) (*Result, error) {
+	var mine *session.Record
+	var row *session.LedgerRow
+	if a.refusal == nil {
+		mine = s.newRecord(a, s.newSessionID())
+		var err error
+		if row, err = s.create(ctx, a, mine); !errors.Is(err, store.ErrLedgerExists) {
+			return resultOf(mine, err)
+		}
+	}
+	r, err := s.judge(ctx, a, mine, row)
 	switch {
-	case err == nil && stored.UserID == rec.UserID:
-		return nil
-	case err != nil && problem.CodeOf(err) == problem.ServiceUnavailable:
+	case err != nil:
+		return nil, err
+	case r.Step == ledger.Own:
+		return &Result{Record: mine}, nil
+	case r.Step == ledger.Replay:
+		return &Result{Record: r.rec, Replayed: true}, nil
+	case r.Step == ledger.Refuse:
+		return nil, r.Err
+	case a.refusal != nil: // Create or Afresh: a new session, which checks 3 to 6 refused
+		return nil, a.refusal
+	case r.Step == ledger.Create:
+		return nil, errAgain // the row expired, or a concurrent transaction held it and has not written it
+	}
+	return s.replace(ctx, a, r.row)
+}
+
+// create writes a new session with the key's row (and the advance). When
+// the row exists, the error is store.ErrLedgerExists and the row is as
+// the refusal found it, or nil when the refusal did not carry it.
+func (s *Service) create(ctx context.Context, a *attempt, mine *session.Record) (*session.LedgerRow, error) {
+	existing, err := s.Table.CreateSession(ctx, mine, s.newRow(a, mine), a.claim.Now, a.adv)
+	return existing, s.lost(ctx, mine, err) // a lost answer: the row (and the advance) went in with the session
+}
+
+// replace starts afresh, with the row's session id, the session of a row
+// that rule 5 found without one, replacing the row on the condition that
+// it is unchanged.
+func (s *Service) replace(ctx context.Context, a *attempt, row *session.LedgerRow) (*Result, error) {
+	rec := s.newRecord(a, row.SessionID)
+	_, err := s.Table.ReplaceLedger(ctx, rec, s.newRow(a, rec), row, a.adv)
+	if errors.Is(err, store.ErrLedgerExists) || errors.Is(err, store.ErrSessionExists) {
+		return nil, errAgain // someone else moved first
+	}
+	return resultOf(rec, err)
+}
+
+// resultOf is a write of the new session rec as the start answers it: the
+// session, the trigger's move as it is, any other error unexpected.
+func resultOf(rec *session.Record, err error) (*Result, error) {
+	switch {
+	case err == nil:
+		return &Result{Record: rec}, nil
+	case errors.Is(err, store.ErrTriggerMoved):
+		return nil, err
+	}
+	return nil, unexpected(err)
+}
+
+// ruling is the ledger's verdict on a row, with the row it judged and that
+// row's session, when it was read.
+type ruling struct {
+	ledger.Verdict
+	row *session.LedgerRow
+	rec *session.Record
+}
+
+// judge rules on the row that refused the start's write (nil when the
+// refusal did not carry it, or nothing was written: it is read then),
+// with the reads the rules ask for: the row's session, and, when rule 5
+// finds it, the row again, since a concurrent start may have replaced the
+// row with that very session since it was read; then the new row is the
+// one judged.
+func (s *Service) judge(ctx context.Context, a *attempt, mine *session.Record, row *session.LedgerRow) (ruling, error) {
+	c := a.claim
+	if mine != nil {
+		c.Mine = mine.SessionID
+	}
+	var err error
+	if row == nil {
+		// The ledger comes before checks 3 to 6: a start they refused is
+		// judged by its key's row, when it has one.
+		if row, err = s.readRow(ctx, a); err != nil {
+			return ruling{}, err
+		}
+	}
+	r, err := s.judgeRow(ctx, c, row)
+	if err == nil && r.Step == ledger.CheckSession && r.rec != nil { // rule 5 found the session: read the row again
+		var fresh *session.LedgerRow
+		if fresh, err = s.readRow(ctx, a); err == nil && ledger.Replaced(row, fresh, c.Now) {
+			r, err = s.judgeRow(ctx, c, fresh)
+		}
+	}
+	if err != nil || r.Step != ledger.CheckSession && r.Step != ledger.ReadSession {
+		return r, err
+	}
+	r.Verdict = ledger.JudgeSession(r.row, c, r.rec)
+	return r, nil
+}
+
+// judgeRow is the ledger's verdict on a row, with the row's session read
+// when the verdict asks for it.
+func (s *Service) judgeRow(ctx context.Context, c ledger.Claim, row *session.LedgerRow) (ruling, error) {
+	r := ruling{Verdict: ledger.Judge(row, c), row: row}
+	if r.Step != ledger.CheckSession && r.Step != ledger.ReadSession {
+		return r, nil
+	}
+	rec, err := s.Table.GetSession(ctx, row.SessionID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return ruling{}, unexpected(err)
+	default:
+		r.rec = rec
+	}
+	return r, nil
+}
+
+// lost settles err, the answer to a write of the new session rec. When
+// the session's key was taken (store.ErrSessionExists), only an earlier
+// attempt of this same write can have taken it, since its id is new and
+// random: a retry found the write whose answer was lost. It returns nil
+// when the table holds rec, the refusal when it does not, and the fault
+// when the session cannot be read: then whether it was written is not
+// known, and a retry will tell. Any other answer is as it came.
+func (s *Service) lost(ctx context.Context, rec *session.Record, err error) error {
+	if !errors.Is(err, store.ErrSessionExists) {
 		return err
 	}
-	return refusal
+	stored, rerr := s.Table.GetSession(ctx, rec.SessionID)
+	switch {
+	case rerr == nil && stored.UserID == rec.UserID:
+		return nil
+	case rerr != nil && problem.CodeOf(rerr) == problem.ServiceUnavailable:
+		return rerr
+	}
+	return err
 }
 
-// readRow reads the command's ledger row; nil when there is none or it has
-// expired (an expired row counts as absent).
-func (s *Service) readRow(ctx context.Context, cmd Command, now time.Time) (*session.LedgerRow, error) {
-	row, err := s.Table.GetLedger(ctx, cmd.UserID, cmd.Request.OperationKey)
+// readRow reads the start's ledger row; nil when there is none.
+func (s *Service) readRow(ctx context.Context, a *attempt) (*session.LedgerRow, error) {
+	row, err := s.Table.GetLedger(ctx, a.cmd.UserID, a.cmd.Request.OperationKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, nil
 	case err != nil:
 		return nil, unexpected(err)
-	case row.Expired(now):
-		return nil, nil
 	}
 	return row, nil
 }
 
-// judge applies the ledger rules, in order, to an existing row. afresh
-// means rule 5 found no session: start again with the row's session id.
-// When rule 5 finds the session and recheck is set, the row is read again
-// first: a concurrent start may have replaced it, with the session, since
-// it was read, and then the new row is judged.
-func (s *Service) judge(ctx context.Context, policy *allocation.Policy, cmd Command, row *session.LedgerRow, fp string, now time.Time, recheck bool) (res *Result, afresh bool, err error) {
-	if row.OrgID != cmd.Request.OrgID || row.BotID != cmd.BotID || row.Intent != session.IntentCreateSession {
-		return nil, false, problem.New(problem.OperationKeyReuseMismatch,
-			"The operation key was used for another org, bot or kind of operation.")
-	}
-	if err := row.Retirement(policy); err != nil {
-		return nil, false, err
-	}
-	if row.Status == session.StatusInProgress && row.LeaseUntil.After(now) {
-		return nil, false, &problem.Error{Code: problem.CreationInProgress,
-			Detail: "A session for this operation key is being created. Try again shortly.", RetryAfter: row.LeaseUntil.Sub(now)}
-	}
-	var rec *session.Record
-	if row.Status == session.StatusInProgress || row.Status == session.StatusFailed {
-		rec, err = s.Table.GetSession(ctx, row.SessionID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, true, nil
-		}
-		if err != nil {
-			return nil, false, unexpected(err)
-		}
-		if recheck {
-			fresh, err := s.readRow(ctx, cmd, now)
-			if err != nil {
-				return nil, false, err
-			}
-			if fresh != nil && (fresh.Status != row.Status || fresh.Fingerprint != row.Fingerprint ||
-				fresh.SessionID != row.SessionID || !fresh.LeaseUntil.Equal(row.LeaseUntil)) {
-				return s.judge(ctx, policy, cmd, fresh, fp, now, false)
-			}
-		}
-	}
-	if row.Fingerprint != fp {
-		return nil, false, problem.New(problem.OperationKeyPayloadMismatch,
-			"The operation key was used with a different request.")
-	}
-	if rec == nil {
-		rec, err = s.Table.GetSession(ctx, row.SessionID)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, false, problem.New(problem.NotFound, "The session of this operation key no longer exists.")
-		}
-		if err != nil {
-			return nil, false, unexpected(err)
-		}
-	}
-	if rec.UserID != cmd.UserID || rec.OrgID != cmd.Request.OrgID {
-		// A row may name only its own user's session: any other is, to
-		// this caller, a session that does not exist.
-		return nil, false, problem.New(problem.NotFound, "The session of this operation key no longer exists.")
-	}
-	return &Result{Record: rec, Replayed: true}, false, nil
-}
-
-func (s *Service) newRecord(cmd Command, p allocation.Placement, id string, now time.Time) *session.Record {
-	req := cmd.Request
+// newRecord is the session the attempt writes, with the id given.
+func (s *Service) newRecord(a *attempt, id string) *session.Record {
+	cmd, p, req := a.cmd, a.placement, a.cmd.Request
 	return &session.Record{
 		SessionID: id, SchemaVersion: 2,
 		UserID: cmd.UserID, OrgID: req.OrgID, BotID: cmd.BotID, CreatedOnPlatform: req.CreatedOnPlatform,
 		Repository: req.Repository, Agent: req.Agent,
-		CreatedAt: now.UTC().Truncate(time.Millisecond),
+		CreatedAt: a.claim.Now.UTC().Truncate(time.Millisecond),
 		Sandbox: session.Sandbox{
 			ID: allocation.SandboxID(id), Kind: p.Kind, Provider: p.Provider, ProviderStored: true, Allocation: p.Allocation,
 		},
 	}
 }
 
-func (s *Service) newRow(cmd Command, rec *session.Record, fp string, now time.Time) *session.LedgerRow {
-	return &session.LedgerRow{
+// newRow is the ledger row the attempt writes with rec: completed.
+func (s *Service) newRow(a *attempt, rec *session.Record) session.LedgerRow {
+	cmd, now := a.cmd, a.claim.Now
+	return session.LedgerRow{
 		UserID: cmd.UserID, OperationKey: cmd.Request.OperationKey, Intent: session.IntentCreateSession,
-		OrgID: cmd.Request.OrgID, BotID: cmd.BotID, Fingerprint: fp, Status: session.StatusCompleted,
+		OrgID: cmd.Request.OrgID, BotID: cmd.BotID, Fingerprint: a.claim.Fingerprint, Status: session.StatusCompleted,
 		SessionID: rec.SessionID, SandboxID: rec.Sandbox.ID, SandboxKind: string(rec.Sandbox.Kind),
 		SandboxProvider: string(rec.Sandbox.Provider), SandboxAllocation: rec.Sandbox.Allocation.Name(),
 		CreatedAt: now.UTC().Format(session.TimeFormat), ExpiresAt: now.Add(session.LedgerTTL),

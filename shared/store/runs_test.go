@@ -28,7 +28,7 @@ func TestRunHistory(t *testing.T) {
 		seen, _ := tbl.GetTrigger(ctx, "trg_a")
 		recorded := now.Add(30 * time.Second)
 		adv := &Advance{Seen: seen, Slot: now, Status: trigger.StatusFallback, Next: now.Add(time.Hour), At: recorded}
-		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
+		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
 			t.Fatal(err)
 		}
 		seen, _ = tbl.GetTrigger(ctx, "trg_a")
@@ -196,13 +196,13 @@ func TestReplaceLedgerAdvance(t *testing.T) {
 		stale := *seen
 		stale.Version--
 		row := newRow("trigger:trg_a:1", "workspace_r", now.Add(24*time.Hour))
-		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), row, old, &Advance{Seen: &stale, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}); !errors.Is(err, ErrTriggerMoved) {
+		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), *row, old, &Advance{Seen: &stale, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}); !errors.Is(err, ErrTriggerMoved) {
 			t.Fatalf("a stale advance: %v", err)
 		}
 		if _, err := tbl.GetSession(ctx, "workspace_r"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("the session was written: %v", err)
 		}
-		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), row, old, &Advance{Seen: seen, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}); err != nil {
+		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), *row, old, &Advance{Seen: seen, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := tbl.GetTrigger(ctx, "trg_a")

@@ -99,31 +99,33 @@ func errBusy(cause error) error {
 	return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", cause)
 }
 
-// CreateSession writes a new session; with a ledger row, the session and the
-// row are written in one transaction, all or nothing: the session only where
-// no item has its key, the row only where none exists or the existing one
-// has expired by now. An advance, when given, goes in the same transaction
-// (a trigger's slot moved on with the session it started). When the row
-// exists the error is ErrLedgerExists and existing is the row as the refusal
-// found it, or nil when the refusal did not carry it (a transaction
-// conflict): read it then.
-func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *session.LedgerRow, now time.Time, adv *Advance) (existing *session.LedgerRow, err error) {
-	if row == nil {
-		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: aws.String(t.name), Item: session.Encode(rec), ConditionExpression: aws.String(sessionIsNew),
-		})
-		var ccf *types.ConditionalCheckFailedException
-		switch {
-		case errors.As(err, &ccf):
-			return nil, ErrSessionExists
-		case err != nil:
-			return nil, failed("put session", err)
-		}
-		return nil, nil
+// PutSession writes a new session on its own, only where no item has its
+// key: ErrSessionExists otherwise.
+func (t *Table) PutSession(ctx context.Context, rec *session.Record) error {
+	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(t.name), Item: session.Encode(rec), ConditionExpression: aws.String(sessionIsNew),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return ErrSessionExists
+	case err != nil:
+		return failed("put session", err)
 	}
+	return nil
+}
+
+// CreateSession writes a new session and its ledger row in one
+// transaction, all or nothing: the session only where no item has its key,
+// the row only where none exists or the existing one has expired by now.
+// An advance, when given, goes in the same transaction (a trigger's slot
+// moved on with the session it started). When the row exists the error is
+// ErrLedgerExists and existing is the row as the refusal found it, or nil
+// when the refusal did not carry it (a transaction conflict): read it then.
+func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row session.LedgerRow, now time.Time, adv *Advance) (existing *session.LedgerRow, err error) {
 	cond := expression.AttributeNotExists(expression.Name("PK")).Or(
 		expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
-	return t.writeSessionAndRow(ctx, rec, row, cond, adv)
+	return t.writeSessionAndRow(ctx, rec, &row, cond, adv)
 }
 
 // ReplaceLedger starts afresh the session of an in-progress row whose lease
@@ -131,7 +133,7 @@ func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row *ses
 // session id, and the row replaced, on the condition that its status,
 // fingerprint, session id and lease are still those of old; an advance, when
 // given, goes in the same transaction.
-func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row, old *session.LedgerRow, adv *Advance) (existing *session.LedgerRow, err error) {
+func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row session.LedgerRow, old *session.LedgerRow, adv *Advance) (existing *session.LedgerRow, err error) {
 	var lease any
 	if !old.LeaseUntil.IsZero() {
 		lease = old.LeaseUntil.UnixMilli()
@@ -140,7 +142,7 @@ func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row, old
 		And(unchanged("fingerprint", old.Fingerprint)).
 		And(unchanged("sessionId", old.SessionID)).
 		And(unchanged("leaseUntil", lease))
-	return t.writeSessionAndRow(ctx, rec, row, cond, adv)
+	return t.writeSessionAndRow(ctx, rec, &row, cond, adv)
 }
 
 // unchanged is the condition that an attribute still holds v, or, when v

@@ -79,7 +79,7 @@ func onBackends(t *testing.T, bs []dynamotest.Backend, f func(t *testing.T, tbl 
 func TestSessionAndLedgerTogether(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k1", "workspace_a", now.Add(24*time.Hour)), now, nil); err != nil {
+		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("k1", "workspace_a", now.Add(24*time.Hour)), now, nil); err != nil {
 			t.Fatal(err)
 		}
 		rec, err := tbl.GetSession(ctx, "workspace_a")
@@ -90,7 +90,7 @@ func TestSessionAndLedgerTogether(t *testing.T) {
 		if err != nil || row.SessionID != "workspace_a" {
 			t.Fatalf("row %+v %v", row, err)
 		}
-		existing, err := tbl.CreateSession(ctx, newRecord("workspace_b"), newRow("k1", "workspace_b", now.Add(24*time.Hour)), now.Add(time.Hour), nil)
+		existing, err := tbl.CreateSession(ctx, newRecord("workspace_b"), *newRow("k1", "workspace_b", now.Add(24*time.Hour)), now.Add(time.Hour), nil)
 		if !errors.Is(err, ErrLedgerExists) {
 			t.Fatalf("second start: %v", err)
 		}
@@ -114,11 +114,11 @@ func TestSessionAndLedgerTogether(t *testing.T) {
 func TestExpiredLedgerRowCountsAsAbsent(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k1", "workspace_a", now.Add(time.Hour)), now, nil); err != nil {
+		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("k1", "workspace_a", now.Add(time.Hour)), now, nil); err != nil {
 			t.Fatal(err)
 		}
 		later := now.Add(time.Hour)
-		if _, err := tbl.CreateSession(ctx, newRecord("workspace_b"), newRow("k1", "workspace_b", later.Add(24*time.Hour)), later, nil); err != nil {
+		if _, err := tbl.CreateSession(ctx, newRecord("workspace_b"), *newRow("k1", "workspace_b", later.Add(24*time.Hour)), later, nil); err != nil {
 			t.Fatalf("start after expiry: %v", err)
 		}
 		row, err := tbl.GetLedger(ctx, "u1", "k1")
@@ -133,13 +133,13 @@ func TestExpiredLedgerRowCountsAsAbsent(t *testing.T) {
 func TestSessionKeyTaken(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), nil, now, nil); err != nil {
+		if err := tbl.PutSession(ctx, newRecord("workspace_a")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), nil, now, nil); !errors.Is(err, ErrSessionExists) {
+		if err := tbl.PutSession(ctx, newRecord("workspace_a")); !errors.Is(err, ErrSessionExists) {
 			t.Fatalf("plain put: %v", err)
 		}
-		_, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k2", "workspace_a", now.Add(time.Hour)), now, nil)
+		_, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("k2", "workspace_a", now.Add(time.Hour)), now, nil)
 		if !errors.Is(err, ErrSessionExists) {
 			t.Fatalf("transaction: %v", err)
 		}
@@ -161,7 +161,7 @@ func TestConcurrentStartsOneKey(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				id := fmt.Sprintf("workspace_%02d", i)
-				_, err := tbl.CreateSession(context.Background(), newRecord(id), newRow("k", id, now.Add(time.Hour)), now, nil)
+				_, err := tbl.CreateSession(context.Background(), newRecord(id), *newRow("k", id, now.Add(time.Hour)), now, nil)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -270,7 +270,7 @@ func TestEndpointDown(t *testing.T) {
 	if _, err := tbl.GetSession(ctx, "workspace_a"); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("get: %v", err)
 	}
-	if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k", "workspace_a", now), now, nil); problem.CodeOf(err) != problem.ServiceUnavailable {
+	if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("k", "workspace_a", now), now, nil); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("create: %v", err)
 	}
 }
@@ -298,7 +298,7 @@ func TestReadsAreStronglyConsistent(t *testing.T) {
 	}
 	tbl := New(local.DynamoClient(b.URL, record), name)
 	ctx := context.Background()
-	if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("k", "workspace_a", now.Add(time.Hour)), now, nil); err != nil {
+	if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("k", "workspace_a", now.Add(time.Hour)), now, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tbl.GetSession(ctx, "workspace_a"); err != nil {
@@ -342,7 +342,7 @@ func TestReplaceLedgerConditions(t *testing.T) {
 			t.Run(r.rule, func(t *testing.T) {
 				old := *planted
 				r.change(&old)
-				_, err := tbl.ReplaceLedger(ctx, newRecord("workspace_old"), newRow("k", "workspace_old", now.Add(24*time.Hour)), &old, nil)
+				_, err := tbl.ReplaceLedger(ctx, newRecord("workspace_old"), *newRow("k", "workspace_old", now.Add(24*time.Hour)), &old, nil)
 				if !errors.Is(err, ErrLedgerExists) {
 					t.Fatalf("%v", err)
 				}
@@ -354,7 +354,7 @@ func TestReplaceLedgerConditions(t *testing.T) {
 				}
 			})
 		}
-		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_old"), newRow("k", "workspace_old", now.Add(24*time.Hour)), planted, nil); err != nil {
+		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_old"), *newRow("k", "workspace_old", now.Add(24*time.Hour)), planted, nil); err != nil {
 			t.Errorf("the unchanged row: %v", err)
 		}
 		if n := count(t, c, name); n != 2 {

@@ -348,7 +348,7 @@ func TestAdvance(t *testing.T) {
 		createDue(t, tbl)
 		seen, _ := tbl.GetTrigger(ctx, "trg_a")
 		adv := &Advance{Seen: seen, Slot: now, Status: "fallback", Next: now.Add(time.Hour)}
-		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
+		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := tbl.GetTrigger(ctx, "trg_a")
@@ -357,7 +357,7 @@ func TestAdvance(t *testing.T) {
 		}
 		// The same advance again, with another session and key: refused,
 		// nothing written.
-		_, err := tbl.CreateSession(ctx, newRecord("workspace_b"), newRow("trigger:trg_a:2", "workspace_b", now.Add(24*time.Hour)), now, adv)
+		_, err := tbl.CreateSession(ctx, newRecord("workspace_b"), *newRow("trigger:trg_a:2", "workspace_b", now.Add(24*time.Hour)), now, adv)
 		if !errors.Is(err, ErrTriggerMoved) {
 			t.Fatalf("a stale advance: %v", err)
 		}
