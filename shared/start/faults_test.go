@@ -42,7 +42,7 @@ func TestFaults(t *testing.T) {
 		{"throttled beyond the retries", "TransactWriteItems", 10, faultproxy.DynamoThrottle, withKey, 503, 0},
 		{"500s beyond the retries", "TransactWriteItems", 10, faultproxy.DynamoInternalError, withKey, 503, 0},
 		{"dropped connections", "TransactWriteItems", 10, faultproxy.Drop, withKey, 503, 0},
-		{"an endpoint too slow to answer", "TransactWriteItems", 10, faultproxy.Delay(time.Second), withKey, 503, 0}, // beyond the attempts' 100 ms
+		{"an endpoint too slow to answer", "TransactWriteItems", 10, faultproxy.Stall, withKey, 503, 0}, // held past the attempts' 100 ms
 		{"throttled without a key", "PutItem", 10, faultproxy.DynamoThrottle, body(nil), 503, 0},
 		{"a lost answer with a key", "TransactWriteItems", 1, faultproxy.DropAfter, withKey, 201, 2},
 		{"a lost answer without a key", "PutItem", 1, faultproxy.DropAfter, body(nil), 201, 1},

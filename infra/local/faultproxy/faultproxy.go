@@ -39,12 +39,19 @@ const (
 	drop                    // close the connection without forwarding
 	dropAfter               // forward, then close the connection without answering
 	answer                  // answer with an AWS JSON error without forwarding
+	stall                   // hold the request until the client gives up, never forwarding it
 )
 
 var (
 	// Drop reads the request and closes the client's connection without
 	// forwarding or answering.
 	Drop = Fault{action: drop}
+
+	// Stall holds the request, never forwarding it, until the client gives
+	// up: an endpoint that does not answer in time, whatever the load on
+	// the machine (a Delay forwards once it has passed, if the proxy has
+	// not yet seen the client go).
+	Stall = Fault{action: stall}
 
 	// DropAfter forwards the request, lets the backend apply it and answer,
 	// then closes the client's connection without passing the answer on.
@@ -247,6 +254,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case dropAfter:
 		p.fwd.ServeHTTP(discard{}, r)
 		hangUp(w)
+	case stall:
+		<-r.Context().Done()
 	case answer:
 		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 		w.WriteHeader(f.status)

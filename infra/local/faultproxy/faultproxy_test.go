@@ -209,6 +209,22 @@ func TestDelayOutlastsTimeout(t *testing.T) {
 	}
 }
 
+// TestStall: a stalled request ends the call with the caller's deadline
+// and never reaches the backend.
+func TestStall(t *testing.T) {
+	p, c, direct, table := proxied(t)
+	p.Inject("PutItem", 1, faultproxy.Stall)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: key("a")})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("PutItem: %v, want context.DeadlineExceeded", err)
+	}
+	if stored(t, direct, table, "a") {
+		t.Error("the stalled put reached the table")
+	}
+}
+
 // TestInjectEvery: a standing rule fails every k-th request of its
 // operation, the SDK's retries included, until it is cleared; the other
 // operations pass.
