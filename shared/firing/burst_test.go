@@ -2,7 +2,7 @@ package firing_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"strings"
 	"sync"
@@ -179,8 +179,11 @@ func TestBurstLogLine(t *testing.T) {
 	}
 	logs := h.Logs()
 	var line struct {
-		Summary  firing.Summary
-		Triggers []struct{ Trigger, Outcome string }
+		Summary  firing.Summary `json:"summary"`
+		Triggers []struct {
+			Trigger string `json:"trigger"`
+			Outcome string `json:"outcome"`
+		} `json:"triggers"`
 	}
 	if err := json.Unmarshal([]byte(logs[len(logs)-1]), &line); err != nil {
 		t.Fatal(err)
