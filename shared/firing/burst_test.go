@@ -2,12 +2,13 @@ package firing_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -15,6 +16,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/shared/firing"
+	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 // burstSize is how many triggers fall due in the same minute in these
@@ -168,8 +170,9 @@ func TestBurstFaults(t *testing.T) {
 }
 
 // TestBurstLogLine: under concurrency the summary is exact and the one
-// log line carries it, with a note per trigger up to the first 100, and
-// as metrics, with FiringLag 0: every slot is the clock's minute.
+// log line carries it, with a note per trigger (60, under the bound of
+// 100, so that nothing is counted apart), and as metrics, with FiringLag
+// 0: every slot is the clock's minute.
 func TestBurstLogLine(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	ids := burst(t, h)
@@ -178,19 +181,13 @@ func TestBurstLogLine(t *testing.T) {
 		t.Fatalf("%+v %v", sum, err)
 	}
 	logs := h.Logs()
-	var line struct {
-		Summary  firing.Summary
-		Triggers []struct{ Trigger, Outcome string }
-	}
-	if err := json.Unmarshal([]byte(logs[len(logs)-1]), &line); err != nil {
-		t.Fatal(err)
-	}
+	line := decodeLine(t, logs[len(logs)-1])
 	noted := map[string]bool{}
 	for _, n := range line.Triggers {
 		noted[n.Trigger] = n.Outcome == "fired"
 	}
-	if line.Summary != sum || len(line.Triggers) != burstSize || len(noted) != burstSize {
-		t.Errorf("%+v, %d notes", line.Summary, len(line.Triggers))
+	if line.Summary != sum || len(line.Triggers) != burstSize || len(noted) != burstSize || line.MoreTriggers != nil || line.MoreFaults != nil {
+		t.Errorf("%+v, %d notes, %v more", line.Summary, len(line.Triggers), line.MoreTriggers)
 	}
 	for _, id := range ids {
 		if !noted[id] {
@@ -199,5 +196,87 @@ func TestBurstLogLine(t *testing.T) {
 	}
 	if _, metrics, lag := firingLine(t, h); metrics != sum || lag != 0 {
 		t.Errorf("metrics %+v, FiringLag %v", metrics, lag)
+	}
+}
+
+// firingLog is the firing's log line, in part.
+type firingLog struct {
+	Summary  firing.Summary `json:"summary"`
+	Triggers []struct {
+		Trigger string `json:"trigger"`
+		Outcome string `json:"outcome"`
+		Code    string `json:"code"`
+	} `json:"triggers"`
+	MoreTriggers *int   `json:"moreTriggers"`
+	MoreFaults   *int   `json:"moreFaults"`
+	Error        string `json:"error"`
+}
+
+// decodeLine decodes the firing's log line raw.
+func decodeLine(t *testing.T, raw string) firingLog {
+	t.Helper()
+	var line firingLog
+	if err := json.Unmarshal([]byte(raw), &line); err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+// maxFiringLine is the budget of the firing's log line, in bytes: a
+// quarter of CloudWatch Logs' limit of 256 KB per event, past which the
+// line and the metrics it carries are lost.
+const maxFiringLine = 64 << 10
+
+// TestBurstFaultLine: a storage outage in a burst of 500 due triggers (of
+// five owners) fails every one of them, each with an SDK message of over
+// 2,000 characters, and the one log line stays under its budget and keeps
+// its metrics: it names 100 triggers and counts the
+// other 400 in moreTriggers, and its error names 20 faults, each cut to
+// 500 characters, and counts the other 480, in moreFaults too. The error
+// returned to Lambda is the line's.
+func TestBurstFaultLine(t *testing.T) {
+	const size = 500
+	f, p := apitest.Faulty(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	h := setup(t, f)
+	for i := range size {
+		r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, Body: everyMinute})
+		if r.Status != 201 {
+			t.Fatalf("create %d: %d %s", i, r.Status, r.Raw)
+		}
+	}
+	p.InjectEvery("TransactWriteItems", 1, faultproxy.Status(500, "InternalServerError", strings.Repeat("the storage is down; ", 100)))
+	sum, err := fireAt(h, 32)
+	if err == nil || sum != (firing.Summary{Due: size, Failed: size}) || problem.CodeOf(err) != problem.ServiceUnavailable {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	logs := h.Logs()
+	raw := logs[len(logs)-1]
+	t.Logf("the line: %d bytes", len(raw))
+	if len(raw) > maxFiringLine {
+		t.Errorf("the line is %d bytes, over %d", len(raw), maxFiringLine)
+	}
+	if _, metrics, _ := firingLine(t, h); metrics != sum {
+		t.Errorf("metrics %+v", metrics)
+	}
+	line := decodeLine(t, raw)
+	if len(line.Triggers) != 100 || line.MoreTriggers == nil || *line.MoreTriggers != 400 {
+		t.Errorf("%d notes, %v more", len(line.Triggers), line.MoreTriggers)
+	}
+	for _, n := range line.Triggers {
+		if n.Outcome != "failed" || n.Code != "service_unavailable" {
+			t.Errorf("note %+v", n)
+		}
+	}
+	faults := strings.Split(line.Error, "\n")
+	if len(faults) != 21 || faults[20] != "and 480 more faults" || line.MoreFaults == nil || *line.MoreFaults != 480 {
+		t.Fatalf("%d lines of faults, ending %q; %v more", len(faults), faults[len(faults)-1], line.MoreFaults)
+	}
+	for _, fault := range faults[:20] {
+		if n := utf8.RuneCountInString(fault); n != 501 || !strings.HasPrefix(fault, "service_unavailable") || !strings.HasSuffix(fault, "…") {
+			t.Errorf("a fault of %d characters: %q", n, fault)
+		}
+	}
+	if err.Error() != line.Error {
+		t.Errorf("the error returned is not the line's: %.200q", err.Error())
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,8 +37,15 @@ const (
 	// trigger's work ends, a straggler's as a fault, so that the summary is
 	// returned and logged.
 	lastWord = 3 * time.Second
-	// maxNotes bounds the triggers named in an invocation's log line.
-	maxNotes = 100
+	// maxNotes bounds the triggers named in an invocation's log line,
+	// maxFaults the faults its line and its error name, and maxFaultText,
+	// in characters, the text of each fault, so that a burst of faults
+	// (a storage outage) keeps the line far under CloudWatch Logs' 256 KB
+	// per event, past which the line, and the metrics it carries, are lost.
+	// The line counts the rest.
+	maxNotes     = 100
+	maxFaults    = 20
+	maxFaultText = 500
 	// maxJudgements bounds how often one trigger is judged again after it
 	// changed under the firing's write.
 	maxJudgements = 3
@@ -136,15 +144,18 @@ type outcome struct {
 	fault error
 }
 
-// tally is what one invocation did: its summary, its lag, and the notes
-// and attributes of its one log line. Triggers firing at once add to it
+// tally is what one invocation did: its summary, its lag, and the notes,
+// faults and attributes of its one log line, the notes and faults up to
+// their bounds and the rest counted. Triggers firing at once add to it
 // under its lock.
 type tally struct {
 	mu sync.Mutex
 	Summary
-	notes  []note
-	faults []error
-	attrs  []slog.Attr
+	notes      []note
+	moreNotes  int
+	faults     []error
+	moreFaults int
+	attrs      []slog.Attr
 	// lag is the largest lag of a trigger settled so far; waiting is the
 	// earliest slot of a trigger left due (zero for none), whose lag runs
 	// to the end of the invocation.
@@ -158,18 +169,61 @@ func (inv *tally) add(o outcome, settled time.Time) {
 	inv.mu.Lock()
 	defer inv.mu.Unlock()
 	inv.Summary.add(o.sum)
-	if o.note != nil && len(inv.notes) < maxNotes {
-		inv.notes = append(inv.notes, *o.note)
-	}
 	switch {
 	case o.note == nil: // not due after all
-	case o.fault != nil:
-		inv.faults = append(inv.faults, o.fault)
-		inv.wait(o.slot)
+		return
+	case len(inv.notes) < maxNotes:
+		inv.notes = append(inv.notes, *o.note)
 	default:
-		inv.lag = max(inv.lag, settled.Sub(o.slot))
+		inv.moreNotes++
 	}
+	switch {
+	case o.fault == nil:
+		inv.lag = max(inv.lag, settled.Sub(o.slot))
+		return
+	case len(inv.faults) < maxFaults:
+		inv.faults = append(inv.faults, o.fault)
+	default:
+		inv.moreFaults++
+	}
+	inv.wait(o.slot)
 }
+
+// err is the invocation's error, nil when no fault left a slot due.
+func (inv *tally) err() error {
+	if len(inv.faults) == 0 {
+		return nil
+	}
+	return &faultsError{inv.faults, inv.moreFaults}
+}
+
+// faultsError is the error of an invocation whose faults left slots due:
+// the text of each of the first, cut to maxFaultText characters, one a
+// line, then how many more there were.
+type faultsError struct {
+	first []error
+	more  int
+}
+
+func (e *faultsError) Error() string {
+	var b strings.Builder
+	for i, err := range e.first {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		text := err.Error()
+		if r := []rune(text); len(r) > maxFaultText {
+			text = string(r[:maxFaultText]) + "…"
+		}
+		b.WriteString(text)
+	}
+	if e.more > 0 {
+		fmt.Fprintf(&b, "\nand %d more faults", e.more)
+	}
+	return b.String()
+}
+
+func (e *faultsError) Unwrap() []error { return e.first }
 
 // wait counts a trigger of that slot as left due.
 func (inv *tally) wait(slot time.Time) {
@@ -198,8 +252,11 @@ func (inv *tally) metrics() []invocation.Metric {
 
 // Handle answers one scheduled event. It returns an error, so that Lambda
 // retries the event, only when a retry could help: a storage or settings
-// fault left a slot due. It logs one JSON line, with the summary and the
-// lag as metrics, zeros included.
+// fault left a slot due; the error names the first maxFaults faults and
+// counts the rest. It logs one JSON line, with the summary and the lag as
+// metrics, zeros included, the first maxNotes triggers handled, and the
+// error: the rest are counted in moreTriggers and moreFaults, members
+// present only when they are not 0.
 func (f *Firing) Handle(ctx context.Context, ev events.EventBridgeEvent) (Summary, error) {
 	begun := time.Now()
 	ctx, record := f.Metrics.Begin(ctx)
@@ -212,6 +269,12 @@ func (f *Firing) Handle(ctx context.Context, ev events.EventBridgeEvent) (Summar
 		slog.String("requestId", requestID(ctx)), slog.String("event", ev.ID), slog.Time("eventTime", ev.Time),
 		slog.Any("summary", inv.Summary), slog.Any("triggers", inv.notes),
 		slog.Int64("latencyMs", time.Since(begun).Milliseconds()))
+	if inv.moreNotes > 0 {
+		attrs = append(attrs, slog.Int("moreTriggers", inv.moreNotes))
+	}
+	if inv.moreFaults > 0 {
+		attrs = append(attrs, slog.Int("moreFaults", inv.moreFaults))
+	}
 	attrs = append(attrs, record.Attrs(now)...)
 	level := slog.LevelInfo
 	if err != nil {
@@ -293,7 +356,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 	if undecoded > 0 {
 		invocation.Warn(ctx, fmt.Sprintf("due-index entries that did not decode, each read again: %d", undecoded))
 	}
-	return errors.Join(inv.faults...)
+	return inv.err()
 }
 
 func (f *Firing) concurrency() int {

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"io"
 	"log/slog"
@@ -60,6 +60,8 @@ func TestCallerFrom(t *testing.T) {
 		{"empty bot id", map[string]string{"sub": "u1", "bot_id": ""}, nil, false, "", true},
 		{"empty org id in a JSON array", map[string]string{"sub": "u1", "org_ids": `["o1",""]`}, nil, false, "", true},
 		{"unclosed rendering", map[string]string{"sub": "u1", "org_ids": `[o1 o2`}, nil, false, "", true},
+		{"invalid UTF-8 in a JSON array", map[string]string{"sub": "u1", "org_ids": "[\"o1\",\"o\xff\"]"}, nil, false, "", true},
+		{"a lone surrogate in a JSON array", map[string]string{"sub": "u1", "org_ids": `["o1","\ud800"]`}, nil, false, "", true},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
@@ -257,7 +259,9 @@ func TestLogLine(t *testing.T) {
 // TestDecode: encoding/json/v2's strict reading. Exact, unique member
 // names; null is absent; invalid UTF-8 anywhere, wrong types, unknown
 // members at any depth, excess nesting and non-objects are invalid_request,
-// with a detail that names the member.
+// with a detail that names the member and the first fault met, told by the
+// error's kind and never by its text (a body cut short in a surrogate is
+// not valid JSON; a syntax error 10000 deep is not excess nesting).
 func TestDecode(t *testing.T) {
 	type body struct {
 		Name  *string `json:"name"`
@@ -287,7 +291,17 @@ func TestDecode(t *testing.T) {
 		{"{\"inner\":{\"x\":\"\xc3\"}}", "inner.x holds invalid UTF-8."},
 		{"{\"na\xffme\":\"a\"}", "The body holds invalid UTF-8."},
 		{`{"name":"\ud800"}`, "name holds invalid UTF-8."},
+		{`{"name":"\ud800\u0041"}`, "name holds invalid UTF-8."},
+		{"{\"flag\":\"\xff\"}", "flag holds invalid UTF-8."},
+		{"{\"name\":\"\xff\",\"name\":\"a\"}", "name holds invalid UTF-8."},
+		{"{\"name\":\"a\xff\x01\"}", "name holds invalid UTF-8."},
+		{"{\"name\":\"a\x01\xff\"}", "The body is not valid JSON."},
+		{"{\"name\":\"\xff\" x", "name holds invalid UTF-8."},
+		{`{{"a":1 x}`, "The body is not valid JSON."},
+		{"{\"name\":\"a\" x \"\xff\"}", "The body is not valid JSON."},
+		{`{"name":"\ud800`, "The body is not valid JSON."},
 		{`{"value":` + deep + `}`, "The body is nested too deeply."},
+		{`{"value":` + strings.Repeat("[", 9999) + `x`, "The body is not valid JSON."},
 		{`{"name":"a"} x`, "The body is not valid JSON."},
 		{`{"name":"a"`, "The body is not valid JSON."},
 		{`["name"]`, "The body must be one JSON object."},

@@ -5,8 +5,10 @@ import (
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
@@ -24,32 +26,39 @@ func Decode(body []byte, v any) error {
 	if b := bytes.TrimSpace(body); len(b) == 0 || b[0] != '{' {
 		return invalid("The body must be one JSON object.")
 	}
-	if err := json.Unmarshal(body, v, json.RejectUnknownMembers(true)); err != nil {
-		return invalid(describe(err))
+	if err := json.Unmarshal(body, v, strict); err != nil {
+		return invalid(describe(body, v, err))
 	}
 	return nil
 }
 
+// strict is what Decode adds to encoding/json/v2's defaults: an unknown
+// member is an error.
+var strict = json.RejectUnknownMembers(true)
+
 func invalid(detail string) error { return problem.New(problem.InvalidRequest, detail) }
 
-// describe says, for people, what a decoding error found and where.
-func describe(err error) string {
+// describe says, for people, what err, met decoding body into v, found and
+// where.
+func describe(body []byte, v any, err error) string {
 	var syn *jsontext.SyntacticError
 	var sem *json.SemanticError
 	switch {
 	case errors.As(err, &syn):
 		name := member(syn.JSONPointer)
-		switch msg := syn.Err.Error(); {
+		switch {
 		case errors.Is(syn.Err, jsontext.ErrDuplicateName):
 			return name + " is repeated."
-		case (strings.Contains(msg, "UTF-8") || strings.Contains(msg, "surrogate")) && name != "":
-			return name + " holds invalid UTF-8."
-		case strings.Contains(msg, "UTF-8") || strings.Contains(msg, "surrogate"):
-			return "The body holds invalid UTF-8."
-		case strings.Contains(msg, "depth"):
+		case errors.Is(syn.Err, tooDeep()):
 			return "The body is nested too deeply."
+		case errors.Is(syn.Err, io.ErrUnexpectedEOF) || !invalidText(body, v, syn):
+			// A body cut short is not valid JSON, even in an escaped
+			// surrogate whose other half never came.
+			return "The body is not valid JSON."
+		case name != "":
+			return name + " holds invalid UTF-8."
 		}
-		return "The body is not valid JSON."
+		return "The body holds invalid UTF-8."
 	case errors.As(err, &sem) && errors.Is(sem.Err, json.ErrUnknownName):
 		return member(sem.JSONPointer) + " is not a known member."
 	case errors.As(err, &sem) && sem.JSONPointer != "":
@@ -57,6 +66,32 @@ func describe(err error) string {
 	}
 	return "The body must be one JSON object."
 }
+
+// invalidText reports whether syn, met decoding body into v, is invalid
+// UTF-8 or an escaped lone surrogate, for which jsontext exports no error:
+// decoding body again into the same type with the same options, but
+// allowing both, does not meet syn again. Both decodings take the same
+// steps up to syn, so only what the second lets through can take it past.
+func invalidText(body []byte, v any, syn *jsontext.SyntacticError) bool {
+	again := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+	err := json.Unmarshal(body, again, strict, jsontext.AllowInvalidUTF8(true))
+	var same *jsontext.SyntacticError
+	return !errors.As(err, &same) || same.ByteOffset != syn.ByteOffset
+}
+
+// maxDepth is jsontext's bound on the nesting of arrays and objects.
+const maxDepth = 10000
+
+// tooDeep is the error jsontext gives for nesting past maxDepth, which it
+// does not export: taken from a decoder that meets it.
+var tooDeep = sync.OnceValue(func() error {
+	_, err := jsontext.NewDecoder(strings.NewReader(strings.Repeat("[", maxDepth+1))).ReadValue()
+	var syn *jsontext.SyntacticError
+	if errors.As(err, &syn) {
+		return syn.Err
+	}
+	return err
+})
 
 // maxMember bounds, in characters, a member's name as a detail repeats it:
 // an unknown member's name is the caller's, of any length.

@@ -3,7 +3,7 @@ package lambdaenv_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"errors"
 	"maps"
 	"os/exec"
@@ -52,7 +52,11 @@ func TestInitFailure(t *testing.T) {
 		if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || stderr.Len() != 0 {
 			t.Fatalf("not one line: stdout %q, stderr %q", out, stderr.String())
 		}
-		var line struct{ Level, Msg, Error string }
+		var line struct {
+			Level string `json:"level"`
+			Msg   string `json:"msg"`
+			Error string `json:"error"`
+		}
 		if err := json.Unmarshal([]byte(out), &line); err != nil {
 			t.Fatalf("not JSON: %q", out)
 		}

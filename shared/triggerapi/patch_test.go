@@ -2,7 +2,7 @@ package triggerapi_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"slices"
 	"strings"
@@ -39,7 +39,7 @@ func member(v map[string]any, path string) string {
 		m, _ := x.(map[string]any)
 		x = m[k]
 	}
-	b, _ := json.Marshal(x)
+	b, _ := json.Marshal(x, json.Deterministic(true))
 	return string(b)
 }
 
@@ -122,7 +122,7 @@ func snapshot(h *apitest.Harness) string {
 	for _, it := range h.Items() {
 		var v any
 		_ = json.Unmarshal([]byte(it), &v)
-		b, _ := json.Marshal(v) // members sorted
+		b, _ := json.Marshal(v, json.Deterministic(true)) // members sorted
 		out = append(out, string(b))
 	}
 	slices.Sort(out)

@@ -1,7 +1,7 @@
 package triggerapi_test
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
 	"fmt"
 	"regexp"
 	"strings"
@@ -87,7 +87,7 @@ func TestCreate(t *testing.T) {
 		{"a kilo object is stored as its name", map[string]any{"sandboxAllocation": map[string]any{"provider": map[string]any{"id": "vercel", "account": "kilo"}, "instanceType": "small"}}, "sandboxAllocation", "vercel-small"},
 		{"a byoc object stays an object", map[string]any{"sandboxAllocation": map[string]any{"provider": map[string]any{"id": "vercel", "account": "byoc"}, "instanceType": "large"}}, "sandboxAllocation", "map[instanceType:large provider:map[account:byoc id:vercel]]"},
 		{"a name", map[string]any{"sandboxAllocation": "vercel-large"}, "sandboxAllocation", "vercel-large"},
-		{"a null allocation is none", map[string]any{"sandboxAllocation": json.RawMessage("null"), "orgId": json.RawMessage("null")}, "sandboxAllocation", "<nil>"},
+		{"a null allocation is none", map[string]any{"sandboxAllocation": jsontext.Value("null"), "orgId": jsontext.Value("null")}, "sandboxAllocation", "<nil>"},
 		{"a gitlab url and a branch", map[string]any{"repository": map[string]any{"type": "gitlab", "url": "https://gitlab.com/g/p.git", "branch": "dev"}}, "repository", "map[branch:dev type:gitlab url:https://gitlab.com/g/p.git]"},
 		{"a token marker in the prompt is allowed", map[string]any{"prompt": "rotate ghp_ tokens"}, "prompt", "rotate ghp_ tokens"},
 	} {
