@@ -58,7 +58,9 @@ func LedgerKey(userID, operationKey string) Item {
 }
 
 // IsLedgerKey reports whether a primary key is a ledger row's.
-func IsLedgerKey(pk, sk string) bool { return strings.HasPrefix(pk, ledgerPrefix) && sk == ledgerSortKey }
+func IsLedgerKey(pk, sk string) bool {
+	return strings.HasPrefix(pk, ledgerPrefix) && sk == ledgerSortKey
+}
 
 // Provider is the row's provider: the recorded one, else the provider of the
 // recorded allocation, else cloudflare for an id of a legacy class, else

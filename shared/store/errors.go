@@ -115,8 +115,11 @@ func (r refusal) refusedFrom(from int, whys ...refused) bool {
 // fault is the error of a write or read that no rule of the operation
 // explains: service_unavailable when a later try may pass (throttled,
 // or what the SDK retries), else internal_error (a missing table, a
-// refused permission, a malformed request).
+// refused permission, a malformed request); nil for no error.
 func (r refusal) fault(op string) error {
+	if r.err == nil {
+		return nil
+	}
 	err := fmt.Errorf("%s: %w", op, r.err)
 	if r.retryable || r.refusedFrom(0, throttled) {
 		return errBusy(err)

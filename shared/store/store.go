@@ -1,11 +1,11 @@
 // Package store is the DynamoDB adapter, the only package that calls
 // DynamoDB: the one table of the contract, the transaction that writes a
 // new session together with its operation ledger row (this file), the
-// triggers' items, reads and writes (trigger_*.go, due.go), their runs
-// (run_item.go, runs.go) and the scan of every item (scan.go). Every item
-// is read with session.AttrReader; every error of the SDK is read by
-// refusalOf (errors.go); every key is built in keys.go or by the session
-// package.
+// triggers' items, reads and writes (trigger_*.go, advance.go, due.go),
+// their runs (run_item.go, runs.go) and the scan of every item (scan.go).
+// Every item is read with session.AttrReader; every error of the SDK is
+// read by refusalOf (errors.go); every key is built in keys.go, or by the
+// session package for sessions and ledger rows.
 package store
 
 import (
