@@ -213,7 +213,7 @@ func TestLegacyIsolatedPrefixes(t *testing.T) {
 	for _, prefix := range []string{"ses-", "istd-", "crv-", "dind-"} {
 		item := fixture(t, "session-v2-legacy-isolated")
 		ws := item["metadata"].(*types.AttributeValueMemberM).Value["workspace"].(*types.AttributeValueMemberM).Value
-		ws["sandboxId"] = s(prefix + hex48)
+		ws["sandboxId"] = S(prefix + hex48)
 		rec, err := Decode(item)
 		if err != nil {
 			t.Fatal(err)

@@ -2,7 +2,6 @@ package session
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +23,11 @@ const IntentCreateSession = "create_session"
 // LedgerTTL is how long an operation key stays idempotent.
 const LedgerTTL = 24 * time.Hour
 
-const ledgerSortKey = "LEDGER"
+// Keys of a ledger row.
+const (
+	ledgerPrefix  = "OPERATION#"
+	ledgerSortKey = "LEDGER"
+)
 
 // LedgerRow is an operation ledger row: what one operation key of one user
 // started. Empty members were not recorded.
@@ -51,7 +54,12 @@ type LedgerRow struct {
 
 // LedgerKey returns the primary key of a user's ledger row for a key.
 func LedgerKey(userID, operationKey string) Item {
-	return Item{"PK": s("OPERATION#" + userID + "#" + operationKey), "SK": s(ledgerSortKey)}
+	return Item{"PK": S(ledgerPrefix + userID + "#" + operationKey), "SK": S(ledgerSortKey)}
+}
+
+// IsLedgerKey reports whether a primary key is a ledger row's.
+func IsLedgerKey(pk, sk string) bool {
+	return strings.HasPrefix(pk, ledgerPrefix) && sk == ledgerSortKey
 }
 
 // Provider is the row's provider: the recorded one, else the provider of the
@@ -110,21 +118,21 @@ func (l *LedgerRow) Expired(now time.Time) bool {
 // EncodeLedger returns the item of a ledger row.
 func EncodeLedger(l *LedgerRow) Item {
 	item := LedgerKey(l.UserID, l.OperationKey)
-	item["intent"] = s(l.Intent)
-	putS(item, "orgId", l.OrgID)
-	putS(item, "botId", l.BotID)
-	item["fingerprint"] = s(l.Fingerprint)
-	item["status"] = s(l.Status)
-	item["sessionId"] = s(l.SessionID)
-	putS(item, "sandboxId", l.SandboxID)
-	putS(item, "sandboxKind", l.SandboxKind)
-	putS(item, "sandboxProvider", l.SandboxProvider)
-	putS(item, "sandboxAllocation", l.SandboxAllocation)
+	item["intent"] = S(l.Intent)
+	PutS(item, "orgId", l.OrgID)
+	PutS(item, "botId", l.BotID)
+	item["fingerprint"] = S(l.Fingerprint)
+	item["status"] = S(l.Status)
+	item["sessionId"] = S(l.SessionID)
+	PutS(item, "sandboxId", l.SandboxID)
+	PutS(item, "sandboxKind", l.SandboxKind)
+	PutS(item, "sandboxProvider", l.SandboxProvider)
+	PutS(item, "sandboxAllocation", l.SandboxAllocation)
 	if !l.LeaseUntil.IsZero() {
-		item["leaseUntil"] = n(l.LeaseUntil.UnixMilli())
+		item["leaseUntil"] = N(l.LeaseUntil.UnixMilli())
 	}
-	item["createdAt"] = s(l.CreatedAt)
-	item["expiresAt"] = n(l.ExpiresAt.Unix())
+	item["createdAt"] = S(l.CreatedAt)
+	item["expiresAt"] = N(l.ExpiresAt.Unix())
 	return item
 }
 
@@ -136,9 +144,9 @@ func (e *InvalidLedgerError) Error() string { return "ledger row is invalid: " +
 // DecodeLedger reads a ledger row. The user and the key come from the
 // row's key; attributes of the wrong type make it invalid.
 func DecodeLedger(item Item) (*LedgerRow, error) {
-	d := &decoder{}
-	pk := d.str(item, "", "PK")
-	rest, ok := strings.CutPrefix(pk, "OPERATION#")
+	d := &AttrReader{EmptyIsUnset: true}
+	pk := d.Str(item, "", "PK")
+	rest, ok := strings.CutPrefix(pk, ledgerPrefix)
 	user, key, ok2 := strings.Cut(rest, "#")
 	if !ok || !ok2 || user == "" || key == "" {
 		return nil, &InvalidLedgerError{"the key is not a ledger key"}
@@ -146,42 +154,28 @@ func DecodeLedger(item Item) (*LedgerRow, error) {
 	l := &LedgerRow{
 		UserID:            user,
 		OperationKey:      key,
-		Intent:            d.str(item, "", "intent"),
-		OrgID:             d.str(item, "", "orgId"),
-		BotID:             d.str(item, "", "botId"),
-		Fingerprint:       d.str(item, "", "fingerprint"),
-		Status:            d.str(item, "", "status"),
-		SessionID:         d.str(item, "", "sessionId"),
-		SandboxID:         d.str(item, "", "sandboxId"),
-		SandboxKind:       d.str(item, "", "sandboxKind"),
-		SandboxProvider:   d.str(item, "", "sandboxProvider"),
-		SandboxAllocation: d.str(item, "", "sandboxAllocation"),
-		LeaseUntil:        d.epochMillis(item, "", "leaseUntil"),
-		CreatedAt:         d.str(item, "", "createdAt"),
+		Intent:            d.Str(item, "", "intent"),
+		OrgID:             d.Str(item, "", "orgId"),
+		BotID:             d.Str(item, "", "botId"),
+		Fingerprint:       d.Str(item, "", "fingerprint"),
+		Status:            d.Str(item, "", "status"),
+		SessionID:         d.Str(item, "", "sessionId"),
+		SandboxID:         d.Str(item, "", "sandboxId"),
+		SandboxKind:       d.Str(item, "", "sandboxKind"),
+		SandboxProvider:   d.Str(item, "", "sandboxProvider"),
+		SandboxAllocation: d.Str(item, "", "sandboxAllocation"),
+		LeaseUntil:        d.EpochMillis(item, "", "leaseUntil"),
+		CreatedAt:         d.Str(item, "", "createdAt"),
 	}
-	if route, ok := d.mapAttr(item, "", "sandboxRoute"); ok {
-		l.Route = &Route{d.str(route, "sandboxRoute.", "kind"), d.str(route, "sandboxRoute.", "routeKey"), d.str(route, "sandboxRoute.", "suffix")}
+	if route, ok := d.Map(item, "", "sandboxRoute"); ok {
+		l.Route = &Route{d.Str(route, "sandboxRoute.", "kind"), d.Str(route, "sandboxRoute.", "routeKey"), d.Str(route, "sandboxRoute.", "suffix")}
 	}
-	l.ExpiresAt = d.epochSeconds(item, "expiresAt")
+	l.ExpiresAt = d.EpochSeconds(item, "", "expiresAt")
 	if l.SessionID == "" {
-		d.fail("sessionId is missing")
+		d.Fail("sessionId is missing")
 	}
-	if d.err != nil {
-		return nil, &InvalidLedgerError{d.err.Error()}
+	if d.Err() != nil {
+		return nil, &InvalidLedgerError{d.Err().Error()}
 	}
 	return l, nil
-}
-
-// epochSeconds reads a time in epoch seconds, as TTL attributes are.
-func (d *decoder) epochSeconds(item Item, name string) time.Time {
-	v, ok := d.num(item, "", name)
-	if !ok {
-		return time.Time{}
-	}
-	sec, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		d.fail("%s is not a time in epoch seconds", name)
-		return time.Time{}
-	}
-	return time.Unix(sec, 0).UTC()
 }

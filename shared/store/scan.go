@@ -2,12 +2,9 @@ package store
 
 import (
 	"context"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -70,55 +67,14 @@ func (t *Table) Scan(ctx context.Context, segments int, visit func([]Scanned) er
 
 // decodeScanned decodes an item by its key.
 func decodeScanned(item session.Item) Scanned {
-	pk, _ := item["PK"].(*types.AttributeValueMemberS)
-	sk, _ := item["SK"].(*types.AttributeValueMemberS)
-	if pk == nil || sk == nil {
-		return Scanned{}
-	}
-	var s Scanned
-	switch {
-	case strings.HasPrefix(pk.Value, "SESSION#") && sk.Value == "METADATA":
-		s.Kind = KindSession
+	s := Scanned{Kind: kindOf(item)}
+	switch s.Kind {
+	case KindSession:
 		s.Session, s.Err = session.Decode(item)
-	case strings.HasPrefix(pk.Value, "OPERATION#") && sk.Value == "LEDGER":
-		s.Kind = KindLedger
+	case KindLedger:
 		s.Ledger, s.Err = session.DecodeLedger(item)
-	case strings.HasPrefix(pk.Value, triggerPrefix) && sk.Value == triggerSortKey:
-		s.Kind = KindTrigger
+	case KindTrigger:
 		s.Trigger, s.Err = decodeTrigger(item)
 	}
 	return s
-}
-
-// ClearSavedAllocation removes a trigger's saved allocation, so that the
-// effective default applies, and moves its version on, on the condition
-// that the trigger is still as it was seen: there, with the same active
-// flag, next run, version and saved allocation. When that condition fails
-// the error is ErrTriggerMoved.
-func (t *Table) ClearSavedAllocation(ctx context.Context, seen *trigger.Trigger) error {
-	// Only the attribute that holds it is removed: the condition holds the
-	// other absent (the embedded endpoint's REMOVE of an absent attribute
-	// skips the rest of the clause).
-	version := expression.Name("version")
-	update := expression.Set(version, expression.Plus(expression.IfNotExists(version, expression.Value(0)), expression.Value(1)))
-	cond := unchangedSince(seen).And(unchanged("sandboxAllocation", seen.SavedAllocation))
-	if seen.SavedAllocation != "" {
-		update = update.Remove(expression.Name("sandboxAllocation"))
-	}
-	if seen.SavedRequest == nil {
-		cond = cond.And(expression.AttributeNotExists(expression.Name("sandboxAllocationRequest")))
-	} else {
-		update = update.Remove(expression.Name("sandboxAllocationRequest"))
-		cond = cond.And(expression.AttributeExists(expression.Name("sandboxAllocationRequest")))
-	}
-	e, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
-	if err != nil {
-		return err
-	}
-	_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(t.name), Key: triggerKey(seen.ID),
-		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
-		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-	})
-	return moved("clear saved allocation", err)
 }

@@ -1,37 +1,25 @@
-// Package store is the DynamoDB adapter: the one table of the contract, its
-// fixed item shapes, and the transaction that writes a new session together
-// with its operation ledger row. It is the only package that calls DynamoDB.
+// Package store is the DynamoDB adapter, the only package that calls
+// DynamoDB: the one table of the contract, the transaction that writes a
+// new session together with its operation ledger row (this file), the
+// triggers' items, reads and writes (trigger_*.go, advance.go, due.go),
+// their runs (run_item.go, runs.go) and the scan of every item (scan.go).
+// Every item is read with session.AttrReader; every error of the SDK is
+// read by refusalOf (errors.go); every key is built in keys.go, or by the
+// session package for sessions and ledger rows.
 package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/cloud-agent/control-plane/shared/invocation"
-	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
-)
-
-// Errors the caller acts on. Storage faults are problem errors with code
-// service_unavailable.
-var (
-	// ErrNotFound: no such item.
-	ErrNotFound = errors.New("store: not found")
-	// ErrSessionExists: an item already has the new session's key.
-	ErrSessionExists = errors.New("store: session exists")
-	// ErrLedgerExists: the operation key's ledger row exists and has not
-	// expired (or a concurrent transaction holds it); read it and judge it.
-	ErrLedgerExists = errors.New("store: ledger row exists")
 )
 
 // Counting is a client option that counts every DynamoDB operation the
@@ -58,61 +46,13 @@ func New(client *dynamodb.Client, name string) *Table {
 	return &Table{client: client, name: name}
 }
 
-// failed maps an error the SDK gave up on: what the SDK itself retries
-// (throttling, 5xx, a dropped or timed-out connection) is
-// service_unavailable, to be tried again later; anything else (a missing
-// table, a refused permission, a malformed request) is internal_error.
-func failed(op string, err error) error {
-	err = fmt.Errorf("%s: %w", op, err)
-	if errors.Is(err, context.DeadlineExceeded) || retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary {
-		return errBusy(err)
-	}
-	return problem.Wrap(problem.InternalError, "An unexpected error occurred.", err)
-}
-
-// transientReasons are the cancellation reasons of a transaction that a
-// later try may not meet.
-var transientReasons = []string{"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
-
-// reason is the code of a canceled transaction's reason for item i, or "".
-func reason(tce *types.TransactionCanceledException, i int) string {
-	if i < len(tce.CancellationReasons) && tce.CancellationReasons[i].Code != nil {
-		return *tce.CancellationReasons[i].Code
-	}
-	return ""
-}
-
-// transient reports whether a canceled transaction was refused for a
-// reason that a later try may not meet (throttling).
-func transient(tce *types.TransactionCanceledException) bool {
-	for i := range tce.CancellationReasons {
-		if slices.Contains(transientReasons, reason(tce, i)) {
-			return true
-		}
-	}
-	return false
-}
-
-// errBusy is the service_unavailable answer to a write that the table
-// refused for now.
-func errBusy(cause error) error {
-	return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", cause)
-}
-
 // PutSession writes a new session on its own, only where no item has its
 // key: ErrSessionExists otherwise.
 func (t *Table) PutSession(ctx context.Context, rec *session.Record) error {
 	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(t.name), Item: session.Encode(rec), ConditionExpression: aws.String(sessionIsNew),
 	})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
-		return ErrSessionExists
-	case err != nil:
-		return failed("put session", err)
-	}
-	return nil
+	return putSessionError(err)
 }
 
 // CreateSession writes a new session and its ledger row in one
@@ -194,48 +134,49 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 	return transactionError(err)
 }
 
-// transactionError maps a refused session-and-ledger transaction (items:
-// the session, its row, and a trigger's advance and its run if any). A failed condition
-// on the session means its key is taken: its id is new, so by an earlier
-// attempt of this same write whose answer was lost, or, for a replaced row,
-// by the start that replaced it first. A failed condition or a conflict on
-// the advance means the trigger moved on. A conflict or a failed condition
-// on the ledger row means the row exists (real DynamoDB answers concurrent
-// transactions on one item with TransactionConflict), and a failed
-// condition carries the row. Anything else is a fault.
-func transactionError(err error) (*session.LedgerRow, error) {
-	if err == nil {
-		return nil, nil
-	}
-	var tce *types.TransactionCanceledException
-	if !errors.As(err, &tce) {
-		var conflict *types.TransactionConflictException
-		if errors.As(err, &conflict) {
-			return nil, ErrLedgerExists
-		}
-		return nil, failed("create session", err)
-	}
-	code := func(i int) string { return reason(tce, i) }
+// putSessionError maps the answer to a session written alone: a failed
+// condition means its key is taken.
+func putSessionError(err error) error {
+	r := refusalOf(err)
 	switch {
-	case code(0) == "ConditionalCheckFailed":
+	case err == nil:
+		return nil
+	case r.on(0, condition):
+		return ErrSessionExists
+	}
+	return r.fault("put session")
+}
+
+// transactionError maps the answer to a session-and-ledger transaction
+// (items: the session, its row, and a trigger's advance and its run if
+// any). A failed condition on the session means its key is taken: its id
+// is new, so by an earlier attempt of this same write whose answer was
+// lost, or, for a replaced row, by the start that replaced it first. A
+// failed condition or a conflict on the advance or the run means the
+// trigger moved on. A conflict or a failed condition on the ledger row
+// means the row exists (real DynamoDB answers concurrent transactions on
+// one item with TransactionConflict), and a failed condition carries the
+// row. Anything else is a fault.
+func transactionError(err error) (*session.LedgerRow, error) {
+	r := refusalOf(err)
+	switch {
+	case err == nil:
+		return nil, nil
+	case r.on(0, condition):
 		return nil, ErrSessionExists
-	case refusedFrom(tce, 2):
-		// The advance or the slot's run (items 2 and on) failed a
-		// condition or met another transaction: the trigger moved.
+	case r.refusedFrom(2, condition, conflict):
 		return nil, ErrTriggerMoved
-	case code(1) == "ConditionalCheckFailed":
-		if item := tce.CancellationReasons[1].Item; len(item) > 0 {
+	case r.on(1, condition):
+		if item := r.old[1]; len(item) > 0 {
 			if row, err := session.DecodeLedger(item); err == nil {
 				return row, ErrLedgerExists
 			}
 		}
 		return nil, ErrLedgerExists
-	case code(1) == "TransactionConflict" || code(0) == "TransactionConflict":
+	case r.conflicted || r.on(0, conflict) || r.on(1, conflict):
 		return nil, ErrLedgerExists
-	case transient(tce):
-		return nil, errBusy(err)
 	}
-	return nil, failed("create session", err)
+	return nil, r.fault("create session")
 }
 
 // GetSession reads a session, strongly consistent. A record that does not

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// runUpdate records what a slot did and the next slot, and moves the
+// version on. An unset value is written NULL, which reads back as unset.
+func runUpdate(run trigger.Run, next time.Time) expression.UpdateBuilder {
+	set := func(u expression.UpdateBuilder, name, v string) expression.UpdateBuilder {
+		if v == "" {
+			return u.Set(expression.Name(name), expression.Value(nil))
+		}
+		return u.Set(expression.Name(name), expression.Value(v))
+	}
+	u := nextVersion(expression.Set(expression.Name("nextRunAt"), expression.Value(formatTime(next))))
+	u = set(u, "lastRunAt", formatTime(run.At))
+	u = set(u, "lastSessionId", run.SessionID)
+	u = set(u, "lastRunStatus", run.Status)
+	return set(u, "lastError", run.Error)
+}
+
+// Advance moves a trigger past a slot whose new session is written with
+// it, in the session's own transaction: it records the slot, the session,
+// the status and the next slot, on the condition that the trigger is
+// still as it was seen (unchangedSince), and adds the slot's run to the
+// trigger's history. When that condition fails nothing at all is written,
+// and the error is ErrTriggerMoved.
+type Advance struct {
+	Seen   *trigger.Trigger
+	Slot   time.Time
+	Status string // fired or fallback
+	Next   time.Time
+	At     time.Time // when the run is recorded
+}
+
+// items are the advance as transaction items, for the session id: the
+// trigger's update, then its run.
+func (a *Advance) items(table, sessionID string) ([]types.TransactWriteItem, error) {
+	run := trigger.Run{At: a.Slot, SessionID: sessionID, Status: a.Status, RecordedAt: a.At}
+	update, err := runUpdateItem(table, a.Seen, run, a.Next)
+	if err != nil {
+		return nil, err
+	}
+	return []types.TransactWriteItem{update, runPut(table, a.Seen.ID, run)}, nil
+}
+
+// runUpdateItem is the update that records a run on the trigger seen and
+// moves its next slot on, conditioned on the trigger being as seen.
+func runUpdateItem(table string, seen *trigger.Trigger, run trigger.Run, next time.Time) (types.TransactWriteItem, error) {
+	e, err := expression.NewBuilder().WithUpdate(runUpdate(run, next)).WithCondition(unchangedSince(seen)).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: triggerKey(seen.ID),
+		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+	}}, nil
+}
+
+// RecordRun records what a trigger's slot did and moves its next run on,
+// on the condition that the trigger is still as it was seen
+// (unchangedSince): never backward, never onto a deleted or changed
+// trigger. The slot's run goes into the trigger's history in the same
+// transaction: a slot has one run item, so recording it again (a replay
+// of a slot an older writer fired, which recorded no run) adds none. When
+// the condition fails the error is ErrTriggerMoved.
+func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time) error {
+	update, err := runUpdateItem(t.name, seen, run, next)
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{update, runPut(t.name, seen.ID, run)}})
+	return moved("record trigger run", err)
+}

@@ -1,0 +1,84 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// Due is a trigger the due index shows due: its id, and the trigger as
+// the index has it (nil when that copy does not decode). The index is
+// eventually consistent: judge the copy only by writes conditioned on it
+// (unchangedSince), or read the trigger again.
+type Due struct {
+	ID      string
+	Trigger *trigger.Trigger
+}
+
+// DueTriggers returns the active triggers whose next run is at or before
+// at, as the due index has them, longest due first. The shards are
+// queried in parallel, each page by page.
+func (t *Table) DueTriggers(ctx context.Context, at time.Time) ([]Due, error) {
+	found := make([][]Due, dueShards)
+	errs := make([]error, dueShards)
+	var wg sync.WaitGroup
+	for shard := range dueShards {
+		wg.Go(func() { found[shard], errs[shard] = t.dueInShard(ctx, shard, at) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	due := slices.Concat(found...)
+	slices.SortStableFunc(due, func(a, b Due) int { return a.nextRunAt().Compare(b.nextRunAt()) })
+	return due, nil
+}
+
+// nextRunAt is the next run the index shows; zero for a copy that does
+// not decode, which then comes first, to be read again and judged early.
+func (d Due) nextRunAt() time.Time {
+	if d.Trigger == nil {
+		return time.Time{}
+	}
+	return d.Trigger.NextRunAt
+}
+
+// dueInShard is one shard's due triggers, in the order of their next run.
+func (t *Table) dueInShard(ctx context.Context, shard int, at time.Time) ([]Due, error) {
+	kc, err := expression.NewBuilder().WithKeyCondition(
+		expression.Key("dueShard").Equal(expression.Value(shardKey(shard))).
+			And(expression.Key("nextRunAt").LessThanEqual(expression.Value(formatTime(at))))).Build()
+	if err != nil {
+		return nil, err
+	}
+	p := dynamodb.NewQueryPaginator(t.client, &dynamodb.QueryInput{
+		TableName: aws.String(t.name), IndexName: aws.String(dueTriggers),
+		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values(),
+	})
+	var due []Due
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, failed("find due triggers", err)
+		}
+		for _, item := range out.Items {
+			tr, err := decodeTrigger(item)
+			var invalid *InvalidTriggerError
+			switch {
+			case errors.As(err, &invalid):
+				due = append(due, Due{ID: invalid.ID})
+			case err == nil:
+				due = append(due, Due{ID: tr.ID, Trigger: tr})
+			}
+		}
+	}
+	return due, nil
+}

@@ -1,0 +1,86 @@
+package store
+
+import (
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// The keys of the store's own items. A session's and a ledger row's are
+// the session package's (session.Key, session.LedgerKey).
+const (
+	// A trigger's item is TRIGGER#<id> / TRIGGER; its runs share its
+	// partition, RUN#<slot>, which sort by slot, all of them below the
+	// trigger item's sort key.
+	triggerPrefix  = "TRIGGER#"
+	triggerSortKey = "TRIGGER"
+	runPrefix      = "RUN#"
+	// An owner's trigger count is TRIGGERS#ORG#<orgId> / COUNT when the
+	// triggers have an org, else TRIGGERS#USER#<userId> / COUNT.
+	countPrefix    = "TRIGGERS#"
+	countOfUser    = "USER#"
+	countOfOrg     = "ORG#"
+	countSortKey   = "COUNT"
+	dueShardPrefix = "DUE#"
+)
+
+// The trigger indexes of the table (template.yaml).
+const (
+	triggersByUser = "TriggersByUser"
+	dueTriggers    = "DueTriggersAll"
+	// dueShards is how many partitions of the due index active triggers
+	// are spread over.
+	dueShards = 16
+)
+
+func key(pk, sk string) session.Item { return session.Item{"PK": session.S(pk), "SK": session.S(sk)} }
+
+func triggerKey(id string) session.Item { return key(triggerPrefix+id, triggerSortKey) }
+
+// runKey is the key of a trigger's run of a slot.
+func runKey(triggerID string, slot time.Time) session.Item {
+	return key(triggerPrefix+triggerID, runPrefix+formatTime(slot))
+}
+
+// ownerCountKey is the item that counts an owner's triggers: the org's
+// when the trigger has one, else the user's.
+func ownerCountKey(tr *trigger.Trigger) session.Item {
+	owner := countOfUser + tr.UserID
+	if tr.OrgID != "" {
+		owner = countOfOrg + tr.OrgID
+	}
+	return key(countPrefix+owner, countSortKey)
+}
+
+// dueShard spreads active triggers over the due index's partitions by a
+// hash of their id.
+func dueShard(id string) string {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return shardKey(int(h.Sum32() % dueShards))
+}
+
+func shardKey(n int) string { return dueShardPrefix + strconv.Itoa(n) }
+
+// kindOf is the kind of an item, by its key.
+func kindOf(item session.Item) ItemKind {
+	pk, _ := item["PK"].(*types.AttributeValueMemberS)
+	sk, _ := item["SK"].(*types.AttributeValueMemberS)
+	switch {
+	case pk == nil || sk == nil:
+		return KindOther
+	case session.IsKey(pk.Value, sk.Value):
+		return KindSession
+	case session.IsLedgerKey(pk.Value, sk.Value):
+		return KindLedger
+	case strings.HasPrefix(pk.Value, triggerPrefix) && sk.Value == triggerSortKey:
+		return KindTrigger
+	}
+	return KindOther
+}

@@ -1,0 +1,62 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// RunTTL is how long a trigger's run is kept: the table's TTL deletes it
+// once its expiresAt has passed, and until then it is read as gone.
+const RunTTL = 30 * 24 * time.Hour
+
+// encodeRun returns a run's item, in its trigger's partition (runKey): a
+// slot of one trigger, what it did (triggerId, slot, status, sessionId?,
+// error?, recordedAt) and when the table's TTL deletes it (expiresAt, N,
+// epoch seconds).
+func encodeRun(triggerID string, run trigger.Run) session.Item {
+	item := runKey(triggerID, run.At)
+	item["triggerId"] = session.S(triggerID)
+	item["slot"] = session.S(formatTime(run.At))
+	item["status"] = session.S(run.Status)
+	session.PutS(item, "sessionId", run.SessionID)
+	session.PutS(item, "error", run.Error)
+	item["recordedAt"] = session.S(formatTime(run.RecordedAt))
+	item["expiresAt"] = session.N(run.RecordedAt.Add(RunTTL).Unix())
+	return item
+}
+
+// runPut is the transaction item that records a run of a trigger. A slot
+// has one run: the write that records it is the one that moves the
+// trigger past the slot, on its condition.
+func runPut(table, triggerID string, run trigger.Run) types.TransactWriteItem {
+	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: encodeRun(triggerID, run)}}
+}
+
+// decodeRun reads a run's item; a run that does not decode is a fault
+// that names the run's slot and the attribute, never its value.
+func decodeRun(item session.Item) (trigger.Run, error) {
+	var r session.AttrReader
+	sk := r.Str(item, "", "SK")
+	r.Str(item, "", "PK")
+	r.Str(item, "", "triggerId")
+	run := trigger.Run{
+		At: r.Time(item, "", "slot", session.TimeFormat), Status: r.Str(item, "", "status"),
+		SessionID: r.Str(item, "", "sessionId"), Error: r.Str(item, "", "error"),
+		RecordedAt: r.Time(item, "", "recordedAt", session.TimeFormat),
+	}
+	r.EpochSeconds(item, "", "expiresAt")
+	if run.At.IsZero() || run.RecordedAt.IsZero() {
+		r.Fail("slot or recordedAt is missing")
+	}
+	if r.Err() != nil {
+		return trigger.Run{}, failed("list runs", fmt.Errorf("run %s: %w", strings.TrimPrefix(sk, runPrefix), r.Err()))
+	}
+	return run, nil
+}

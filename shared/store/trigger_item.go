@@ -1,0 +1,151 @@
+package store
+
+import (
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// InvalidTriggerError is a stored trigger item that does not decode. Its
+// owner is there when it can still be read ("" otherwise), so that only
+// its owner learns of it.
+type InvalidTriggerError struct {
+	ID     string
+	UserID string
+	OrgID  string
+	Cause  error
+}
+
+func (e *InvalidTriggerError) Error() string {
+	return "trigger " + e.ID + " does not decode: " + e.Cause.Error()
+}
+
+func (e *InvalidTriggerError) Unwrap() error { return e.Cause }
+
+// Trigger is the part of the invalid item that is still readable: its
+// id and owner, enough to judge ownership and to delete it.
+func (e *InvalidTriggerError) Trigger() *trigger.Trigger {
+	return &trigger.Trigger{ID: e.ID, UserID: e.UserID, OrgID: e.OrgID}
+}
+
+// listedAtFormat writes an instant to the nanosecond in fixed width, so
+// that the order of the strings is the order of the instants.
+const listedAtFormat = "2006-01-02T15:04:05.000000000Z"
+
+func listedAt(t time.Time) string { return t.UTC().Format(listedAtFormat) }
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(session.TimeFormat)
+}
+
+// encodeTrigger returns a trigger's item: PK, SK, triggerId, ownerUserId,
+// orgId?, active (BOOL), dueShard? (only while the trigger is active,
+// which keeps inactive triggers out of the due index), cron, timezone,
+// repository {type, repo?, url?, branch?}, agent {mode, model, variant?},
+// prompt, sandboxAllocation? or sandboxAllocationRequest? {provider {id,
+// account}, instanceType}, createdAt, listedAt (the creation instant to
+// the nanosecond), nextRunAt, lastRunAt?, lastSessionId?, lastRunStatus?,
+// lastError? and version? (N). A "?" attribute is left out when unset;
+// the others are written even when empty.
+func encodeTrigger(tr *trigger.Trigger) session.Item {
+	item := triggerKey(tr.ID)
+	item["triggerId"] = session.S(tr.ID)
+	item["ownerUserId"] = session.S(tr.UserID)
+	session.PutS(item, "orgId", tr.OrgID)
+	item["active"] = session.Bool(tr.Active)
+	if tr.Active {
+		item["dueShard"] = session.S(dueShard(tr.ID))
+	}
+	item["cron"] = session.S(tr.Cron)
+	item["timezone"] = session.S(tr.Timezone)
+	repo := session.Item{"type": session.S(tr.Repository.Type)}
+	session.PutS(repo, "repo", tr.Repository.Repo)
+	session.PutS(repo, "url", tr.Repository.URL)
+	session.PutS(repo, "branch", tr.Repository.Branch)
+	item["repository"] = session.M(repo)
+	agent := session.Item{"mode": session.S(tr.Agent.Mode), "model": session.S(tr.Agent.Model)}
+	session.PutS(agent, "variant", tr.Agent.Variant)
+	item["agent"] = session.M(agent)
+	item["prompt"] = session.S(tr.Prompt)
+	session.PutS(item, "sandboxAllocation", tr.SavedAllocation)
+	if r := tr.SavedRequest; r != nil {
+		item["sandboxAllocationRequest"] = session.M(session.Item{
+			"provider":     session.M(session.Item{"id": session.S(string(r.Provider.ID)), "account": session.S(r.Provider.Account)}),
+			"instanceType": session.S(r.InstanceType),
+		})
+	}
+	item["createdAt"] = session.S(formatTime(tr.CreatedAt))
+	item["listedAt"] = session.S(listedAt(tr.CreatedAt))
+	item["nextRunAt"] = session.S(formatTime(tr.NextRunAt))
+	session.PutS(item, "lastRunAt", formatTime(tr.LastRun.At))
+	session.PutS(item, "lastSessionId", tr.LastRun.SessionID)
+	session.PutS(item, "lastRunStatus", tr.LastRun.Status)
+	session.PutS(item, "lastError", tr.LastRun.Error)
+	if tr.Version != 0 {
+		item["version"] = session.N(tr.Version)
+	}
+	return item
+}
+
+// decodeTrigger reads a trigger item; its id is the key's. Absent and
+// NULL attributes are unset, as is an empty string; an empty string
+// where a flag, a number or a map belongs is of the wrong type.
+func decodeTrigger(item session.Item) (*trigger.Trigger, error) {
+	var r session.AttrReader
+	pk := r.Str(item, "", "PK")
+	id := strings.TrimPrefix(pk, triggerPrefix)
+	r.Str(item, "", "SK")
+	storedID := r.Str(item, "", "triggerId")
+	tr := &trigger.Trigger{
+		ID: id, UserID: r.Str(item, "", "ownerUserId"), OrgID: r.Str(item, "", "orgId"), Active: r.Bool(item, "", "active"),
+	}
+	r.Str(item, "", "dueShard")
+	tr.Cron, tr.Timezone = r.Str(item, "", "cron"), r.Str(item, "", "timezone")
+	if repo, ok := r.Map(item, "", "repository"); ok {
+		const p = "repository."
+		tr.Repository = session.Repository{Type: r.Str(repo, p, "type"), Repo: r.Str(repo, p, "repo"), URL: r.Str(repo, p, "url"), Branch: r.Str(repo, p, "branch")}
+	}
+	if agent, ok := r.Map(item, "", "agent"); ok {
+		const p = "agent."
+		tr.Agent = session.Agent{Mode: r.Str(agent, p, "mode"), Model: r.Str(agent, p, "model"), Variant: r.Str(agent, p, "variant")}
+	}
+	tr.Prompt = r.Str(item, "", "prompt")
+	tr.SavedAllocation = r.Str(item, "", "sandboxAllocation")
+	if req, ok := r.Map(item, "", "sandboxAllocationRequest"); ok {
+		const p = "sandboxAllocationRequest."
+		tr.SavedRequest = &allocation.Request{}
+		if prov, ok := r.Map(req, p, "provider"); ok {
+			const pp = p + "provider."
+			tr.SavedRequest.Provider = allocation.RequestProvider{ID: allocation.Provider(r.Str(prov, pp, "id")), Account: r.Str(prov, pp, "account")}
+		}
+		tr.SavedRequest.InstanceType = r.Str(req, p, "instanceType")
+	}
+	tr.CreatedAt = r.Time(item, "", "createdAt", session.TimeFormat)
+	if r.Str(item, "", "listedAt") != "" {
+		tr.CreatedAt = r.Time(item, "", "listedAt", listedAtFormat) // to the nanosecond
+	}
+	tr.NextRunAt = r.Time(item, "", "nextRunAt", session.TimeFormat)
+	tr.LastRun = trigger.Run{
+		At: r.Time(item, "", "lastRunAt", session.TimeFormat), SessionID: r.Str(item, "", "lastSessionId"),
+		Status: r.Str(item, "", "lastRunStatus"), Error: r.Str(item, "", "lastError"),
+	}
+	tr.Version = r.Int(item, "", "version")
+	invalid := func(cause error) error {
+		var owner session.AttrReader // as far as it can still be read
+		return &InvalidTriggerError{ID: id, UserID: owner.Str(item, "", "ownerUserId"), OrgID: owner.Str(item, "", "orgId"), Cause: cause}
+	}
+	switch {
+	case r.Err() != nil:
+		return nil, invalid(r.Err())
+	case storedID != id || tr.UserID == "":
+		return nil, invalid(errors.New("triggerId differs from the key, or ownerUserId is missing"))
+	}
+	return tr, nil
+}

@@ -1,0 +1,253 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// CreateTrigger writes a new trigger, at version 1, and counts it against
+// its owner, in one transaction: when the owner already has limit
+// triggers, nothing is written and the error is ErrTriggerLimit.
+func (t *Table) CreateTrigger(ctx context.Context, tr *trigger.Trigger, limit int) error {
+	first := *tr
+	first.Version = 1
+	item := encodeTrigger(&first)
+	count := expression.Name("triggers")
+	upd, err := expression.NewBuilder().
+		WithUpdate(expression.Set(count, expression.Plus(expression.IfNotExists(count, expression.Value(0)), expression.Value(1)))).
+		WithCondition(expression.AttributeNotExists(count).Or(count.LessThan(expression.Value(limit)))).
+		Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{
+			{Put: &types.Put{TableName: aws.String(t.name), Item: item, ConditionExpression: aws.String(sessionIsNew)}},
+			{Update: &types.Update{
+				TableName: aws.String(t.name), Key: ownerCountKey(tr),
+				UpdateExpression: upd.Update(), ConditionExpression: upd.Condition(),
+				ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+			}},
+		},
+	})
+	r := refusalOf(err)
+	switch {
+	case err == nil:
+		return nil
+	case r.on(0, condition):
+		// The id is new and random: only an earlier attempt of this write,
+		// whose answer was lost, can have taken it.
+		if stored, gerr := t.GetTrigger(ctx, tr.ID); gerr == nil && stored.UserID == tr.UserID && stored.CreatedAt.Equal(tr.CreatedAt) {
+			return nil
+		}
+	case r.on(1, condition):
+		return ErrTriggerLimit
+	}
+	return countError("create trigger", err)
+}
+
+// countError maps a refused transaction on an owner's trigger count: two
+// writes for one owner at once conflict on real DynamoDB, and a throttled
+// one may pass later; both are service_unavailable.
+func countError(op string, err error) error {
+	r := refusalOf(err)
+	if r.conflicted || r.refusedFrom(0, conflict) {
+		return errBusy(fmt.Errorf("%s: %w", op, err))
+	}
+	return r.fault(op)
+}
+
+// DeleteTrigger deletes a trigger and uncounts it from its owner, in one
+// transaction; ErrNotFound when it is already gone.
+func (t *Table) DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error {
+	// A count that was never written (a trigger put in by other means)
+	// goes to 0, never below.
+	count := expression.Name("triggers")
+	upd, err := expression.NewBuilder().
+		WithUpdate(expression.Set(count, expression.Minus(expression.IfNotExists(count, expression.Value(1)), expression.Value(1)))).
+		Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{
+			{Delete: &types.Delete{TableName: aws.String(t.name), Key: triggerKey(tr.ID), ConditionExpression: aws.String("attribute_exists(PK)")}},
+			{Update: &types.Update{
+				TableName: aws.String(t.name), Key: ownerCountKey(tr),
+				UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+			}},
+		},
+	})
+	switch {
+	case err == nil:
+		return nil
+	case refusalOf(err).on(0, condition):
+		return ErrNotFound
+	}
+	return countError("delete trigger", err)
+}
+
+// unchangedSince is the condition that a trigger is still as it was read:
+// there, with the same active flag, next run and version.
+func unchangedSince(tr *trigger.Trigger) expression.ConditionBuilder {
+	return expression.AttributeExists(expression.Name("PK")).
+		And(expression.Name("active").Equal(expression.Value(tr.Active))).
+		And(unchanged("nextRunAt", formatTime(tr.NextRunAt))).
+		And(versionIs(tr.Version))
+}
+
+// versionIs is the condition that a trigger's version is still v (0: an
+// older writer's item, which has none).
+func versionIs(v int64) expression.ConditionBuilder {
+	if v == 0 {
+		return unchanged("version", nil)
+	}
+	return unchanged("version", v)
+}
+
+// nextVersion adds to u the move of a trigger's version on, to 1 for an
+// older writer's item, which has none.
+func nextVersion(u expression.UpdateBuilder) expression.UpdateBuilder {
+	version := expression.Name("version")
+	return u.Set(version, expression.Plus(expression.IfNotExists(version, expression.Value(0)), expression.Value(1)))
+}
+
+// moved maps the answer to a write conditioned on a trigger as it was
+// seen, alone or in a transaction: a failed condition means the trigger
+// moved, and so does a conflict (a transaction in flight on it: another
+// invocation's advance, a change), on any of the items; a throttled
+// transaction is service_unavailable; anything else a fault.
+func moved(op string, err error) error {
+	r := refusalOf(err)
+	switch {
+	case err == nil:
+		return nil
+	case r.conflicted || r.refusedFrom(0, condition, conflict):
+		return ErrTriggerMoved
+	}
+	return r.fault(op)
+}
+
+// parkError maps the answer to the stop of a trigger that does not
+// decode, a single write conditioned on the trigger's existence only: a
+// failed condition means it was deleted since, and there is nothing to
+// stop; a conflict (a transaction in flight on it) may pass later.
+func parkError(err error) error {
+	r := refusalOf(err)
+	switch {
+	case err == nil, r.on(0, condition):
+		return nil
+	case r.conflicted:
+		return errBusy(fmt.Errorf("park trigger: %w", err))
+	}
+	return r.fault("park trigger")
+}
+
+// UpdateTrigger writes a change of a trigger (changed, the trigger seen
+// with the change applied), with its version moved on, on the condition
+// that the trigger is still as it was seen (unchangedSince). The due
+// index follows its active flag. When the condition fails nothing is
+// written and the error is ErrTriggerMoved.
+func (t *Table) UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigger) error {
+	next := *changed
+	next.Version = seen.Version + 1
+	item := encodeTrigger(&next)
+	cond, err := expression.NewBuilder().WithCondition(unchangedSince(seen)).Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(t.name), Item: item, ConditionExpression: cond.Condition(),
+		ExpressionAttributeNames: cond.Names(), ExpressionAttributeValues: cond.Values(),
+	})
+	if err = moved("update trigger", err); err == nil {
+		changed.Version = next.Version
+	}
+	return err
+}
+
+// Park stops a trigger that cannot fire (its item does not decode, or its
+// schedule no longer parses: a retry cannot mend either): it becomes
+// inactive, leaves the due index, and records its slot as failed with
+// code. It stays listed, and can be deleted, or mended by a change.
+//
+// A trigger that decoded (seen) is parked on the condition that it is
+// still as seen (ErrTriggerMoved when it is not: a change may have mended
+// it), its version moved on, and its slot, its next run, goes into its
+// history, failed, in the same transaction. One that does not decode is
+// parked as long as it exists, its version left as it is (the version may
+// be what does not decode), with no run: its slot is not known.
+func (t *Table) Park(ctx context.Context, id, code string, seen *trigger.Trigger, at time.Time) error {
+	stop := expression.Set(expression.Name("active"), expression.Value(false)).
+		Set(expression.Name("lastRunStatus"), expression.Value(trigger.StatusFailed)).
+		Set(expression.Name("lastError"), expression.Value(code)).
+		Remove(expression.Name("dueShard"))
+	if seen == nil {
+		e, err := expression.NewBuilder().WithUpdate(stop).WithCondition(expression.AttributeExists(expression.Name("PK"))).Build()
+		if err != nil {
+			return err
+		}
+		_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(t.name), Key: triggerKey(id),
+			UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+			ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		})
+		return parkError(err)
+	}
+	run := trigger.Run{At: seen.NextRunAt, Status: trigger.StatusFailed, Error: code, RecordedAt: at}
+	stop = nextVersion(stop.Set(expression.Name("lastRunAt"), expression.Value(formatTime(run.At))).
+		Set(expression.Name("lastSessionId"), expression.Value(nil)))
+	e, err := expression.NewBuilder().WithUpdate(stop).WithCondition(unchangedSince(seen)).Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		{Update: &types.Update{
+			TableName: aws.String(t.name), Key: triggerKey(id),
+			UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+			ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		}},
+		runPut(t.name, id, run),
+	}})
+	return moved("park trigger", err)
+}
+
+// ClearSavedAllocation removes a trigger's saved allocation, so that the
+// effective default applies, and moves its version on, on the condition
+// that the trigger is still as it was seen: there, with the same active
+// flag, next run, version and saved allocation. When that condition fails
+// the error is ErrTriggerMoved.
+func (t *Table) ClearSavedAllocation(ctx context.Context, seen *trigger.Trigger) error {
+	// Only the attribute that holds it is removed: the condition holds the
+	// other absent (the embedded endpoint's REMOVE of an absent attribute
+	// skips the rest of the clause).
+	update := nextVersion(expression.UpdateBuilder{})
+	cond := unchangedSince(seen).And(unchanged("sandboxAllocation", seen.SavedAllocation))
+	if seen.SavedAllocation != "" {
+		update = update.Remove(expression.Name("sandboxAllocation"))
+	}
+	if seen.SavedRequest == nil {
+		cond = cond.And(expression.AttributeNotExists(expression.Name("sandboxAllocationRequest")))
+	} else {
+		update = update.Remove(expression.Name("sandboxAllocationRequest"))
+		cond = cond.And(expression.AttributeExists(expression.Name("sandboxAllocationRequest")))
+	}
+	e, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
+	if err != nil {
+		return err
+	}
+	_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(t.name), Key: triggerKey(seen.ID),
+		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+	})
+	return moved("clear saved allocation", err)
+}
