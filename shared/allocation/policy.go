@@ -261,35 +261,82 @@ type Fallback struct {
 	Reason string
 }
 
-// Saved resolves a saved allocation (a stored trigger's), given as the
-// stored name or request object; both empty means none. Saved values are
-// never errors: an unknown value, or one that fails checks 3 to 6, falls
-// back to the effective default, and the Fallback says why. The error is
-// only the effective default's.
-func (p *Policy) Saved(name string, req *Request, owner string) (a Allocation, fb Fallback, err error) {
+// Choice is the policy's decision about a saved allocation (a stored
+// trigger's), made once, by Resolve: what a new session starts with, and
+// whether it falls back.
+type Choice struct {
+	// Start is the allocation a new session is started with: the saved
+	// one when it passes checks 3 to 6, else zero, for the effective
+	// default, as a start without an allocation has it.
+	Start Allocation
+	// Saved is the saved allocation; zero when none was saved, or when
+	// what was saved is no allocation.
+	Saved Allocation
+	// Fallback says why the saved allocation does not run; zero when it
+	// runs, or none was saved.
+	Fallback Fallback
+}
+
+// FellBack reports whether a new session falls back: something was
+// saved, and it does not run.
+func (c Choice) FellBack() bool { return c.Fallback.Class != "" }
+
+// Ran reports whether a session that runs on a (zero when it has none)
+// ran as its trigger saved: on the saved allocation, or, when none was
+// saved, on whatever it runs. What was saved and is no allocation never
+// ran.
+func (c Choice) Ran(a Allocation) bool {
+	if c.Saved.IsZero() {
+		return !c.FellBack()
+	}
+	return c.Saved.String() == a.String()
+}
+
+// Resolve decides a saved allocation, given as the stored name or request
+// object (both empty: none). Saved values are never errors: an unknown
+// value, or one that fails checks 3 to 6, falls back to the effective
+// default, and the Fallback says why. The error is only the effective
+// default's, when a new session would need it.
+func (p *Policy) Resolve(name string, req *Request, owner string) (Choice, error) {
+	var c Choice
+	var a Allocation
 	var ok bool
 	switch {
 	case req != nil:
 		if a, ok = FromRequest(*req); !ok {
 			// The reason goes to the log: it never repeats a stored value
 			// that is no allocation.
-			fb = Fallback{FallbackUnknown, "the saved allocation request is not a valid allocation"}
+			c.Fallback = Fallback{FallbackUnknown, "the saved allocation request is not a valid allocation"}
 		}
 	case name != "":
 		if a, ok = ByName(name); !ok {
-			fb = Fallback{FallbackUnknown, "the saved allocation is not a known allocation"}
+			c.Fallback = Fallback{FallbackUnknown, "the saved allocation is not a known allocation"}
 		}
 	}
 	if ok {
+		c.Saved = a
 		cerr := p.Check(a, owner)
 		if cerr == nil {
-			return a, Fallback{}, nil
+			c.Start = a
+			return c, nil
 		}
 		code := problem.CodeOf(cerr)
-		fb = Fallback{fallbackClasses[code], fmt.Sprintf("saved allocation %s fails its checks: %s", a, code)}
+		c.Fallback = Fallback{fallbackClasses[code], fmt.Sprintf("saved allocation %s fails its checks: %s", a, code)}
+	}
+	_, err := p.Default()
+	return c, err
+}
+
+// Saved is Resolve's decision as the allocation a new session runs on
+// (the effective default when it falls back, or none was saved) and why
+// it falls back: the audit's report of triggers that fall back.
+func (p *Policy) Saved(name string, req *Request, owner string) (Allocation, Fallback, error) {
+	c, err := p.Resolve(name, req, owner)
+	if err != nil || !c.Start.IsZero() {
+		return c.Start, c.Fallback, err
 	}
 	d, err := p.Default()
-	return d, fb, err
+	return d, c.Fallback, err
 }
 
 // fallbackClasses are the classes of the codes of checks 3 to 6.

@@ -204,49 +204,77 @@ func TestPlace(t *testing.T) {
 	}
 }
 
-// TestSaved: saved values that are unknown or fail checks 3 to 6 fall back
-// to the effective default with a reason for the log; they are never errors.
-func TestSaved(t *testing.T) {
+// TestResolve: the policy's one decision about a saved allocation. Saved
+// values that are unknown or fail checks 3 to 6 fall back to the
+// effective default with a reason for the log; they are never errors. A
+// new session starts with the saved allocation when it passes, else with
+// none (the effective default), and its status (Ran) is the one a replay
+// of it records: fallback exactly when it fell back. A session that ran
+// the saved allocation ran as saved, though it fails its checks now.
+func TestResolve(t *testing.T) {
 	byoc := &Request{RequestProvider{Vercel, AccountBYOC}, "large"}
 	rows := []struct {
 		rule     string
 		cfg      Config
 		name     string
 		req      *Request
-		want     string
+		start    string // "" for none: the effective default
+		runs     string // what a new session runs on (Saved)
 		fallback FallbackClass
 	}{
-		{"none saved: the default", Config{}, "", nil, ContainersStandard4, ""},
-		{"a valid saved name runs", Config{}, VercelSmall, nil, VercelSmall, ""},
-		{"a saved byoc request runs", Config{}, "", byoc, "vercel/byoc/large", ""},
-		{"unknown name falls back", Config{}, "vercel-huge", nil, ContainersStandard4, FallbackUnknown},
-		{"invalid request falls back", Config{}, "", &Request{RequestProvider{"aws", "kilo"}, "x"}, ContainersStandard4, FallbackUnknown},
-		{"retired allocation falls back (3)", Config{}, CloudflareShared, nil, ContainersStandard4, FallbackRetired},
-		{"retired provider falls back (4)", Config{}, CloudflareSingle, nil, ContainersStandard4, FallbackProviderRetired},
-		{"retired by the settings falls back (3)", Config{RetiredAllocations: []string{VercelSmall}}, VercelSmall, nil, ContainersStandard4, FallbackRetired},
-		{"provider retired by the settings falls back (4)", Config{RetiredProviders: []string{"vercel"}}, "", byoc, ContainersStandard4, FallbackProviderRetired},
-		{"selection disabled falls back (5)", Config{SelectionOwners: []string{}}, VercelSmall, nil, ContainersStandard4, FallbackNotSelectable},
-		{"unavailable falls back (6)", Config{Selectable: []string{}}, VercelSmall, nil, ContainersStandard4, FallbackNotSelectable},
-		{"falls back to the effective default", Config{Default: strp(VercelLarge)}, CloudflareShared, nil, VercelLarge, FallbackRetired},
+		{"none saved: the default", Config{}, "", nil, "", ContainersStandard4, ""},
+		{"a valid saved name runs", Config{}, VercelSmall, nil, VercelSmall, VercelSmall, ""},
+		{"a saved byoc request runs", Config{}, "", byoc, "vercel/byoc/large", "vercel/byoc/large", ""},
+		{"saving the default runs it", Config{SelectionOwners: []string{}}, ContainersStandard4, nil, ContainersStandard4, ContainersStandard4, ""},
+		{"unknown name falls back", Config{}, "vercel-huge", nil, "", ContainersStandard4, FallbackUnknown},
+		{"invalid request falls back", Config{}, "", &Request{RequestProvider{"aws", "kilo"}, "x"}, "", ContainersStandard4, FallbackUnknown},
+		{"unknown byoc request falls back", Config{}, "", &Request{RequestProvider{Vercel, AccountBYOC}, "huge"}, "", ContainersStandard4, FallbackUnknown},
+		{"retired allocation falls back (3)", Config{}, CloudflareShared, nil, "", ContainersStandard4, FallbackRetired},
+		{"retired provider falls back (4)", Config{}, CloudflareSingle, nil, "", ContainersStandard4, FallbackProviderRetired},
+		{"retired by the settings falls back (3)", Config{RetiredAllocations: []string{VercelSmall}}, VercelSmall, nil, "", ContainersStandard4, FallbackRetired},
+		{"provider retired by the settings falls back (4)", Config{RetiredProviders: []string{"vercel"}}, "", byoc, "", ContainersStandard4, FallbackProviderRetired},
+		{"selection disabled falls back (5)", Config{SelectionOwners: []string{}}, VercelSmall, nil, "", ContainersStandard4, FallbackNotSelectable},
+		{"unavailable falls back (6)", Config{Selectable: []string{}}, VercelSmall, nil, "", ContainersStandard4, FallbackNotSelectable},
+		{"falls back to the effective default", Config{Default: strp(VercelLarge)}, CloudflareShared, nil, "", VercelLarge, FallbackRetired},
+		{"a byoc request falls back to a vercel default", Config{Default: strp(VercelLarge), SelectionOwners: []string{}}, "", &Request{RequestProvider{Vercel, AccountBYOC}, "small"}, "", VercelLarge, FallbackNotSelectable},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
 			p, _ := NewPolicy(r.cfg)
-			a, fb, err := p.Saved(r.name, r.req, "u1")
+			c, err := p.Resolve(r.name, r.req, "u1")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if a.String() != r.want || fb.Class != r.fallback || (fb.Reason != "") != (r.fallback != "") {
-				t.Errorf("got %s, fallback %+v", a, fb)
+			if c.Start.String() != r.start || c.Fallback.Class != r.fallback || c.FellBack() != (r.fallback != "") || (c.Fallback.Reason != "") != (r.fallback != "") {
+				t.Errorf("start %q, fallback %+v", c.Start, c.Fallback)
 			}
-			if fb.Class == FallbackUnknown && (r.name != "" && strings.Contains(fb.Reason, r.name) || strings.Contains(fb.Reason, "aws")) {
-				t.Errorf("the reason repeats the stored value: %s", fb.Reason)
+			if c.Fallback.Class == FallbackUnknown && (r.name != "" && strings.Contains(c.Fallback.Reason, r.name) || strings.Contains(c.Fallback.Reason, "aws")) {
+				t.Errorf("the reason repeats the stored value: %s", c.Fallback.Reason)
+			}
+			runs, fb, err := p.Saved(r.name, r.req, "u1")
+			if err != nil || runs.String() != r.runs || fb != c.Fallback {
+				t.Errorf("Saved: %s, %+v, %v", runs, fb, err)
+			}
+			if c.Ran(runs) == c.FellBack() {
+				t.Errorf("a new session on %s ran as saved: %v, but fell back: %v", runs, c.Ran(runs), c.FellBack())
+			}
+			if !c.Saved.IsZero() && !c.Ran(c.Saved) {
+				t.Errorf("a session on the saved %s did not run as saved", c.Saved)
 			}
 		})
 	}
+	// No usable default: only a start that needs it is an error.
 	p, _ := NewPolicy(Config{RetiredProviders: []string{"cloudflare-containers"}})
-	if _, _, err := p.Saved(CloudflareShared, nil, "u1"); problem.CodeOf(err) != problem.ServiceUnavailable {
-		t.Errorf("no usable default: %v", err)
+	for _, name := range []string{"", CloudflareShared} {
+		if _, err := p.Resolve(name, nil, "u1"); problem.CodeOf(err) != problem.ServiceUnavailable {
+			t.Errorf("no usable default, %q saved: %v", name, err)
+		}
+		if _, _, err := p.Saved(name, nil, "u1"); problem.CodeOf(err) != problem.ServiceUnavailable {
+			t.Errorf("Saved, no usable default, %q saved: %v", name, err)
+		}
+	}
+	if c, err := p.Resolve(VercelSmall, nil, "u1"); err != nil || c.Start.String() != VercelSmall {
+		t.Errorf("no usable default, a saved allocation that passes: %s %v", c.Start, err)
 	}
 }
 

@@ -375,35 +375,30 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 	tr, strong := d.Trigger, false
 	for range maxJudgements {
 		if tr == nil {
-			var err error
-			tr, err = f.Table.GetTrigger(ctx, d.ID)
-			strong = true
-			var broken *store.InvalidTriggerError
-			switch {
-			case errors.Is(err, store.ErrNotFound):
-				return outcome{}
-			case errors.As(err, &broken):
-				return f.park(ctx, d.ID, nil, problem.InternalError, "the stored trigger does not decode")
-			case err != nil:
-				return failure(d.ID, time.Time{}, err)
+			var o outcome
+			if tr, o = f.read(ctx, d.ID); tr == nil {
+				return o
 			}
+			strong = true
 		}
 		if !tr.Active || tr.NextRunAt.After(at) {
 			return outcome{}
 		}
-		slot, next, count, err := slotOf(tr, at)
-		if err != nil && !strong {
+		j, err := slotOf(tr, at)
+		switch {
+		case err != nil && !strong:
 			tr = nil
 			continue
-		}
-		if err != nil {
+		case err != nil:
 			// Stopped on the condition that it is as read: a change may
 			// have mended it since.
 			if o := f.park(ctx, d.ID, tr, problem.InvalidRequest, "the stored schedule does not parse"); !errors.Is(o.fault, store.ErrTriggerMoved) {
 				return o
 			}
-		} else if run, duplicate, reason, err := f.run(ctx, policy, tr, slot, next); !errors.Is(err, store.ErrTriggerMoved) {
-			return outcomeOf(d.ID, slot, count, run, duplicate, reason, err)
+		default:
+			if fd, err := f.run(ctx, policy, j); !errors.Is(err, store.ErrTriggerMoved) {
+				return j.outcome(fd, err)
+			}
 		}
 		// Another invocation, a change or a deletion came first, or is
 		// under way: give it a moment to land, then judge again.
@@ -415,47 +410,83 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 	return failure(d.ID, time.Time{}, problem.New(problem.ServiceUnavailable, "the trigger kept changing while it was fired"))
 }
 
-// outcomeOf is what firing a trigger's slot did: the run it recorded, of
-// count slots due (the others skipped), or the fault that left it due.
-func outcomeOf(id string, slot time.Time, count int, run trigger.Run, duplicate bool, reason string, err error) outcome {
-	if err != nil {
-		return failure(id, slot, err) // the slot stays due, for the retry
-	}
-	n := &note{Trigger: id, Slot: slot.Format(session.TimeFormat), Outcome: run.Status, Code: run.Error, Reason: reason}
-	o := outcome{sum: Summary{Due: 1, Skipped: count - 1}, note: n, slot: slot}
+// read reads a due trigger, strongly consistent. When there is nothing to
+// fire, the trigger is nil and the outcome final: none when it is gone,
+// the trigger stopped when it does not decode, or the fault.
+func (f *Firing) read(ctx context.Context, id string) (*trigger.Trigger, outcome) {
+	tr, err := f.Table.GetTrigger(ctx, id)
+	var broken *store.InvalidTriggerError
 	switch {
-	case duplicate:
+	case errors.Is(err, store.ErrNotFound):
+		return nil, outcome{}
+	case errors.As(err, &broken):
+		return nil, f.park(ctx, id, nil, problem.InternalError, "the stored trigger does not decode")
+	case err != nil:
+		return nil, failure(id, time.Time{}, err)
+	}
+	return tr, outcome{}
+}
+
+// slotJob is a due trigger's slot: the trigger as judged, its slot, the
+// schedule's next time after the slot, and how many of the trigger's
+// slots it stands for (the others are skipped).
+type slotJob struct {
+	tr         *trigger.Trigger
+	slot, next time.Time
+	count      int
+}
+
+// slotOf is the slot of a trigger due at the minute at: the latest time
+// of its schedule at or before at.
+func slotOf(tr *trigger.Trigger, at time.Time) (slotJob, error) {
+	sched, err := trigger.ParseSchedule(tr.Cron, tr.Timezone, at)
+	if err != nil {
+		return slotJob{}, err
+	}
+	j := slotJob{tr: tr}
+	j.slot, j.count = sched.Latest(tr.NextRunAt, at)
+	if j.slot.IsZero() {
+		// nextRunAt is no slot of the schedule (an older writer's, or a
+		// hand's): the slot is still the latest at or before the minute.
+		if j.slot, _ = sched.Latest(at.AddDate(-5, 0, 0), at); j.slot.IsZero() {
+			j.slot = tr.NextRunAt
+		}
+		j.count = 1
+	}
+	j.next = sched.Next(j.slot)
+	return j, nil
+}
+
+// fired is what firing a slot did: the run it recorded, whether the
+// slot's ledger row existed already (a duplicate), and the policy's
+// choice of the trigger's saved allocation.
+type fired struct {
+	run       trigger.Run
+	duplicate bool
+	choice    allocation.Choice
+}
+
+// outcome is what firing the slot did: the run fd recorded (the others of
+// its count skipped), or the fault err that left the slot due.
+func (j slotJob) outcome(fd fired, err error) outcome {
+	if err != nil {
+		return failure(j.tr.ID, j.slot, err) // the slot stays due, for the retry
+	}
+	n := &note{Trigger: j.tr.ID, Slot: j.slot.Format(session.TimeFormat), Outcome: fd.run.Status, Code: fd.run.Error, Reason: fd.choice.Fallback.Reason}
+	o := outcome{sum: Summary{Due: 1, Skipped: j.count - 1}, note: n, slot: j.slot}
+	switch {
+	case fd.duplicate:
 		o.sum.Duplicates = 1
 		n.Outcome = "duplicate"
-	case run.Status == trigger.StatusFailed:
+	case fd.run.Status == trigger.StatusFailed:
 		o.sum.Failed = 1
 	default:
 		o.sum.Fired = 1
-		if run.Status == trigger.StatusFallback {
+		if fd.run.Status == trigger.StatusFallback {
 			o.sum.Fallbacks = 1
 		}
 	}
 	return o
-}
-
-// slotOf is the slot of a trigger due at the minute at, the latest time of
-// its schedule at or before at; the schedule's next time after it; and how
-// many of the trigger's slots it stands for (the others are skipped).
-func slotOf(tr *trigger.Trigger, at time.Time) (slot, next time.Time, count int, err error) {
-	sched, err := trigger.ParseSchedule(tr.Cron, tr.Timezone, at)
-	if err != nil {
-		return time.Time{}, time.Time{}, 0, err
-	}
-	slot, count = sched.Latest(tr.NextRunAt, at)
-	if slot.IsZero() {
-		// nextRunAt is no slot of the schedule (an older writer's, or a
-		// hand's): the slot is still the latest at or before the minute.
-		if slot, _ = sched.Latest(at.AddDate(-5, 0, 0), at); slot.IsZero() {
-			slot = tr.NextRunAt
-		}
-		count = 1
-	}
-	return slot, sched.Next(slot), count, nil
 }
 
 // indexSlot is the slot of a due trigger as the index's copy gives it, for
@@ -464,8 +495,8 @@ func slotOf(tr *trigger.Trigger, at time.Time) (slot, next time.Time, count int,
 // copy does not decode or its schedule does not parse.
 func indexSlot(d store.Due, at time.Time) time.Time {
 	if d.Trigger != nil {
-		if slot, _, _, err := slotOf(d.Trigger, at); err == nil {
-			return slot
+		if j, err := slotOf(d.Trigger, at); err == nil {
+			return j.slot
 		}
 	}
 	return at
@@ -495,88 +526,118 @@ func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, cod
 	return o
 }
 
-// run obtains the session of a trigger's slot and records the run: a new
-// session is written with the trigger's advance, in one transaction; a
-// replayed slot, or one refused with a 4xx, is recorded after it. It says
-// what was recorded, whether the slot's ledger row existed already, and why
-// a saved allocation fell back. The error is store.ErrTriggerMoved when the
-// trigger changed since tr was read, or a fault that leaves the slot due.
-func (f *Firing) run(ctx context.Context, policy *allocation.Policy, tr *trigger.Trigger, slot, next time.Time) (run trigger.Run, duplicate bool, reason string, err error) {
-	saved, fb, err := policy.Saved(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
-	reason = fb.Reason
+// run obtains the session of a trigger's slot, with the allocation the
+// policy chose for the trigger once, and records the run: a new session
+// is written with the trigger's advance, in one transaction; a replayed
+// slot, or one refused, is recorded after it (refused). The error is
+// store.ErrTriggerMoved when the trigger changed since it was read, or a
+// fault that leaves the slot due.
+func (f *Firing) run(ctx context.Context, policy *allocation.Policy, j slotJob) (fired, error) {
+	tr := j.tr
+	choice, err := policy.Resolve(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
 	if err != nil {
-		return trigger.Run{}, false, "", err // no usable default
-	}
-	status := statusOf(tr, saved) // what a new session will run on
-	if reason != "" || tr.SavedAllocation == "" && tr.SavedRequest == nil {
-		saved = allocation.Allocation{} // the effective default
+		return fired{}, err // no usable default
 	}
 	prompt := tr.Prompt
 	req := &start.Request{
-		OperationKey: start.SlotKey(tr.ID, slot),
+		OperationKey: start.SlotKey(tr.ID, j.slot),
 		OrgID:        tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
 		Prompt: &prompt, CreatedOnPlatform: start.PlatformScheduled,
 	}
-	var res *start.Result
-	// A stored trigger holds what its route validated; one that no longer
-	// passes (an older writer's) is refused like a bad request.
-	if err = req.Validate(); err == nil {
-		res, err = f.Start.StartSlot(ctx, start.Command{
-			UserID: tr.UserID, Request: req, Allocation: saved, Policy: policy, // the trigger's user and org, never a bot
-		}, store.Advance{Seen: tr, Slot: slot, Status: status, Next: next, At: f.now()})
+	// A stored trigger holds what its route validated, by the rules of
+	// the release that wrote it: one that does not pass the start's rules
+	// now (an older writer's, or a hand's) is refused like a bad request
+	// (docs/decisions.md).
+	if err := req.Validate(); err != nil {
+		return f.refused(ctx, j, choice, err)
 	}
-	code := problem.CodeOf(err)
+	status := runStatus(choice, nil) // a new session's
+	res, err := f.Start.StartSlot(ctx, start.Command{
+		UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy, // the trigger's user and org, never a bot
+	}, store.Advance{Seen: tr, Slot: j.slot, Status: status, Next: j.next, At: f.now()})
 	switch {
-	case err == nil && !res.Replayed:
-		// New: the run went in with the session.
-		return trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: status}, false, reason, nil
+	case err == nil && !res.Replayed: // the run went in with the session
+		return fired{run: trigger.Run{At: j.slot, SessionID: res.Record.SessionID, Status: status}, choice: choice}, nil
 	case err == nil:
-		run = trigger.Run{At: slot, SessionID: res.Record.SessionID, Status: statusOf(tr, res.Record.Allocation()), RecordedAt: f.now()}
-		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
-	case errors.Is(err, store.ErrTriggerMoved) || code == problem.ServiceUnavailable:
-		return trigger.Run{}, false, reason, err
+		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: res.Record.SessionID,
+			Status: runStatus(choice, res.Record)}, duplicate: true, choice: choice})
+	case errors.Is(err, store.ErrTriggerMoved) || problem.CodeOf(err) == problem.ServiceUnavailable:
+		return fired{}, err
 	}
-	// Any ledger row for the slot consumes it, whatever it records.
-	row, rerr := f.Table.GetLedger(ctx, tr.UserID, req.OperationKey)
-	switch {
-	case rerr == nil && !row.Expired(f.now()):
-		run = trigger.Run{At: slot, SessionID: row.SessionID, Status: trigger.StatusFired, RecordedAt: f.now()}
-		rec, err := f.Table.GetSession(ctx, row.SessionID)
-		var invalid *session.InvalidRecordError
-		switch {
-		case err == nil:
-			run.Status = statusOf(tr, rec.Allocation())
-		case !errors.Is(err, store.ErrNotFound) && !errors.As(err, &invalid):
-			return trigger.Run{}, false, reason, err // not known what ran: leave the slot due
-		case reason != "":
-			run.Status = trigger.StatusFallback // the session is gone or unreadable: as the trigger would run now
-		}
-		return run, true, reason, f.Table.RecordRun(ctx, tr, run, next)
-	case rerr != nil && !errors.Is(rerr, store.ErrNotFound):
-		return trigger.Run{}, false, reason, rerr
-	case code.Status() >= 500:
-		return trigger.Run{}, false, reason, err // unexpected: leave the slot due
-	}
-	run = trigger.Run{At: slot, Status: trigger.StatusFailed, Error: string(code), RecordedAt: f.now()}
-	return run, false, reason, f.Table.RecordRun(ctx, tr, run, next)
+	return f.refused(ctx, j, choice, err)
 }
 
-// statusOf is the status of a slot whose session runs on a: a fallback
-// when the trigger saved an allocation and the session does not run on it.
-func statusOf(tr *trigger.Trigger, a allocation.Allocation) string {
-	var saved allocation.Allocation
+// refused settles a slot whose start was refused with err. Any ledger row
+// for the slot consumes it, whatever the row records: a duplicate, with
+// the row's session. Without one, a 4xx consumes the slot as a failed run
+// with its code, and anything else leaves it due.
+func (f *Firing) refused(ctx context.Context, j slotJob, choice allocation.Choice, err error) (fired, error) {
+	seen, rerr := f.slotRow(ctx, j, err)
 	switch {
-	case tr.SavedRequest != nil:
-		saved, _ = allocation.FromRequest(*tr.SavedRequest)
-	case tr.SavedAllocation != "":
-		saved, _ = allocation.ByName(tr.SavedAllocation)
-	default:
+	case rerr != nil:
+		return fired{}, rerr
+	case seen.Row != nil && !seen.Row.Expired(f.now()):
+		rec, err := f.rowSession(ctx, seen)
+		if err != nil {
+			return fired{}, err // not known what ran: leave the slot due
+		}
+		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: seen.Row.SessionID, Status: runStatus(choice, rec)}, duplicate: true, choice: choice})
+	}
+	code := problem.CodeOf(err)
+	if code.Status() >= 500 {
+		return fired{}, err // unexpected: leave the slot due
+	}
+	return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, Status: trigger.StatusFailed, Error: string(code)}, choice: choice})
+}
+
+// slotRow is what is known of the slot's ledger row after a start refused
+// with err: what the start read, when it judged the row, else the row as
+// read now (the start was refused before it judged one, or not started).
+func (f *Firing) slotRow(ctx context.Context, j slotJob, err error) (*start.Refused, error) {
+	if seen, ok := errors.AsType[*start.Refused](err); ok {
+		return seen, nil
+	}
+	row, err := f.Table.GetLedger(ctx, j.tr.UserID, start.SlotKey(j.tr.ID, j.slot))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return &start.Refused{Row: row}, nil
+}
+
+// rowSession is the session that the slot's ledger row names, as the
+// start read it, else as read now: nil when it is gone or does not decode.
+func (f *Firing) rowSession(ctx context.Context, seen *start.Refused) (*session.Record, error) {
+	if seen.SessionRead {
+		return seen.Session, nil
+	}
+	rec, err := f.Table.GetSession(ctx, seen.Row.SessionID)
+	var invalid *session.InvalidRecordError
+	if errors.Is(err, store.ErrNotFound) || errors.As(err, &invalid) {
+		return nil, nil
+	}
+	return rec, err
+}
+
+// record records the run of a slot whose session the start did not write
+// with the trigger's advance.
+func (f *Firing) record(ctx context.Context, j slotJob, fd fired) (fired, error) {
+	fd.run.RecordedAt = f.now()
+	return fd, f.Table.RecordRun(ctx, j.tr, fd.run, j.next)
+}
+
+// runStatus is the status of a slot's run, whose session is rec, by the
+// policy's choice: fired when the session ran as its trigger saved,
+// fallback when not. A session not written yet (a new one), gone or
+// unreadable (nil) runs as the choice has it now.
+func runStatus(choice allocation.Choice, rec *session.Record) string {
+	asSaved := !choice.FellBack()
+	if rec != nil {
+		asSaved = choice.Ran(rec.Allocation())
+	}
+	if asSaved {
 		return trigger.StatusFired
 	}
-	if saved.IsZero() || saved.String() != a.String() {
-		return trigger.StatusFallback
-	}
-	return trigger.StatusFired
+	return trigger.StatusFallback
 }
 
 func (f *Firing) now() time.Time {

@@ -600,6 +600,24 @@ func TestRequestsPerPath(t *testing.T) {
 			p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {})) // the start's, refused by the row
 			p.Inject("TransactWriteItems", 1, faultproxy.DynamoConflict)
 		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 4, "GetItem": 3}},
+		// A start refused once it judged the slot's row hands back what it
+		// read: the firing reads again only the session the start did not.
+		{"duplicate whose row records another request", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			firedOnce(t, h, id, slot)
+			h.SetTrigger(id, "prompt", &types.AttributeValueMemberS{Value: "Triage old issues."})
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 1}},
+		{"duplicate whose row an older writer left failed, its session there, for another request", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			firedOnce(t, h, id, slot)
+			if err := setSlotRow(h, id, slot, map[string]string{"status": "failed", "fingerprint": "another"}); err != nil {
+				t.Fatal(err)
+			}
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 2}},
+		{"duplicate whose row's session is gone", func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			firedOnce(t, h, id, slot)
+			if err := setSlotRow(h, id, slot, map[string]string{"sessionId": "workspace_gone"}); err != nil {
+				t.Fatal(err)
+			}
+		}, firing.Summary{Due: 1, Duplicates: 1}, ops{"TransactWriteItems": 2, "GetItem": 1}},
 		{"refused with a 4xx", func(h *apitest.Harness, _ *faultproxy.Proxy, id string) {
 			h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
 		}, firing.Summary{Due: 1, Failed: 1}, ops{"GetItem": 1, "TransactWriteItems": 1}},
@@ -639,6 +657,16 @@ func TestRequestsPerPath(t *testing.T) {
 			}
 		})
 	}
+}
+
+// firedOnce fires a trigger's slot, then rewinds the trigger to it, as if
+// the run had not been recorded: the slot's row and session exist.
+func firedOnce(t *testing.T, h *apitest.Harness, id string, slot time.Time) {
+	t.Helper()
+	if sum, err := fire(t, h, slot, slot); err != nil || sum.Fired != 1 {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	rewind(t, h, id, slot)
 }
 
 // TestLostAnswerUnknown: a transaction whose answer was lost, and whose
@@ -724,9 +752,8 @@ func TestDuplicateSessionUnreadable(t *testing.T) {
 	}
 	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
 	rewind(t, h, id, slot)
-	// The start has the row from its refused transaction; the firing reads
-	// it again, then the session.
-	p.Inject("GetItem", 1, faultproxy.Before(func() {}))
+	// The start judged the row its refused transaction handed back, and
+	// did not read the session: the firing reads it.
 	p.InjectEvery("GetItem", 1, faultproxy.DynamoInternalError)
 	sum, err := fire(t, h, slot, slot)
 	p.ClearEvery()

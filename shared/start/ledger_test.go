@@ -3,6 +3,7 @@ package start_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/start"
 )
 
@@ -115,6 +117,56 @@ func TestLedgerRules(t *testing.T) {
 				if again.Status != 200 || again.Body["sessionId"] != r.replay {
 					t.Errorf("the replaced row does not replay: %d %s", again.Status, again.Raw)
 				}
+			}
+		})
+	}
+}
+
+// TestRefusedCarriesWhatItRead: a keyed start refused once its key's row
+// was judged hands back, beside its refusal, the row it judged and the
+// row's session when it read it, so that the firing reads neither again;
+// the code is the refusal's.
+func TestRefusedCarriesWhatItRead(t *testing.T) {
+	b := body(map[string]any{"operationKey": "k"})
+	fp := fingerprint(t, b)
+	lapsed := map[string]int64{"leaseUntil": time.Now().Add(-time.Minute).UnixMilli()}
+	rows := []struct {
+		rule     string
+		row      []byte // nil: the key has none
+		session  []byte
+		alloc    string // the request's allocation, "" for none
+		code     problem.Code
+		read     bool   // the start read the row's session
+		recorded string // the session it found, "" for none
+	}{
+		{"6: another request", row("k", map[string]string{"fingerprint": "other", "sessionId": "workspace_x"}, nil), nil, "", problem.OperationKeyPayloadMismatch, false, ""},
+		{"5 then 6: the session exists, another request", row("k", map[string]string{"status": "failed", "fingerprint": "other", "sessionId": "workspace_x"}, lapsed), session("workspace_x"), "", problem.OperationKeyPayloadMismatch, true, "workspace_x"},
+		{"7: the session is gone", row("k", map[string]string{"fingerprint": fp, "sessionId": "workspace_x"}, nil), nil, "", problem.NotFound, true, ""},
+		{"no row: checks 3 to 6", nil, nil, allocation.CloudflareSingle, problem.SandboxRuntimeRetired, false, ""},
+	}
+	for _, r := range rows {
+		t.Run(r.rule, func(t *testing.T) {
+			h := apitest.New(t, nil)
+			for _, item := range [][]byte{r.row, r.session} {
+				if item != nil {
+					h.Put(item)
+				}
+			}
+			req, err := start.ParseRequest([]byte(b), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, _ := allocation.ByName(r.alloc)
+			_, err = h.Start.Start(t.Context(), start.Command{UserID: "u1", Request: req, Allocation: a})
+			var refused *start.Refused
+			if !errors.As(err, &refused) || problem.CodeOf(err) != r.code {
+				t.Fatalf("%T %v", err, err)
+			}
+			if (refused.Row != nil) != (r.row != nil) || refused.Row != nil && refused.Row.SessionID != "workspace_x" {
+				t.Errorf("row %+v", refused.Row)
+			}
+			if refused.SessionRead != r.read || (refused.Session != nil) != (r.recorded != "") || refused.Session != nil && refused.Session.SessionID != r.recorded {
+				t.Errorf("session read %v: %+v", refused.SessionRead, refused.Session)
 			}
 		})
 	}

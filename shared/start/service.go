@@ -44,6 +44,27 @@ type Result struct {
 	Replayed bool
 }
 
+// Refused is a start with an operation key refused once the key's ledger
+// row was judged (by a ledger rule, or by checks 3 to 6 when no row stood
+// in the way), with what the start read, so that a caller to whom any row
+// of the key matters (the firing: a row consumes its slot) need not read
+// it again. It unwraps to the refusal: problem.CodeOf and the answer are
+// the refusal's.
+type Refused struct {
+	Err error
+	// Row is the key's ledger row as the start judged it (an expired one
+	// counts as none); nil when the key had none.
+	Row *session.LedgerRow
+	// SessionRead says whether the start read the row's session, and
+	// Session is that session as read: nil when it does not exist.
+	SessionRead bool
+	Session     *session.Record
+}
+
+func (e *Refused) Error() string { return e.Err.Error() }
+
+func (e *Refused) Unwrap() error { return e.Err }
+
 // maxRounds bounds how often a start re-judges a ledger row that others keep
 // changing under it.
 const maxRounds = 4
@@ -184,9 +205,9 @@ func (s *Service) round(ctx context.Context, a *attempt) (*Result, error) {
 	case r.Step == ledger.Replay:
 		return &Result{Record: r.rec, Replayed: true}, nil
 	case r.Step == ledger.Refuse:
-		return nil, r.Err
+		return nil, r.refused(r.Err)
 	case a.refusal != nil: // Create or Afresh: a new session, which checks 3 to 6 refused
-		return nil, a.refusal
+		return nil, r.refused(a.refusal)
 	case r.Step == ledger.Create:
 		return nil, errAgain // the row expired, or a concurrent transaction held it and has not written it
 	}
@@ -225,12 +246,20 @@ func resultOf(rec *session.Record, err error) (*Result, error) {
 	return nil, unexpected(err)
 }
 
-// ruling is the ledger's verdict on a row, with the row it judged and that
-// row's session, when it was read.
+// ruling is the ledger's verdict on a row, with the row it judged and, when
+// it read that row's session (read), the session: nil when it does not
+// exist.
 type ruling struct {
 	ledger.Verdict
-	row *session.LedgerRow
-	rec *session.Record
+	row  *session.LedgerRow
+	read bool
+	rec  *session.Record
+}
+
+// refused is the start refused with err once r was ruled, with what the
+// ruling read.
+func (r ruling) refused(err error) error {
+	return &Refused{Err: err, Row: r.row, SessionRead: r.read, Session: r.rec}
 }
 
 // judge rules on the row that refused the start's write (nil when the
@@ -281,6 +310,7 @@ func (s *Service) judgeRow(ctx context.Context, c ledger.Claim, row *session.Led
 	default:
 		r.rec = rec
 	}
+	r.read = true
 	return r, nil
 }
 
