@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/cloud-agent/control-plane/shared/invocation/emftest"
+	"github.com/cloud-agent/control-plane/infra/local/emftest"
 )
 
 var (
