@@ -15,8 +15,9 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
@@ -41,11 +42,11 @@ func TestDocumentIsValid(t *testing.T) {
 
 // checkRouteKeys fails unless the keys of table, a table of these tests
 // by route ("GET /v1/allocations"), are template.yaml's routes, which
-// TestRouteTable (infra/local) holds to Go, to this document and to
+// TestRouteTable (infra/template) holds to Go, to this document and to
 // events/.
 func checkRouteKeys[V any](t *testing.T, name string, table map[string]V) {
 	t.Helper()
-	fns, err := local.LoadFunctions("../template.yaml")
+	fns, err := template.LoadFunctions("../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,17 +240,17 @@ func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, 
 // must be the document's, and there is no Cache-Control.
 func TestGatewayAnswersAreDocumented(t *testing.T) {
 	doc := load(t)
-	fns, err := local.LoadFunctions("../template.yaml")
+	fns, err := template.LoadFunctions("../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes := local.Routes(fns)
+	routes := template.Routes(fns)
 	var invocations atomic.Int64
-	gw := &local.Gateway{Routes: routes, Invoke: func(context.Context, string, []byte) ([]byte, error) {
+	gw := &gateway.Gateway{Routes: routes, Invoke: func(context.Context, string, []byte) ([]byte, error) {
 		invocations.Add(1)
 		return nil, errors.New("the function is not invoked over a limit")
 	}}
-	token := local.DevToken(map[string]any{"sub": caller["sub"], "org_ids": caller["org_ids"]})
+	token := gateway.DevToken(map[string]any{"sub": caller["sub"], "org_ids": caller["org_ids"]})
 	sizes := map[int]int{413: 10<<20 + 1, 500: 7 << 20} // bytes of body
 	operations(doc, func(name string, op *openapi3.Operation) {
 		c, ok := ordinary[name]

@@ -15,12 +15,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lookup"
+	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -104,12 +105,12 @@ func patchStored(t *testing.T, h *apitest.Harness, body map[string]any) apitest.
 
 // noSelection lets no owner select an allocation.
 func noSelection(h *apitest.Harness) {
-	h.SetSettings([]local.Parameter{{Name: "selection/owners", Type: "StringList", Value: "-"}})
+	h.SetSettings([]settings.Parameter{{Name: "selection/owners", Type: "StringList", Value: "-"}})
 }
 
 // selectable makes names the allocations an owner may select.
 func selectable(h *apitest.Harness, names string) {
-	h.SetSettings([]local.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: names}})
+	h.SetSettings([]settings.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: names}})
 }
 
 // invalidSession is a session of u1 that does not decode: no schema
@@ -244,7 +245,7 @@ func answer(t *testing.T, op, code string) apitest.Result {
 	switch code {
 	case "internal_error":
 		b := dynamotest.Backends(t)[0]
-		c := local.DynamoClient(b.URL, store.Counting)
+		c := localdb.Client(b.URL, store.Counting)
 		h = apitest.NewOn(t, c, c, "NoSuchTable")
 	case "service_unavailable":
 		var p *faultproxy.Proxy

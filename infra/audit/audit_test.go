@@ -16,8 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -50,7 +50,7 @@ func seed(t *testing.T, c *dynamodb.Client, name string) (fallsBack []string) {
 			if err != nil {
 				return err
 			}
-			item, err := local.UnmarshalItem(data)
+			item, err := localdb.UnmarshalItem(data)
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}

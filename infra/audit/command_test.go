@@ -18,6 +18,8 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/paramstore"
+	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
@@ -122,7 +124,7 @@ func TestCommandParameterStore(t *testing.T) {
 	b := dynamotest.Backends(t)[0]
 	c, name := dynamotest.Table(t, b)
 	seed(t, c, name)
-	sm := local.SSMClient(url)
+	sm := paramstore.Client(url)
 	if _, err := sm.PutParameter(context.Background(), &ssm.PutParameterInput{Name: aws.String("/cloud-agent/audit-test/allocation/retired"),
 		Type: ssmtypes.ParameterTypeStringList, Value: aws.String("vercel-small"), Overwrite: aws.Bool(true)}); err != nil {
 		t.Fatal(err)
@@ -177,8 +179,8 @@ func TestLocalStack(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _, err := clients(context.Background(), o)
-	if err != nil || o.Table != local.TableLogicalID || tableEndpoint(c) != "http://"+local.DynamoAddr {
-		t.Errorf("the audit reads %s on %s (%v); the local stack serves %s on http://%s", o.Table, tableEndpoint(c), err, local.TableLogicalID, local.DynamoAddr)
+	if err != nil || o.Table != template.TableLogicalID || tableEndpoint(c) != "http://"+local.DynamoAddr {
+		t.Errorf("the audit reads %s on %s (%v); the local stack serves %s on http://%s", o.Table, tableEndpoint(c), err, template.TableLogicalID, local.DynamoAddr)
 	}
 }
 

@@ -1,9 +1,11 @@
 // Package local is the stack behind `make run`, for development and tests
-// only: the embedded DynamoDB-compatible endpoint and the table created from
-// template.yaml, the gateway that routes the template's HttpApi events to
-// the functions' bootstraps under the Lambda runtime interface emulator,
-// the functions' schedules, and the settings stand-in that answers
-// Parameter Store's GetParametersByPath from a file; and the strict reading
-// of items in DynamoDB JSON (UnmarshalItem) that its data file and the
-// tests' fixtures share. No function imports it.
+// only: it reads template.yaml (infra/template), serves the embedded
+// DynamoDB endpoint (dynamo) or uses another, creates the template's table
+// and loads the data file (localdb), seeds and serves the settings file as
+// Parameter Store (paramstore), builds every function and runs it under
+// the Lambda runtime interface emulator (lambdarun), runs the schedules
+// (schedule), and serves the HTTP API through the gateway (gateway). Its
+// subpackages hold those rooms and the test harnesses (apitest,
+// dynamotest, faultproxy, emftest, motoserver, childproc). No function
+// imports any of it.
 package local

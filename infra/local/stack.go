@@ -2,7 +2,6 @@ package local
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +14,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/local/paramstore"
+	"github.com/cloud-agent/control-plane/infra/local/schedule"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 // Config is what `make run` starts.
@@ -32,18 +38,22 @@ type Config struct {
 	Logs io.Writer
 }
 
+// DynamoAddr is where `make run` serves its embedded DynamoDB endpoint,
+// and where `make audit` reads the local stack's table.
+const DynamoAddr = "127.0.0.1:8000"
+
 // Stack is the local stack: DynamoDB, the settings stand-in, every function
 // under the runtime emulator, and the gateway.
 type Stack struct {
 	APIURL    string
 	DynamoURL string
-	Functions []Function
+	Functions []template.Function
 	cfg       Config
 	endpoint  *dynamo.Endpoint
 	client    *dynamodb.Client
 	ssm       *http.Server
 	api       *http.Server
-	lambdas   map[string]*Lambda
+	lambdas   map[string]*lambdarun.Lambda
 	buildDir  string
 	stop      context.CancelFunc
 	schedules func() // waits for the schedules' invocations
@@ -55,7 +65,7 @@ type Stack struct {
 // Start starts the stack. Close stops it. When Start fails, what it had
 // started is stopped.
 func Start(ctx context.Context, cfg Config) (*Stack, error) {
-	s := &Stack{cfg: cfg, lambdas: map[string]*Lambda{}}
+	s := &Stack{cfg: cfg, lambdas: map[string]*lambdarun.Lambda{}}
 	if err := s.start(ctx); err != nil {
 		_ = s.Close(context.Background())
 		return nil, err
@@ -68,11 +78,11 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	if err := loopbackOnly(cfg.DynamoAddr, cfg.APIAddr); err != nil {
 		return err
 	}
-	tpl, err := LoadTemplate(filepath.Join(cfg.Repo, "template.yaml"))
+	tpl, err := template.Load(filepath.Join(cfg.Repo, "template.yaml"))
 	if err != nil {
 		return err
 	}
-	if s.Functions, err = Functions(tpl); err != nil {
+	if s.Functions, err = template.Functions(tpl); err != nil {
 		return err
 	}
 	s.DynamoURL = cfg.DynamoURL
@@ -82,19 +92,19 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		}
 		s.DynamoURL = s.endpoint.URL
 	}
-	s.client = DynamoClient(s.DynamoURL)
-	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	s.client = localdb.Client(s.DynamoURL)
+	in, err := template.CreateTableInput(tpl, template.TableLogicalID, template.TableLogicalID)
 	if err != nil {
 		return err
 	}
 	// The time to live, as the template gives the table in AWS (the
 	// embedded endpoint sweeps expired items once a minute; the code
 	// judges expiresAt itself, as DynamoDB deletes them days late).
-	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
+	ttl, err := template.TimeToLiveInput(tpl, template.TableLogicalID, template.TableLogicalID)
 	if err != nil {
 		return err
 	}
-	if _, err := EnsureTable(ctx, s.client, in, ttl); err != nil {
+	if _, err := template.EnsureTable(ctx, s.client, in, ttl); err != nil {
 		return err
 	}
 	if cfg.DataFile != "" {
@@ -103,7 +113,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		if err := writable(cfg.DataFile); err != nil {
 			return err
 		}
-		if _, err := LoadItems(ctx, s.client, TableLogicalID, cfg.DataFile); err != nil {
+		if _, err := localdb.LoadItems(ctx, s.client, template.TableLogicalID, cfg.DataFile); err != nil {
 			return err
 		}
 		s.loaded = true
@@ -112,10 +122,10 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	for _, fn := range s.Functions {
 		configPath = fn.Environment["CONFIG_PATH"]
 	}
-	if err := SeedSettings(cfg.SettingsFile, SettingsFromTemplate(tpl, configPath)); err != nil {
+	if err := paramstore.Seed(cfg.SettingsFile, template.Settings(tpl, configPath)); err != nil {
 		return err
 	}
-	ssmURL, srv, err := serve("127.0.0.1:0", &SSM{File: cfg.SettingsFile, Path: configPath})
+	ssmURL, srv, err := serve("127.0.0.1:0", &paramstore.Server{File: cfg.SettingsFile, Path: configPath})
 	if err != nil {
 		return err
 	}
@@ -124,7 +134,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		return err
 	}
 	logs := slog.New(slog.NewJSONHandler(cfg.Logs, nil))
-	gw := &Gateway{Routes: Routes(s.Functions), Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs}
+	gw := &gateway.Gateway{Routes: template.Routes(s.Functions), Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs}
 	for _, fn := range s.Functions {
 		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
 	}
@@ -133,7 +143,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	}
 	var runCtx context.Context
 	runCtx, s.stop = context.WithCancel(context.Background())
-	s.schedules = RunSchedules(runCtx, s.Functions, s.invoke, logs)
+	s.schedules = schedule.Run(runCtx, s.Functions, s.invoke, logs)
 	return nil
 }
 
@@ -147,15 +157,15 @@ func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
 	for _, fn := range s.Functions {
 		ids = append(ids, fn.LogicalID)
 	}
-	if err := BuildFunctions(ctx, s.cfg.Repo, dir, ids...); err != nil {
+	if err := lambdarun.Build(ctx, s.cfg.Repo, dir, ids...); err != nil {
 		return err
 	}
-	emulator, err := EmulatorPath(ctx, s.cfg.Repo)
+	emulator, err := lambdarun.EmulatorPath(ctx, s.cfg.Repo)
 	if err != nil {
 		return err
 	}
 	for _, fn := range s.Functions {
-		l, err := StartLambda(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, s.DynamoURL, ssmURL), fn.Timeout, s.cfg.Logs)
+		l, err := lambdarun.Start(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), lambdarun.Environment(fn, s.DynamoURL, ssmURL), fn.Timeout, s.cfg.Logs)
 		if err != nil {
 			return err
 		}
@@ -163,6 +173,8 @@ func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
 	}
 	return nil
 }
+
+var errNoFunction = errors.New("no such function")
 
 func (s *Stack) invoke(ctx context.Context, id string, event []byte) ([]byte, error) {
 	l, ok := s.lambdas[id]
@@ -234,7 +246,7 @@ func writable(path string) error {
 // over path.
 func saveAtomically(ctx context.Context, c *dynamodb.Client, path string) error {
 	tmp := path + ".new"
-	if _, err := SaveItems(ctx, c, TableLogicalID, tmp); err != nil {
+	if _, err := localdb.SaveItems(ctx, c, template.TableLogicalID, tmp); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
@@ -266,19 +278,4 @@ func loopbackOnly(addrs ...string) error {
 		}
 	}
 	return nil
-}
-
-// SeedSettings writes the template's parameters to a new settings file.
-func SeedSettings(path string, params []Parameter) error {
-	if _, err := os.Stat(path); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(params, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
 }

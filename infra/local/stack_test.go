@@ -6,9 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -17,12 +19,13 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
-	"github.com/cloud-agent/control-plane/infra/local/motoserver"
+	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 func startStack(t *testing.T, cfg Config) *Stack {
 	t.Helper()
-	built(t) // the bootstraps build once; the stack's own build is then cached
 	cfg.Repo, cfg.APIAddr, cfg.Logs = "../..", "127.0.0.1:0", io.Discard
 	if cfg.DynamoURL == "" {
 		cfg.DynamoAddr = "127.0.0.1:0"
@@ -116,14 +119,14 @@ func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
 func TestStack(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "table.jsonl")
 	s := startStack(t, Config{DataFile: data})
-	token := DevToken(map[string]any{"sub": "dev-user", "org_ids": []string{"dev-org"}})
+	token := gateway.DevToken(map[string]any{"sub": "dev-user", "org_ids": []string{"dev-org"}})
 	status, started := call(t, "POST", s.APIURL+"/v1/sessions", token, `{"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"}}`)
 	if status != 201 {
 		t.Fatalf("start: %d %v", status, started)
 	}
 	id := started["sessionId"].(string)
 	// The table's time to live is the template's, as in AWS.
-	ttl, err := s.client.DescribeTimeToLive(context.Background(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(TableLogicalID)})
+	ttl, err := s.client.DescribeTimeToLive(context.Background(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(template.TableLogicalID)})
 	if err != nil || ttl.TimeToLiveDescription.TimeToLiveStatus != types.TimeToLiveStatusEnabled || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != "expiresAt" {
 		t.Errorf("time to live: %+v %v", ttl, err)
 	}
@@ -161,11 +164,11 @@ func TestStackOnAnotherEndpoint(t *testing.T) {
 	if s.endpoint != nil || s.DynamoURL != other.URL {
 		t.Errorf("the stack serves its own endpoint: %s", s.DynamoURL)
 	}
-	token := DevToken(map[string]any{"sub": "u1"})
+	token := gateway.DevToken(map[string]any{"sub": "u1"})
 	if status, body := call(t, "POST", s.APIURL+"/v1/sessions", token, `{"repository":{"type":"github","repo":"a/b"},"agent":{"mode":"code","model":"m"}}`); status != 201 {
 		t.Errorf("start on the other endpoint: %d %v", status, body)
 	}
-	if _, err := DynamoClient(other.URL).DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(TableLogicalID)}); err != nil {
+	if _, err := localdb.Client(other.URL).DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(template.TableLogicalID)}); err != nil {
 		t.Errorf("no table there: %v", err)
 	}
 }
@@ -184,14 +187,14 @@ func TestStackFinishesTheTable(t *testing.T) {
 	proxy.Inject("UpdateTimeToLive", 1, faultproxy.Status(http.StatusBadRequest,
 		"com.amazonaws.dynamodb.v20120810#AccessDeniedException", "not authorized to perform: dynamodb:UpdateTimeToLive"))
 	cfg := Config{Repo: "../..", APIAddr: "127.0.0.1:0", Logs: io.Discard, DynamoURL: proxy.URL(), SettingsFile: filepath.Join(t.TempDir(), "settings.json")}
-	if s, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "setting the time to live of table "+TableLogicalID) {
+	if s, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "setting the time to live of table "+template.TableLogicalID) {
 		if s != nil {
 			_ = s.Close(context.Background())
 		}
 		t.Fatalf("a refused UpdateTimeToLive: %v", err)
 	}
 	ttl := func() *types.TimeToLiveDescription {
-		out, err := DynamoClient(other.URL).DescribeTimeToLive(context.Background(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(TableLogicalID)})
+		out, err := localdb.Client(other.URL).DescribeTimeToLive(context.Background(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(template.TableLogicalID)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -232,6 +235,77 @@ func TestDataFileKept(t *testing.T) {
 	}
 }
 
+// The limits AWS enforces before any function runs (docs/bad-input.md,
+// Bodies): an HTTP API's body, and Lambda's synchronous invocation
+// payload, counted on the whole event.
+const (
+	gatewayBodyLimit   = 10 << 20
+	invokePayloadLimit = 6 << 20
+)
+
+// TestGatewayLimits: through the gateway and the built functions under the
+// runtime emulator, a body is answered as AWS answers it. Over 256 KiB it
+// is the function's 413 problem, up to an event of 6 MB (6,291,456 bytes,
+// headers and all); with an event over that, API Gateway's 500, without an
+// invocation (Lambda refuses it); over 10 MB, API Gateway's 413.
+func TestGatewayLimits(t *testing.T) {
+	s := startStack(t, Config{})
+	routes := template.Routes(s.Functions)
+	var invocations, lastEvent atomic.Int64
+	srv := httptest.NewServer(&gateway.Gateway{Routes: routes, Invoke: func(ctx context.Context, id string, event []byte) ([]byte, error) {
+		invocations.Add(1)
+		lastEvent.Store(int64(len(event)))
+		return s.invoke(ctx, id, event)
+	}})
+	defer srv.Close()
+	token := gateway.DevToken(map[string]any{"sub": "u1"})
+	// post sends a JSON object of n bytes and tells the answer, and whether
+	// the function was invoked.
+	post := func(n int) (status int, contentType, body string, invoked bool) {
+		t.Helper()
+		before := invocations.Load()
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/sessions", strings.NewReader("{"+strings.Repeat(" ", n-2)+"}"))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b), invocations.Load() > before
+	}
+	problemOf := func(body string) string {
+		var p struct{ Code string }
+		_ = json.Unmarshal([]byte(body), &p)
+		return p.Code
+	}
+	// A body between 256 KiB and the limit: the function refuses it. Its
+	// event tells what the gateway adds to a body of this length.
+	const probe = 1 << 20
+	status, _, body, invoked := post(probe)
+	if status != 413 || problemOf(body) != "payload_too_large" || !invoked {
+		t.Fatalf("1 MiB: %d %s (invoked %v)", status, body, invoked)
+	}
+	atLimit := invokePayloadLimit - (int(lastEvent.Load()) - probe)
+	status, _, body, invoked = post(atLimit)
+	if status != 413 || problemOf(body) != "payload_too_large" || !invoked || lastEvent.Load() != invokePayloadLimit {
+		t.Errorf("an event at the limit: %d %s (invoked %v, an event of %d bytes)", status, body, invoked, lastEvent.Load())
+	}
+	for _, n := range []int{atLimit + 1, gatewayBodyLimit} {
+		if status, ct, body, invoked := post(n); status != 500 || ct != "application/json" || body != `{"message":"Internal Server Error"}` || invoked {
+			t.Errorf("a body of %d bytes: %d %s %s (invoked %v)", n, status, ct, body, invoked)
+		}
+	}
+	// A body well over the limit too: the client, still sending, gets the
+	// answer, not a reset connection.
+	for _, n := range []int{gatewayBodyLimit + 1, 12 << 20} {
+		if status, ct, body, invoked := post(n); status != 413 || ct != "text; charset=utf-8" || body != "HTTP content length exceeded 10485760 bytes." || invoked {
+			t.Errorf("%d bytes over 10 MB: %d %s %s (invoked %v)", n-gatewayBodyLimit, status, ct, body, invoked)
+		}
+	}
+}
+
 // TestLoopbackOnly: the stack refuses to listen beyond loopback.
 func TestLoopbackOnly(t *testing.T) {
 	if err := loopbackOnly("0.0.0.0:3000"); err == nil {
@@ -240,13 +314,4 @@ func TestLoopbackOnly(t *testing.T) {
 	if err := loopbackOnly("127.0.0.1:3000", "localhost:8000", "[::1]:1"); err != nil {
 		t.Error(err)
 	}
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	motoserver.Stop()
-	if builtDir != "" {
-		_ = os.RemoveAll(builtDir)
-	}
-	os.Exit(code)
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
@@ -46,7 +46,7 @@ func newBurstTable(b *testing.B) *burstTable {
 	direct, name := dynamotest.Table(b, bk)
 	p := faultproxy.New(bk.URL)
 	b.Cleanup(p.Close)
-	api := local.DynamoClient(p.URL(), store.Counting, func(o *dynamodb.Options) {
+	api := localdb.Client(p.URL(), store.Counting, func(o *dynamodb.Options) {
 		// As many idle connections as requests at once, as lambdaenv keeps.
 		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = 256 })
 	})

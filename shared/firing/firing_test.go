@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -181,7 +181,7 @@ func TestDuplicates(t *testing.T) {
 		t.Fatalf("%+v", sum)
 	}
 	firstOfSaved := read(t, h, saved)["lastSessionId"]
-	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
+	h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
 	rewind(t, h, saved, slot)
 	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{Due: 1, Duplicates: 1}) {
 		t.Errorf("another fingerprint: %+v %v", sum, err)
@@ -257,7 +257,7 @@ func TestFallback(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	kept := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-large"})
 	retired := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-small"})
-	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
+	h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 	sum, err := fire(t, h, slot, slot)
 	if err != nil || sum != (firing.Summary{Due: 2, Fired: 2, Fallbacks: 1}) {
@@ -430,7 +430,7 @@ func warnings(t *testing.T, lines []string) []string {
 func TestOneLogLine(t *testing.T) {
 	h := setup(t, apitest.New(t, nil))
 	id := newTrigger(t, h, "*/5 * * * *", map[string]any{"sandboxAllocation": "vercel-small"})
-	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
+	h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 	before := len(h.Logs())
 	if _, err := fire(t, h, slot, slot); err != nil {
@@ -750,7 +750,7 @@ func TestDuplicateSessionUnreadable(t *testing.T) {
 	if sum, _ := fire(t, h, slot, slot); sum.Fired != 1 {
 		t.Fatalf("%+v", sum)
 	}
-	h.SetSettings([]local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
+	h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}})
 	rewind(t, h, id, slot)
 	// The start judged the row its refused transaction handed back, and
 	// did not read the session: the firing reads it.

@@ -10,9 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/emftest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/shared/firing"
-	"github.com/cloud-agent/control-plane/shared/invocation/emftest"
 )
 
 // firingLine is the firing's last log line, checked as EMF, with the

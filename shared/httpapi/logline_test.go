@@ -11,8 +11,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/cloud-agent/control-plane/infra/local/emftest"
 	"github.com/cloud-agent/control-plane/shared/invocation"
-	"github.com/cloud-agent/control-plane/shared/invocation/emftest"
 )
 
 // logLine is the one JSON line of an invocation's log.

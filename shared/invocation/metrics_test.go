@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cloud-agent/control-plane/infra/local/emftest"
 	"github.com/cloud-agent/control-plane/shared/invocation"
-	"github.com/cloud-agent/control-plane/shared/invocation/emftest"
 )
 
 var now = time.Date(2026, 11, 30, 10, 5, 30, 123_000_000, time.UTC)

@@ -11,8 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
+	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 // TestInitFailure: a function whose environment does not load, or whose
@@ -21,7 +22,7 @@ import (
 // nothing else, and exits non-zero. Each bootstrap is built as the
 // Makefile builds it for Lambda and run with the template's environment.
 func TestInitFailure(t *testing.T) {
-	fns, err := local.LoadFunctions("../../template.yaml")
+	fns, err := template.LoadFunctions("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestInitFailure(t *testing.T) {
 		ids = append(ids, fn.LogicalID)
 	}
 	dir := t.TempDir()
-	if err := local.BuildFunctions(context.Background(), "../..", dir, ids...); err != nil {
+	if err := lambdarun.Build(context.Background(), "../..", dir, ids...); err != nil {
 		t.Fatal(err)
 	}
 	const secret, token = "secret-access-key-value", "session-token-value"

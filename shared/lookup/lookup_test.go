@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -189,7 +189,7 @@ func TestAllocations(t *testing.T) {
 	if res.Requests != 0 {
 		t.Errorf("%d DynamoDB requests", res.Requests)
 	}
-	h.SetSettings([]local.Parameter{{Name: "selection/owners", Type: "StringList", Value: "org_9"}})
+	h.SetSettings([]settings.Parameter{{Name: "selection/owners", Type: "StringList", Value: "org_9"}})
 	rows := []struct {
 		rule    string
 		path    string

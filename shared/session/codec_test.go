@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 )
 
@@ -27,7 +27,7 @@ func fixture(t testing.TB, name string) Item {
 	if err != nil {
 		t.Fatal(err)
 	}
-	item, err := local.UnmarshalItem(data)
+	item, err := localdb.UnmarshalItem(data)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -332,7 +332,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	p := allocation.DefaultPolicy()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		item, err := local.UnmarshalItem(data)
+		item, err := localdb.UnmarshalItem(data)
 		if err != nil {
 			return
 		}

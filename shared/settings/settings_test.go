@@ -19,9 +19,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	ssmtypes "github.com/aws/aws-sdk-go-v2/service/ssm/types"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
@@ -45,7 +45,7 @@ func standIn(t *testing.T, params []settings.Parameter) (string, string) {
 	t.Helper()
 	file := filepath.Join(t.TempDir(), "settings.json")
 	write(t, file, params)
-	srv := httptest.NewServer(&local.SSM{File: file, Path: path})
+	srv := httptest.NewServer(&paramstore.Server{File: file, Path: path})
 	t.Cleanup(srv.Close)
 	return srv.URL, file
 }

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -111,7 +111,7 @@ func TestFaults(t *testing.T) {
 // mend (here a table that does not exist) is internal_error, not 503.
 func TestStorageFaultsThatAreNotTransient(t *testing.T) {
 	b := dynamotest.Backends(t)[0]
-	c := local.DynamoClient(b.URL, store.Counting)
+	c := localdb.Client(b.URL, store.Counting)
 	h := apitest.NewOn(t, c, c, "NoSuchTable")
 	for _, k := range []string{"", "k"} {
 		set := map[string]any{}

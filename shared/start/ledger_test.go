@@ -13,11 +13,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 )
 
@@ -270,7 +271,7 @@ func TestLapsedRowReplacement(t *testing.T) {
 		h, p := apitest.Faulty(t)
 		h.Put(row("k", map[string]string{"status": "in_progress", "fingerprint": "x", "sessionId": "workspace_rec"}, map[string]int64{"leaseUntil": 1}))
 		put := func(dynamoJSON []byte) {
-			item, err := local.UnmarshalItem(dynamoJSON)
+			item, err := localdb.UnmarshalItem(dynamoJSON)
 			if err == nil {
 				_, err = h.Client.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(h.Table), Item: item})
 			}
@@ -296,14 +297,14 @@ func TestRecordedRowIsJudged(t *testing.T) {
 	for _, r := range []struct {
 		rule    string
 		runtime map[string]any
-		setting local.Parameter
+		setting settings.Parameter
 		code    string
 	}{
-		{"2: the recorded allocation is retired", small, local.Parameter{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}, "sandbox_allocation_retired"},
-		{"3: the recorded allocation's provider is retired", small, local.Parameter{Name: "provider/retired", Type: "StringList", Value: "vercel"}, "sandbox_runtime_retired"},
+		{"2: the recorded allocation is retired", small, settings.Parameter{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}, "sandbox_allocation_retired"},
+		{"3: the recorded allocation's provider is retired", small, settings.Parameter{Name: "provider/retired", Type: "StringList", Value: "vercel"}, "sandbox_runtime_retired"},
 		// A code-review session records no allocation: only its provider.
 		{"3: the recorded provider is retired", map[string]any{"sandboxKind": "code-review"},
-			local.Parameter{Name: "provider/retired", Type: "StringList", Value: "cloudflare-containers"}, "sandbox_runtime_retired"},
+			settings.Parameter{Name: "provider/retired", Type: "StringList", Value: "cloudflare-containers"}, "sandbox_runtime_retired"},
 	} {
 		t.Run(r.rule, func(t *testing.T) {
 			h := apitest.New(t, nil)
@@ -311,7 +312,7 @@ func TestRecordedRowIsJudged(t *testing.T) {
 			if first := post(h, user, b); first.Status != 201 {
 				t.Fatalf("%d %s", first.Status, first.Raw)
 			}
-			h.SetSettings([]local.Parameter{r.setting})
+			h.SetSettings([]settings.Parameter{r.setting})
 			if again := post(h, user, b); again.Status != 422 || again.Code() != r.code {
 				t.Errorf("%d %s", again.Status, again.Raw)
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
-	"github.com/cloud-agent/control-plane/shared/invocation/emftest"
+	"github.com/cloud-agent/control-plane/infra/local/emftest"
 )
 
 // lastLine is the harness's last log line, checked as EMF.

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -158,7 +158,7 @@ func TestAllocationChecks(t *testing.T) {
 	rt := func(rt map[string]any) string { return body(map[string]any{"runtime": rt}) }
 	rows := []struct {
 		rule     string
-		settings []local.Parameter
+		settings []settings.Parameter
 		body     string
 		status   int
 		code     string
@@ -171,13 +171,13 @@ func TestAllocationChecks(t *testing.T) {
 		{"3: cloudflare-shared is retired", nil, rt(map[string]any{"sandboxAllocation": "cloudflare-shared"}), 422, "sandbox_allocation_retired", "one sandbox now serves one workspace"},
 		{"3: the shared kind is retired", nil, rt(map[string]any{"sandboxKind": "shared"}), 422, "sandbox_allocation_retired", "cloudflare-shared"},
 		{"4: cloudflare-single is on the retired runtime", nil, rt(map[string]any{"sandboxAllocation": "cloudflare-single"}), 422, "sandbox_runtime_retired", "retired Cloudflare Sandbox runtime"},
-		{"5: selection disabled", []local.Parameter{{Name: "selection/owners", Type: "StringList", Value: "o9"}}, rt(map[string]any{"sandboxAllocation": "vercel-small"}), 403, "sandbox_selection_disabled", "Sandbox selection is not enabled for this owner"},
-		{"5: the org is the owner", []local.Parameter{{Name: "selection/owners", Type: "StringList", Value: "o1"}}, body(map[string]any{"orgId": "o1", "runtime": map[string]any{"sandboxAllocation": "vercel-small"}}), 201, "", ""},
-		{"6: not selectable", []local.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: "vercel-large"}}, rt(map[string]any{"sandboxAllocation": "vercel-small"}), 422, "sandbox_allocation_unavailable", ""},
+		{"5: selection disabled", []settings.Parameter{{Name: "selection/owners", Type: "StringList", Value: "o9"}}, rt(map[string]any{"sandboxAllocation": "vercel-small"}), 403, "sandbox_selection_disabled", "Sandbox selection is not enabled for this owner"},
+		{"5: the org is the owner", []settings.Parameter{{Name: "selection/owners", Type: "StringList", Value: "o1"}}, body(map[string]any{"orgId": "o1", "runtime": map[string]any{"sandboxAllocation": "vercel-small"}}), 201, "", ""},
+		{"6: not selectable", []settings.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: "vercel-large"}}, rt(map[string]any{"sandboxAllocation": "vercel-small"}), 422, "sandbox_allocation_unavailable", ""},
 		{"byoc passes", nil, rt(map[string]any{"sandboxAllocation": map[string]any{"provider": map[string]any{"id": "vercel", "account": "byoc"}, "instanceType": "large"}}), 201, "", ""},
 		{"code-review", nil, rt(map[string]any{"sandboxKind": "code-review"}), 201, "", ""},
 		{"unknown kind is invalid_request", nil, rt(map[string]any{"sandboxKind": "dind"}), 400, "invalid_request", ""},
-		{"no usable default is 503", []local.Parameter{{Name: "provider/retired", Type: "StringList", Value: "cloudflare-containers"}}, body(nil), 503, "service_unavailable", ""},
+		{"no usable default is 503", []settings.Parameter{{Name: "provider/retired", Type: "StringList", Value: "cloudflare-containers"}}, body(nil), 503, "service_unavailable", ""},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
@@ -235,7 +235,7 @@ func TestOrderOfChecks(t *testing.T) {
 		})
 	}
 	t.Run("the ledger before checks 5 and 6", func(t *testing.T) {
-		h.SetSettings([]local.Parameter{{Name: "selection/owners", Type: "StringList", Value: "-"}})
+		h.SetSettings([]settings.Parameter{{Name: "selection/owners", Type: "StringList", Value: "-"}})
 		if res := post(h, user, body(map[string]any{"operationKey": "k", "runtime": map[string]any{"sandboxAllocation": "vercel-small"}})); res.Status != 200 {
 			t.Errorf("%d %s", res.Status, res.Raw)
 		}

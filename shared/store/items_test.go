@@ -14,7 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -277,7 +277,7 @@ func FuzzDecodeItem(f *testing.F) {
 	f.Add([]byte(`{"PK":{"S":"TRIGGER#trg_a"},"SK":{"S":"RUN#2026-11-30T10:00:00Z"},"triggerId":{"S":"trg_a"},"slot":{"S":"2026-11-30T10:00:00Z"},` +
 		`"status":{"S":"fired"},"recordedAt":{"S":"2026-11-30T10:00:00Z"},"expiresAt":{"N":"1800000000"}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		item, err := local.UnmarshalItem(data)
+		item, err := localdb.UnmarshalItem(data)
 		if err != nil {
 			return
 		}

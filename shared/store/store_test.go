@@ -13,8 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -265,7 +265,7 @@ func TestMoved(t *testing.T) {
 // TestEndpointDown: an unreachable endpoint is service_unavailable once the
 // SDK's retries are spent.
 func TestEndpointDown(t *testing.T) {
-	tbl := New(local.DynamoClient("http://127.0.0.1:1"), "SessionsTable")
+	tbl := New(localdb.Client("http://127.0.0.1:1"), "SessionsTable")
 	ctx := context.Background()
 	if _, err := tbl.GetSession(ctx, "workspace_a"); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("get: %v", err)
@@ -296,7 +296,7 @@ func TestReadsAreStronglyConsistent(t *testing.T) {
 				}), middleware.After)
 		})
 	}
-	tbl := New(local.DynamoClient(b.URL, record), name)
+	tbl := New(localdb.Client(b.URL, record), name)
 	ctx := context.Background()
 	if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("k", "workspace_a", now.Add(time.Hour)), now, nil); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -398,7 +398,7 @@ func TestTriggerItemShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			item, err := local.UnmarshalItem(data)
+			item, err := localdb.UnmarshalItem(data)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/shared/firing"
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 func patchCall(h *apitest.Harness, claims map[string]string, id, b string) apitest.Result {
@@ -229,13 +229,13 @@ func TestPatchRefused(t *testing.T) {
 func TestPatchSelection(t *testing.T) {
 	for _, row := range []struct {
 		rule   string
-		params []local.Parameter
+		params []settings.Parameter
 		code   string
 		status int
 	}{
-		{"check 5: selection not enabled", []local.Parameter{{Name: "selection/owners", Type: "StringList", Value: "-"}}, "sandbox_selection_disabled", 403},
-		{"check 6: not selectable", []local.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: "vercel-small"}}, "sandbox_allocation_unavailable", 422},
-		{"check 3: retired since it was saved", []local.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}}, "sandbox_allocation_retired", 422},
+		{"check 5: selection not enabled", []settings.Parameter{{Name: "selection/owners", Type: "StringList", Value: "-"}}, "sandbox_selection_disabled", 403},
+		{"check 6: not selectable", []settings.Parameter{{Name: "allocation/selectable", Type: "StringList", Value: "vercel-small"}}, "sandbox_allocation_unavailable", 422},
+		{"check 3: retired since it was saved", []settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-large"}}, "sandbox_allocation_retired", 422},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
 			h := newHarness(t)

@@ -10,10 +10,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -188,7 +188,7 @@ func TestCreateRefused(t *testing.T) {
 // (the org when there is one), and naming the default skips them.
 func TestCreateSelectionChecks(t *testing.T) {
 	h := newHarness(t)
-	h.SetSettings([]local.Parameter{
+	h.SetSettings([]settings.Parameter{
 		{Name: "selection/owners", Type: "StringList", Value: "o1"},
 		{Name: "allocation/selectable", Type: "StringList", Value: "vercel-small,cloudflare-containers-standard-4"},
 	})

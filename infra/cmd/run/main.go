@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/infra/local"
+	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 func main() {
@@ -55,7 +57,7 @@ func run(cfg local.Config) (err error) {
 	case cfg.DataFile != "":
 		where = "embedded, kept in " + cfg.DataFile
 	}
-	token := local.DevToken(map[string]any{"sub": "dev-user", "org_ids": []string{"dev-org"}})
+	token := gateway.DevToken(map[string]any{"sub": "dev-user", "org_ids": []string{"dev-org"}})
 	fmt.Printf(`
 HTTP API:           %s
 DynamoDB endpoint:  %s (%s), table %s
@@ -77,7 +79,7 @@ A development token (sub dev-user, org dev-org):
 
 Run a function's schedule now: curl -s -X POST %s/_local/schedule/<LogicalId> [-d '{"time":"2026-11-30T10:00:00Z"}']
 Press Ctrl-C to stop.
-`, s.APIURL, s.DynamoURL, where, local.TableLogicalID, cfg.SettingsFile, functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
+`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
 	<-ctx.Done()
 	fmt.Println("Stopping.")
 	return nil

@@ -32,9 +32,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/local/paramstore"
+	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
@@ -76,7 +78,7 @@ func New(t testing.TB, b *dynamotest.Backend, optFns ...func(*dynamodb.Options))
 		b = &dynamotest.Backends(t)[0]
 	}
 	c, name := dynamotest.Table(t, *b)
-	return NewOn(t, local.DynamoClient(b.URL, append([]func(*dynamodb.Options){store.Counting}, optFns...)...), c, name)
+	return NewOn(t, localdb.Client(b.URL, append([]func(*dynamodb.Options){store.Counting}, optFns...)...), c, name)
 }
 
 // NewOn builds the API over table name, reached by api (which may go
@@ -89,7 +91,7 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	t.Helper()
 	h := &Harness{t: t, Client: direct, Table: name, settings: filepath.Join(t.TempDir(), "settings.json"), logs: &syncBuffer{}}
 	h.SetSettings(nil)
-	ssmSrv := httptest.NewServer(&local.SSM{File: h.settings, Path: ConfigPath})
+	ssmSrv := httptest.NewServer(&paramstore.Server{File: h.settings, Path: ConfigPath})
 	t.Cleanup(ssmSrv.Close)
 	sm := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(ssmSrv.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, ssmOpts...)
@@ -158,9 +160,9 @@ func GoRoutes(fns map[string][]httpapi.Route) RouteSet {
 // TemplateRoutes are the HttpApi events of the template's functions, but
 // their ANY twins: API Gateway sends another method of the path to the
 // function, whose router answers it 405.
-func TemplateRoutes(fns []local.Function) RouteSet {
+func TemplateRoutes(fns []template.Function) RouteSet {
 	set := RouteSet{Source: "template.yaml", Functions: map[string]string{}}
-	for _, r := range local.Routes(fns) {
+	for _, r := range template.Routes(fns) {
 		if r.Method != "ANY" {
 			set.Add(r.Key(), r.Function)
 		}
@@ -178,8 +180,8 @@ var (
 func templateRoutes() (RouteSet, error) {
 	templateOnce.Do(func() {
 		_, file, _, _ := runtime.Caller(0)
-		var fns []local.Function
-		fns, templateErr = local.LoadFunctions(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
+		var fns []template.Function
+		fns, templateErr = template.LoadFunctions(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
 		templateSet = TemplateRoutes(fns)
 	})
 	return templateSet, templateErr
@@ -235,7 +237,7 @@ func Faulty(t testing.TB, optFns ...func(*dynamodb.Options)) (*Harness, *faultpr
 	direct, name := dynamotest.Table(t, b)
 	p := faultproxy.New(b.URL)
 	t.Cleanup(p.Close)
-	api := local.DynamoClient(p.URL(), append([]func(*dynamodb.Options){store.Counting, func(o *dynamodb.Options) {
+	api := localdb.Client(p.URL(), append([]func(*dynamodb.Options){store.Counting, func(o *dynamodb.Options) {
 		o.Retryer = retry.AddWithMaxBackoffDelay(o.Retryer, time.Millisecond)
 	}, AttemptTimeout(10 * time.Second)}, optFns...)...)
 	return NewOn(t, api, direct, name), p
@@ -247,10 +249,10 @@ func AttemptTimeout(d time.Duration) func(*dynamodb.Options) {
 }
 
 // SetSettings replaces the settings the functions read.
-func (h *Harness) SetSettings(params []local.Parameter) {
+func (h *Harness) SetSettings(params []settings.Parameter) {
 	h.t.Helper()
 	if params == nil {
-		params = []local.Parameter{}
+		params = []settings.Parameter{}
 	}
 	data, _ := json.Marshal(params)
 	if err := os.WriteFile(h.settings, data, 0o600); err != nil {
@@ -356,7 +358,7 @@ func Body(base, set map[string]any) string {
 // Put writes an item given in DynamoDB JSON straight into the table.
 func (h *Harness) Put(dynamoJSON []byte) {
 	h.t.Helper()
-	item, err := local.UnmarshalItem(dynamoJSON)
+	item, err := localdb.UnmarshalItem(dynamoJSON)
 	if err != nil {
 		h.t.Fatal(err)
 	}

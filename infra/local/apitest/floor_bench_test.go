@@ -24,10 +24,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/google/uuid"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
@@ -161,13 +162,13 @@ func newFloorBench(b testing.TB) *floorBench {
 	}
 	b.Cleanup(func() { _ = d.Close(context.Background()) })
 	direct, name := dynamotest.Table(b, dynamotest.Backend{Name: "embedded", URL: d.URL})
-	f := &floorBench{client: local.DynamoClient(d.URL, store.Counting), direct: direct, table: name, log: &lastLine{}}
+	f := &floorBench{client: localdb.Client(d.URL, store.Counting), direct: direct, table: name, log: &lastLine{}}
 
 	file := filepath.Join(b.TempDir(), "settings.json")
 	if err := os.WriteFile(file, []byte("[]"), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	ssmSrv := httptest.NewServer(&local.SSM{File: file, Path: apitest.ConfigPath})
+	ssmSrv := httptest.NewServer(&paramstore.Server{File: file, Path: apitest.ConfigPath})
 	b.Cleanup(ssmSrv.Close)
 	sm := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(ssmSrv.URL),
 		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
@@ -212,7 +213,7 @@ func (f *floorBench) clone(tb testing.TB, key string) (sess, row session.Item) {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		if out[i], err = local.UnmarshalItem([]byte(swap.Replace(string(data)))); err != nil {
+		if out[i], err = localdb.UnmarshalItem([]byte(swap.Replace(string(data)))); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
+	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 )
 
@@ -90,7 +90,7 @@ func startHelper(helper string) (string, error) {
 // of the emulator's runtime API, which the function writes to a file in
 // dir. The emulator starts the function at the first invocation.
 func startEmulator(dir string) (string, error) {
-	emulator, err := local.EmulatorPath(context.Background(), "../../..")
+	emulator, err := lambdarun.EmulatorPath(context.Background(), "../../..")
 	if err != nil {
 		return "", err
 	}
@@ -99,7 +99,7 @@ func startEmulator(dir string) (string, error) {
 	if err := os.WriteFile(bootstrap, []byte(script), 0o755); err != nil {
 		return "", err
 	}
-	l, err := local.StartLambda(emulator, "Sleeper", bootstrap, []string{"PATH=" + os.Getenv("PATH")}, time.Minute, io.Discard)
+	l, err := lambdarun.Start(emulator, "Sleeper", bootstrap, []string{"PATH=" + os.Getenv("PATH")}, time.Minute, io.Discard)
 	if err != nil {
 		return "", err
 	}

@@ -22,9 +22,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
-	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/local/paramstore"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 // coldStartSamples is how many cold starts each case's median is taken
@@ -90,37 +93,37 @@ func BenchmarkColdStart(b *testing.B) {
 	ctx := context.Background()
 	tpl, fns, ids := templateFunctions(b)
 	dir := b.TempDir()
-	if err := local.BuildFunctions(ctx, "../../..", dir, ids...); err != nil {
+	if err := lambdarun.Build(ctx, "../../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
 	hello, err := buildHello(ctx, runtime.GOARCH, "../../..", dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rie, err := local.EmulatorPath(ctx, "../../..")
+	rie, err := lambdarun.EmulatorPath(ctx, "../../..")
 	if err != nil {
 		b.Fatal(err)
 	}
-	client, dynamoURL := benchTable(b, tpl)
+	client, dynamoURL := benchTable(b)
 	configPath := fns[0].Environment["CONFIG_PATH"]
 	settings := filepath.Join(dir, "settings.json")
-	if err := local.SeedSettings(settings, local.SettingsFromTemplate(tpl, configPath)); err != nil {
+	if err := paramstore.Seed(settings, template.Settings(tpl, configPath)); err != nil {
 		b.Fatal(err)
 	}
-	ssm := httptest.NewServer(&local.SSM{File: settings, Path: configPath})
+	ssm := httptest.NewServer(&paramstore.Server{File: settings, Path: configPath})
 	b.Cleanup(ssm.Close)
 
-	helloFn := local.Function{LogicalID: helloName, Timeout: 3 * time.Second, MemoryMB: 128}
+	helloFn := template.Function{LogicalID: helloName, Timeout: 3 * time.Second, MemoryMB: 128}
 	anonymous, err := sampleEvent("SessionStartFunction", coldEvent{file: "valid.json"}, true)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cases := []coldCase{{
-		name: helloName, bootstrap: hello, env: local.LocalEnvironment(helloFn, dynamoURL, ssm.URL), timeout: helloFn.Timeout,
+		name: helloName, bootstrap: hello, env: lambdarun.Environment(helloFn, dynamoURL, ssm.URL), timeout: helloFn.Timeout,
 		event: func() ([]byte, error) { return anonymous, nil }, check: wantAnswer(200, ""),
 	}}
 	for _, fn := range fns {
-		c := coldCase{bootstrap: filepath.Join(dir, fn.LogicalID, "bootstrap"), env: local.LocalEnvironment(fn, dynamoURL, ssm.URL), timeout: fn.Timeout}
+		c := coldCase{bootstrap: filepath.Join(dir, fn.LogicalID, "bootstrap"), env: lambdarun.Environment(fn, dynamoURL, ssm.URL), timeout: fn.Timeout}
 		if len(fn.Routes) == 0 {
 			ahead, err := os.ReadFile("../../../events/" + fn.LogicalID + "/scheduled-event-ahead.json")
 			if err != nil {
@@ -206,7 +209,7 @@ var initReport = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
 func coldStart(ctx context.Context, rie string, c coldCase) (coldSample, error) {
 	var s coldSample
 	var logs bytes.Buffer
-	l, err := local.StartLambda(rie, c.name, c.bootstrap, c.env, c.timeout, &logs)
+	l, err := lambdarun.Start(rie, c.name, c.bootstrap, c.env, c.timeout, &logs)
 	if err != nil {
 		return s, err
 	}
@@ -334,30 +337,18 @@ func plantDueTrigger(ctx context.Context, c *dynamodb.Client, n int) error {
 }
 
 func putItem(ctx context.Context, c *dynamodb.Client, data []byte) error {
-	item, err := local.UnmarshalItem(data)
+	item, err := localdb.UnmarshalItem(data)
 	if err != nil {
 		return err
 	}
-	_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item})
+	_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item})
 	return err
 }
 
 // benchTable serves the embedded endpoint with the template's table,
 // holding the session that the sample lookup reads.
-func benchTable(b *testing.B, tpl *local.Template) (*dynamodb.Client, string) {
-	d, err := dynamo.Start("127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = d.Close(context.Background()) })
-	in, err := local.CreateTableInput(tpl, local.TableLogicalID, local.TableLogicalID)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := local.DynamoClient(d.URL)
-	if _, err := local.EnsureTable(context.Background(), c, in, nil); err != nil {
-		b.Fatal(err)
-	}
+func benchTable(b *testing.B) (*dynamodb.Client, string) {
+	c, url := dynamotest.LocalTable(b)
 	data, err := os.ReadFile("../../../shared/session/testdata/items/session-v2-current.json")
 	if err == nil {
 		err = putItem(context.Background(), c, data)
@@ -365,17 +356,17 @@ func benchTable(b *testing.B, tpl *local.Template) (*dynamodb.Client, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return c, d.URL
+	return c, url
 }
 
 // templateFunctions reads template.yaml: the template, its functions and
 // their logical ids.
-func templateFunctions(b *testing.B) (*local.Template, []local.Function, []string) {
-	tpl, err := local.LoadTemplate("../../../template.yaml")
+func templateFunctions(b *testing.B) (*template.Template, []template.Function, []string) {
+	tpl, err := template.Load("../../../template.yaml")
 	if err != nil {
 		b.Fatal(err)
 	}
-	fns, err := local.Functions(tpl)
+	fns, err := template.Functions(tpl)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -394,7 +385,7 @@ func BenchmarkSize(b *testing.B) {
 	ctx := context.Background()
 	_, _, ids := templateFunctions(b)
 	dir := b.TempDir()
-	if err := local.BuildFunctionsFor(ctx, "arm64", "../../..", dir, ids...); err != nil {
+	if err := lambdarun.BuildFor(ctx, "arm64", "../../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := buildHello(ctx, "arm64", "../../..", dir); err != nil {

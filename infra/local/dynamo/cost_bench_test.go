@@ -10,8 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 )
 
 // costTable is a table of the template's shape on an endpoint of its own,
@@ -24,7 +24,7 @@ func costTable(b *testing.B, size int) (*dynamodb.Client, string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = ep.Close(context.Background()) })
-	c := local.DynamoClient(ep.URL)
+	c := localdb.Client(ep.URL)
 	ctx := context.Background()
 	const name = "cost"
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }

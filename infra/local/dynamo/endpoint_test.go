@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"maps"
 	"net/http"
@@ -14,19 +15,22 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 // emptyDynamo serves an empty embedded endpoint for the test and returns
@@ -38,7 +42,7 @@ func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	return local.DynamoClient(d.URL), d.URL
+	return localdb.Client(d.URL), d.URL
 }
 
 // startTable serves the embedded endpoint with the template's table,
@@ -46,18 +50,18 @@ func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
 func startTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
 	c, url := emptyDynamo(t)
-	templateTable(t, c, local.TableLogicalID)
+	templateTable(t, c, template.TableLogicalID)
 	return c, url
 }
 
 // templateTable creates a table of template.yaml's definition, named name.
 func templateTable(t *testing.T, c *dynamodb.Client, name string) {
 	t.Helper()
-	tpl, err := local.LoadTemplate("../../../template.yaml")
+	tpl, err := template.Load("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := local.CreateTableInput(tpl, local.TableLogicalID, name)
+	in, err := template.CreateTableInput(tpl, template.TableLogicalID, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,18 +237,18 @@ func TestDynamoListTables(t *testing.T) {
 // DynamoDB refuses.
 func TestDynamoTimeToLive(t *testing.T) {
 	ctx := context.Background()
-	tpl, err := local.LoadTemplate("../../../template.yaml")
+	tpl, err := template.Load("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := tpl.GetDynamoDBTableWithName(local.TableLogicalID)
+	tbl, err := tpl.GetDynamoDBTableWithName(template.TableLogicalID)
 	if err != nil || tbl.TimeToLiveSpecification == nil || tbl.TimeToLiveSpecification.AttributeName == nil {
 		t.Fatalf("the template's table has no TTL: %v", err)
 	}
 	attr := *tbl.TimeToLiveSpecification.AttributeName
 	t.Run("sdk", func(t *testing.T) {
 		c, url := startTable(t)
-		name := aws.String(local.TableLogicalID)
+		name := aws.String(template.TableLogicalID)
 		describe := func() *types.TimeToLiveDescription {
 			t.Helper()
 			out, err := c.DescribeTimeToLive(ctx, &dynamodb.DescribeTimeToLiveInput{TableName: name})
@@ -295,15 +299,15 @@ func TestDynamoTimeToLive(t *testing.T) {
 	t.Run("cli", func(t *testing.T) {
 		_, url := startTable(t)
 		var d struct{ TimeToLiveDescription map[string]string }
-		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", local.TableLogicalID)
+		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", template.TableLogicalID)
 		if want := map[string]string{"TimeToLiveStatus": "DISABLED"}; !reflect.DeepEqual(d.TimeToLiveDescription, want) {
 			t.Errorf("before: %v", d.TimeToLiveDescription)
 		}
-		if _, err := dynamoCLI(t, url, "update-time-to-live", "--table-name", local.TableLogicalID,
+		if _, err := dynamoCLI(t, url, "update-time-to-live", "--table-name", template.TableLogicalID,
 			"--time-to-live-specification", "Enabled=true,AttributeName="+attr); err != nil {
 			t.Fatal(err)
 		}
-		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", local.TableLogicalID)
+		cliJSON(t, &d, url, "describe-time-to-live", "--table-name", template.TableLogicalID)
 		if want := map[string]string{"TimeToLiveStatus": "ENABLED", "AttributeName": attr}; !reflect.DeepEqual(d.TimeToLiveDescription, want) {
 			t.Errorf("enabled: %v", d.TimeToLiveDescription)
 		}
@@ -316,11 +320,11 @@ func TestDynamoTimeToLive(t *testing.T) {
 // member.
 func TestDynamoTableActive(t *testing.T) {
 	ctx := context.Background()
-	tpl, err := local.LoadTemplate("../../../template.yaml")
+	tpl, err := template.Load("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := local.CreateTableInput(tpl, local.TableLogicalID, local.TableLogicalID)
+	in, err := template.CreateTableInput(tpl, template.TableLogicalID, template.TableLogicalID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,10 +357,10 @@ func TestDynamoTableActive(t *testing.T) {
 	})
 	t.Run("cli", func(t *testing.T) {
 		_, url := startTable(t)
-		if _, err := dynamoCLI(t, url, "wait", "table-exists", "--table-name", local.TableLogicalID); err != nil {
+		if _, err := dynamoCLI(t, url, "wait", "table-exists", "--table-name", template.TableLogicalID); err != nil {
 			t.Fatal(err)
 		}
-		out, err := dynamoCLI(t, url, "describe-table", "--table-name", local.TableLogicalID)
+		out, err := dynamoCLI(t, url, "describe-table", "--table-name", template.TableLogicalID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -377,10 +381,10 @@ func TestDynamoTableActive(t *testing.T) {
 		if strings.Contains(out, `""`) || strings.Contains(out, "null") {
 			t.Errorf("null or empty members: %s", out)
 		}
-		if _, err := dynamoCLI(t, url, "delete-table", "--table-name", local.TableLogicalID); err != nil {
+		if _, err := dynamoCLI(t, url, "delete-table", "--table-name", template.TableLogicalID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := dynamoCLI(t, url, "wait", "table-not-exists", "--table-name", local.TableLogicalID); err != nil {
+		if _, err := dynamoCLI(t, url, "wait", "table-not-exists", "--table-name", template.TableLogicalID); err != nil {
 			t.Error(err)
 		}
 	})
@@ -390,7 +394,7 @@ func TestDynamoTableActive(t *testing.T) {
 func putItems(t *testing.T, c *dynamodb.Client, keys ...[2]string) {
 	t.Helper()
 	for _, k := range keys {
-		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: map[string]types.AttributeValue{
+		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: k[0]}, "SK": &types.AttributeValueMemberS{Value: k[1]},
 		}}); err != nil {
 			t.Fatal(err)
@@ -402,7 +406,7 @@ func putItems(t *testing.T, c *dynamodb.Client, keys ...[2]string) {
 // count and no items; every Scan and Query answers a Count, 0 included.
 func TestDynamoSelectCount(t *testing.T) {
 	ctx := context.Background()
-	table := aws.String(local.TableLogicalID)
+	table := aws.String(template.TableLogicalID)
 	keys := [][2]string{{"a", "1"}, {"a", "2"}, {"a", "3"}, {"b", "1"}}
 	query := func(pk string) *dynamodb.QueryInput {
 		return &dynamodb.QueryInput{TableName: table, Select: types.SelectCount, KeyConditionExpression: aws.String("PK = :pk"),
@@ -437,10 +441,10 @@ func TestDynamoSelectCount(t *testing.T) {
 		c, url := startTable(t)
 		putItems(t, c, keys...)
 		for _, args := range [][]string{
-			{"scan", "--table-name", local.TableLogicalID, "--select", "COUNT"},
-			{"query", "--table-name", local.TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
+			{"scan", "--table-name", template.TableLogicalID, "--select", "COUNT"},
+			{"query", "--table-name", template.TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
 				"--expression-attribute-values", `{":pk":{"S":"a"}}`},
-			{"query", "--table-name", local.TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
+			{"query", "--table-name", template.TableLogicalID, "--select", "COUNT", "--key-condition-expression", "PK = :pk",
 				"--expression-attribute-values", `{":pk":{"S":"none"}}`},
 		} {
 			var out map[string]any
@@ -450,7 +454,7 @@ func TestDynamoSelectCount(t *testing.T) {
 			}
 		}
 		var out struct{ Count int }
-		cliJSON(t, &out, url, "scan", "--table-name", local.TableLogicalID, "--select", "COUNT")
+		cliJSON(t, &out, url, "scan", "--table-name", template.TableLogicalID, "--select", "COUNT")
 		if out.Count != 4 {
 			t.Errorf("scan --select COUNT: %d", out.Count)
 		}
@@ -469,7 +473,7 @@ func TestDynamoPutItemReturnValues(t *testing.T) {
 	t.Run("sdk", func(t *testing.T) {
 		c, _ := startTable(t)
 		put := func(x string, rv types.ReturnValue) (*dynamodb.PutItemOutput, error) {
-			return c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item(x), ReturnValues: rv})
+			return c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item(x), ReturnValues: rv})
 		}
 		key := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "a"}, "SK": &types.AttributeValueMemberS{Value: "1"}}
 		for _, step := range []struct {
@@ -480,7 +484,7 @@ func TestDynamoPutItemReturnValues(t *testing.T) {
 				t.Errorf("ReturnValues %q: %+v %v", step.rv, out, err)
 			}
 		}
-		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(local.TableLogicalID), Key: key}); err != nil {
+		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(template.TableLogicalID), Key: key}); err != nil {
 			t.Fatal(err)
 		}
 		if out, err := put("2", types.ReturnValueAllOld); err != nil || out.Attributes != nil {
@@ -491,11 +495,11 @@ func TestDynamoPutItemReturnValues(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(out.Attributes, old) {
 			t.Errorf("ALL_OLD of a replaced item: %+v %v", out, err)
 		}
-		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(local.TableLogicalID), Key: key})
+		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(template.TableLogicalID), Key: key})
 		if err != nil || got.Item["x"].(*types.AttributeValueMemberN).Value != "3" {
 			t.Errorf("stored: %+v %v", got, err)
 		}
-		_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item("4"), ReturnValues: types.ReturnValueAllOld,
+		_, err = c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item("4"), ReturnValues: types.ReturnValueAllOld,
 			ConditionExpression: aws.String("attribute_not_exists(PK)")})
 		wantAPIError(t, err, "ConditionalCheckFailedException")
 		for _, rv := range []types.ReturnValue{types.ReturnValueAllNew, types.ReturnValueUpdatedOld} {
@@ -505,7 +509,7 @@ func TestDynamoPutItemReturnValues(t *testing.T) {
 	})
 	t.Run("cli", func(t *testing.T) {
 		_, url := startTable(t)
-		args := []string{"put-item", "--table-name", local.TableLogicalID, "--item", `{"PK":{"S":"a"},"SK":{"S":"1"},"x":{"N":"1"}}`}
+		args := []string{"put-item", "--table-name", template.TableLogicalID, "--item", `{"PK":{"S":"a"},"SK":{"S":"1"},"x":{"N":"1"}}`}
 		if out, err := dynamoCLI(t, url, args...); err != nil || out != "" {
 			t.Errorf("put-item printed %q: %v", out, err)
 		}
@@ -544,11 +548,11 @@ func TestDynamoTablesChangeUnderLoad(t *testing.T) {
 		})
 		wg.Go(func() {
 			for i := range 20 {
-				if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: map[string]types.AttributeValue{
+				if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: map[string]types.AttributeValue{
 					"PK": &types.AttributeValueMemberS{Value: fmt.Sprint(w)}, "SK": &types.AttributeValueMemberS{Value: fmt.Sprint(i)}}}); err != nil {
 					t.Error(err)
 				}
-				if _, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(local.TableLogicalID), Select: types.SelectCount}); err != nil {
+				if _, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(template.TableLogicalID), Select: types.SelectCount}); err != nil {
 					t.Error(err)
 				}
 			}
@@ -556,7 +560,7 @@ func TestDynamoTablesChangeUnderLoad(t *testing.T) {
 	}
 	wg.Wait()
 	out, err := c.ListTables(ctx, &dynamodb.ListTablesInput{})
-	if err != nil || !slices.Equal(out.TableNames, []string{local.TableLogicalID}) {
+	if err != nil || !slices.Equal(out.TableNames, []string{template.TableLogicalID}) {
 		t.Errorf("left: %+v %v", out, err)
 	}
 }
@@ -573,12 +577,12 @@ func TestDynamoUpdateRemove(t *testing.T) {
 		item := map[string]types.AttributeValue{"a": &types.AttributeValueMemberS{Value: "1"}, "b": &types.AttributeValueMemberS{Value: "2"},
 			"dueShard": &types.AttributeValueMemberS{Value: "DUE#0"}, "nextRunAt": &types.AttributeValueMemberS{Value: "2026-11-30T10:00:00Z"}}
 		maps.Copy(item, key)
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item}); err != nil {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	attrs := func() []string {
-		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(local.TableLogicalID), Key: key, ConsistentRead: aws.Bool(true)})
+		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(template.TableLogicalID), Key: key, ConsistentRead: aws.Bool(true)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -587,7 +591,7 @@ func TestDynamoUpdateRemove(t *testing.T) {
 	for _, expr := range []string{"SET v = :one REMOVE a, #d", "REMOVE a,#d SET v = :one", "remove  a , #d\nset v = :one"} {
 		put()
 		out, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(local.TableLogicalID), Key: key, UpdateExpression: aws.String(expr),
+			TableName: aws.String(template.TableLogicalID), Key: key, UpdateExpression: aws.String(expr),
 			ExpressionAttributeNames:  map[string]string{"#d": "dueShard"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}},
 			ReturnValues:              types.ReturnValueAllNew,
@@ -601,7 +605,7 @@ func TestDynamoUpdateRemove(t *testing.T) {
 		if _, a := out.Attributes["a"]; a || out.Attributes["v"] == nil {
 			t.Errorf("%q: ALL_NEW %v", expr, out.Attributes)
 		}
-		due, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(local.TableLogicalID), IndexName: aws.String("DueTriggersAll"),
+		due, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(template.TableLogicalID), IndexName: aws.String("DueTriggersAll"),
 			KeyConditionExpression:    aws.String("dueShard = :s"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: "DUE#0"}}})
 		if err != nil || len(due.Items) != 0 {
@@ -609,7 +613,7 @@ func TestDynamoUpdateRemove(t *testing.T) {
 		}
 	}
 	put()
-	_, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(local.TableLogicalID), Key: key,
+	_, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(template.TableLogicalID), Key: key,
 		UpdateExpression: aws.String("REMOVE a"), ConditionExpression: aws.String("attribute_not_exists(b)")})
 	wantAPIError(t, err, "ConditionalCheckFailedException")
 	if got := fmt.Sprint(attrs()); got != "[PK SK a b dueShard nextRunAt]" {
@@ -623,10 +627,10 @@ func TestDynamoUpdateRemove(t *testing.T) {
 			cond = aws.String("attribute_not_exists(PK)")
 		}
 		_, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-			{Update: &types.Update{TableName: aws.String(local.TableLogicalID), Key: key, UpdateExpression: aws.String("SET v = :one REMOVE a, #d"),
+			{Update: &types.Update{TableName: aws.String(template.TableLogicalID), Key: key, UpdateExpression: aws.String("SET v = :one REMOVE a, #d"),
 				ExpressionAttributeNames:  map[string]string{"#d": "dueShard"},
 				ExpressionAttributeValues: map[string]types.AttributeValue{":one": &types.AttributeValueMemberN{Value: "1"}}, ConditionExpression: cond}},
-			{Put: &types.Put{TableName: aws.String(local.TableLogicalID), Item: other}},
+			{Put: &types.Put{TableName: aws.String(template.TableLogicalID), Item: other}},
 		}})
 		want := "[PK SK b nextRunAt v]"
 		if refused {
@@ -648,14 +652,14 @@ func TestDynamoParallelScan(t *testing.T) {
 	ctx := context.Background()
 	c, url := startTable(t)
 	for i := range 40 {
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: map[string]types.AttributeValue{
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: fmt.Sprintf("SESSION#%d", i)}, "SK": &types.AttributeValueMemberS{Value: "METADATA"}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	seen := map[string]int{}
 	for seg := range int32(3) {
-		p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(local.TableLogicalID), Limit: aws.Int32(7),
+		p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(template.TableLogicalID), Limit: aws.Int32(7),
 			Segment: aws.Int32(seg), TotalSegments: aws.Int32(3)})
 		for p.HasMorePages() {
 			page, err := p.NextPage(ctx)
@@ -707,12 +711,12 @@ func TestDynamoSparseIndex(t *testing.T) {
 		if due {
 			item["dueShard"] = s("DUE#0")
 		}
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(local.TableLogicalID), Item: item}); err != nil {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	due := func() string {
-		out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(local.TableLogicalID), IndexName: aws.String("DueTriggersAll"),
+		out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(template.TableLogicalID), IndexName: aws.String("DueTriggersAll"),
 			KeyConditionExpression: aws.String("dueShard = :s"), ExpressionAttributeValues: map[string]types.AttributeValue{":s": s("DUE#0")}})
 		if err != nil {
 			t.Fatal(err)
@@ -728,11 +732,11 @@ func TestDynamoSparseIndex(t *testing.T) {
 		put(id, true)
 	}
 	put("b", false) // a PutItem without the index's key
-	if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(local.TableLogicalID), Key: key("d"), UpdateExpression: aws.String("REMOVE dueShard")}); err != nil {
+	if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(template.TableLogicalID), Key: key("d"), UpdateExpression: aws.String("REMOVE dueShard")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Update: &types.Update{TableName: aws.String(local.TableLogicalID), Key: key("f"), UpdateExpression: aws.String("REMOVE dueShard")}},
+		{Update: &types.Update{TableName: aws.String(template.TableLogicalID), Key: key("f"), UpdateExpression: aws.String("REMOVE dueShard")}},
 	}}); err != nil {
 		t.Fatal(err)
 	}
@@ -740,7 +744,7 @@ func TestDynamoSparseIndex(t *testing.T) {
 		t.Errorf("due %s, want [a c e g]", got)
 	}
 	for _, id := range []string{"b", "d", "f"} {
-		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(local.TableLogicalID), Key: key(id)}); err != nil {
+		if _, err := c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(template.TableLogicalID), Key: key(id)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -750,5 +754,55 @@ func TestDynamoSparseIndex(t *testing.T) {
 	put("b", true)
 	if got := due(); got != "[a b c e g]" {
 		t.Errorf("put back: due %s", got)
+	}
+}
+
+// TestEmptyListsAndMaps: an empty list or map attribute reads back as it
+// was written, typed, as DynamoDB keeps it, at any depth.
+func TestEmptyListsAndMaps(t *testing.T) {
+	c, _ := startTable(t)
+	ctx := context.Background()
+	item, _ := localdb.UnmarshalItem([]byte(`{"PK":{"S":"SESSION#x"},"SK":{"S":"METADATA"},"secret":{"S":"s3cret"},` +
+		`"l":{"L":[]},"m":{"M":{}},"deep":{"M":{"e":{"L":[]},"keep":{"S":"v"}}},"list":{"L":[{"M":{}},{"S":"a"}]}}`))
+	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {
+		t.Fatal(err)
+	}
+	key := map[string]types.AttributeValue{"PK": item["PK"], "SK": item["SK"]}
+	got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(template.TableLogicalID), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scan, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(template.TableLogicalID)})
+	if err != nil || len(scan.Items) != 1 {
+		t.Fatal(err)
+	}
+	for _, it := range []map[string]types.AttributeValue{got.Item, scan.Items[0]} {
+		if !reflect.DeepEqual(it, item) {
+			b, _ := attributevalue.MarshalMapJSON(it)
+			t.Errorf("got %s", b)
+		}
+	}
+}
+
+// TestDynamoChecksum: the embedded endpoint sends the CRC32 of each body,
+// as real DynamoDB does, so that the functions' clients check it without
+// a warning.
+func TestDynamoChecksum(t *testing.T) {
+	d, err := dynamo.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close(context.Background())
+	req, _ := http.NewRequest("POST", d.URL, strings.NewReader(`{"TableName":"none"}`))
+	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.DescribeTable")
+	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if got, want := resp.Header.Get("X-Amz-Crc32"), strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10); got != want || len(body) == 0 {
+		t.Errorf("X-Amz-Crc32 %q, want %q for %s", got, want, body)
 	}
 }

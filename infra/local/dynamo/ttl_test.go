@@ -12,8 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 // TestSweep: the endpoint deletes, on its own, the items whose time to
@@ -28,7 +29,7 @@ func TestSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ep.Close(context.Background())
-	c := local.DynamoClient(ep.URL)
+	c := localdb.Client(ep.URL)
 	ctx := context.Background()
 	for _, name := range []string{"with-ttl", "without-ttl"} {
 		templateTable(t, c, name)
@@ -108,9 +109,9 @@ func tableOn(t *testing.T, db *dynamo.DB) (*dynamodb.Client, string) {
 	t.Helper()
 	srv := httptest.NewServer(db)
 	t.Cleanup(srv.Close)
-	c := local.DynamoClient(srv.URL)
-	templateTable(t, c, local.TableLogicalID)
-	return c, local.TableLogicalID
+	c := localdb.Client(srv.URL)
+	templateTable(t, c, template.TableLogicalID)
+	return c, template.TableLogicalID
 }
 
 // TestExpiredReadUntilSwept: an item whose time to live has passed is read,

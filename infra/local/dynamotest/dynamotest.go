@@ -18,9 +18,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 // Backend is a DynamoDB-compatible endpoint.
@@ -75,35 +76,61 @@ func Backends(t testing.TB) []Backend {
 // Moto returns the URL of the moto server (see motoserver).
 func Moto() (string, error) { return motoserver.URL() }
 
-// template is template.yaml, read once per test binary.
-var template = sync.OnceValues(func() (*local.Template, error) {
+// templateOnce is template.yaml, read once per test binary.
+var templateOnce = sync.OnceValues(func() (*template.Template, error) {
 	_, file, _, _ := runtime.Caller(0)
-	return local.LoadTemplate(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
+	return template.Load(filepath.Join(filepath.Dir(file), "..", "..", "..", "template.yaml"))
 })
 
 // Table creates a fresh table with the template's definition on the backend
 // and returns a client for it and the table's name.
 func Table(t testing.TB, b Backend) (*dynamodb.Client, string) {
 	t.Helper()
-	tpl, err := template()
-	if err != nil {
-		t.Fatal(err)
-	}
 	name := fmt.Sprintf("table-%d", tables.Add(1))
-	in, err := local.CreateTableInput(tpl, local.TableLogicalID, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ttl, err := local.TimeToLiveInput(tpl, local.TableLogicalID, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := local.DynamoClient(b.URL)
-	if _, err := local.EnsureTable(context.Background(), c, in, ttl); err != nil {
-		t.Fatal(err)
-	}
+	c := localdb.Client(b.URL)
+	createTable(t, c, name, true)
 	t.Cleanup(func() {
 		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})
 	})
 	return c, name
+}
+
+// LocalTable serves an embedded endpoint of the test's own, holding the
+// template's table under the name the local stack gives it (its logical
+// id, which the functions' environment in template.yaml names), without
+// its time to live, so that nothing the test puts expires under it. It
+// returns a client of the endpoint and its URL.
+func LocalTable(t testing.TB) (*dynamodb.Client, string) {
+	t.Helper()
+	d, err := dynamo.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	c := localdb.Client(d.URL)
+	createTable(t, c, template.TableLogicalID, false)
+	return c, d.URL
+}
+
+// createTable creates a table of the template's definition named name,
+// with the template's time to live when ttl is true.
+func createTable(t testing.TB, c *dynamodb.Client, name string, ttl bool) {
+	t.Helper()
+	tpl, err := templateOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := template.CreateTableInput(tpl, template.TableLogicalID, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ttlIn *dynamodb.UpdateTimeToLiveInput
+	if ttl {
+		if ttlIn, err = template.TimeToLiveInput(tpl, template.TableLogicalID, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := template.EnsureTable(context.Background(), c, in, ttlIn); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -17,9 +17,10 @@ import (
 	"github.com/aws/smithy-go"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 )
 
 // dynamoAttempts is how many attempts the DynamoDB client makes by default
@@ -45,7 +46,7 @@ func proxied(t *testing.T) (p *faultproxy.Proxy, viaProxy, direct *dynamodb.Clie
 	t.Cleanup(p.Close)
 
 	table = "faults"
-	direct = local.DynamoClient(d.URL)
+	direct = localdb.Client(d.URL)
 	_, err = direct.CreateTable(context.Background(), &dynamodb.CreateTableInput{
 		TableName:            aws.String(table),
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}},
@@ -55,7 +56,7 @@ func proxied(t *testing.T) (p *faultproxy.Proxy, viaProxy, direct *dynamodb.Clie
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaProxy = local.DynamoClient(p.URL(), func(o *dynamodb.Options) { o.Retryer = fast(o.Retryer) })
+	viaProxy = localdb.Client(p.URL(), func(o *dynamodb.Options) { o.Retryer = fast(o.Retryer) })
 	return p, viaProxy, direct, table
 }
 
@@ -230,7 +231,7 @@ func TestStall(t *testing.T) {
 // operations pass.
 func TestInjectEvery(t *testing.T) {
 	p, _, direct, table := proxied(t)
-	once := local.DynamoClient(p.URL(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	once := localdb.Client(p.URL(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	p.InjectEvery("PutItem", 3, faultproxy.DynamoInternalError)
 	var refused []int
 	for i := range 9 {
@@ -300,7 +301,7 @@ func TestLatency(t *testing.T) {
 // with ThrottlingException once the client's 3 attempts are used up.
 func TestSSMThrottle(t *testing.T) {
 	const path = "/faults"
-	srv := httptest.NewServer(&local.SSM{File: filepath.Join(t.TempDir(), "none.json"), Path: path})
+	srv := httptest.NewServer(&paramstore.Server{File: filepath.Join(t.TempDir(), "none.json"), Path: path})
 	t.Cleanup(srv.Close)
 	p := faultproxy.New(srv.URL)
 	t.Cleanup(p.Close)

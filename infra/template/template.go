@@ -1,4 +1,4 @@
-package local
+package template
 
 import (
 	"encoding/json"
@@ -14,6 +14,8 @@ import (
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/cloudformation/global"
 	"github.com/awslabs/goformation/v7/intrinsics"
+
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 // Template is a parsed SAM template. Its functions' events are kept as
@@ -34,25 +36,25 @@ type rawEvent struct {
 // once are a data race.
 var processing sync.Mutex
 
-// ProcessYAML is goformation's intrinsics.ProcessYAML, one call at a time:
+// processYAML is goformation's intrinsics.ProcessYAML, one call at a time:
 // every caller of it in this module goes through here.
-func ProcessYAML(data []byte, opts *intrinsics.ProcessorOptions) ([]byte, error) {
+func processYAML(data []byte, opts *intrinsics.ProcessorOptions) ([]byte, error) {
 	processing.Lock()
 	defer processing.Unlock()
 	return intrinsics.ProcessYAML(data, opts)
 }
 
-// LoadTemplate reads and parses a SAM template. Intrinsics resolve as they
+// Load reads and parses a SAM template. Intrinsics resolve as they
 // do locally: parameters take their defaults, and a Ref to a resource is
 // the resource's logical id (locally, the table is named after its
 // resource).
-func LoadTemplate(path string) (*Template, error) {
+func Load(path string) (*Template, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var resources map[string]bool
-	resolved, err := ProcessYAML(data, &intrinsics.ProcessorOptions{
+	resolved, err := processYAML(data, &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref": func(name string, input, template any) any {
 				if id, ok := input.(string); ok {
@@ -139,9 +141,9 @@ type eventProperties struct {
 }
 
 // LoadFunctions reads the SAM template at path and lists its functions
-// (LoadTemplate, then Functions).
+// (Load, then Functions).
 func LoadFunctions(path string) ([]Function, error) {
-	t, err := LoadTemplate(path)
+	t, err := Load(path)
 	if err != nil {
 		return nil, err
 	}
@@ -230,4 +232,20 @@ func first(a, b *string) string {
 		return *b
 	}
 	return ""
+}
+
+// Settings is the template's SSM parameters under configPath, named
+// relative to it: the settings a new local settings file starts with.
+func Settings(t *Template, configPath string) []settings.Parameter {
+	var out []settings.Parameter
+	for _, p := range t.GetAllSSMParameterResources() {
+		if p.Name == nil {
+			continue
+		}
+		if name, ok := strings.CutPrefix(*p.Name, configPath+"/"); ok {
+			out = append(out, settings.Parameter{Name: name, Type: p.Type, Value: p.Value})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

@@ -1,4 +1,4 @@
-package local
+package localdb_test
 
 import (
 	"bytes"
@@ -12,7 +12,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 )
+
+func TestMain(m *testing.M) { dynamotest.Main(m) }
 
 // everyType is an item holding every attribute type, nested in a map and
 // a list.
@@ -21,7 +26,7 @@ const everyType = `{"PK":{"S":"SESSION#a"},"SK":{"S":"METADATA"},"n":{"N":"1.5"}
 
 // TestItemRoundTrip: every attribute type reads and writes back unchanged.
 func TestItemRoundTrip(t *testing.T) {
-	item, err := UnmarshalItem([]byte(everyType))
+	item, err := localdb.UnmarshalItem([]byte(everyType))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +52,7 @@ func TestItemRejects(t *testing.T) {
 		`{"a":{"M":{"b":{"S":"x","N":"1"}}}}`, `{"a":{"L":[{}]}}`, `{"a":{"L":[{"S":"x"},{"Y":"1"}]}}`,
 		`{"a":{"S":"x","S":"y"}}`, `{"a":{"S":"x"},"a":{"S":"y"}}`, "{\"a\":{\"S\":\"\xff\"}}",
 	} {
-		if item, err := UnmarshalItem([]byte(in)); err == nil {
+		if item, err := localdb.UnmarshalItem([]byte(in)); err == nil {
 			t.Errorf("%s: no error, read %v", in, item)
 		}
 	}
@@ -56,7 +61,7 @@ func TestItemRejects(t *testing.T) {
 // TestDataFileRoundTrip: a data file, loaded into the table and saved
 // again, holds the same items, blank lines aside.
 func TestDataFileRoundTrip(t *testing.T) {
-	c, _ := startTable(t)
+	c, table := dynamotest.Table(t, dynamotest.Backends(t)[0])
 	ctx := context.Background()
 	dir := t.TempDir()
 	lines := []string{everyType, `{"PK":{"S":"TRIGGER#trg_a"},"SK":{"S":"TRIGGER"},"prompt":{"S":"Say \"hello\" in <b>bold</b> & café \u2028."}}`}
@@ -64,11 +69,11 @@ func TestDataFileRoundTrip(t *testing.T) {
 	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := LoadItems(ctx, c, TableLogicalID, in); err != nil || n != 2 {
+	if n, err := localdb.LoadItems(ctx, c, table, in); err != nil || n != 2 {
 		t.Fatalf("loaded %d: %v", n, err)
 	}
 	out := filepath.Join(dir, "out.jsonl")
-	if n, err := SaveItems(ctx, c, TableLogicalID, out); err != nil || n != 2 {
+	if n, err := localdb.SaveItems(ctx, c, table, out); err != nil || n != 2 {
 		t.Fatalf("saved %d: %v", n, err)
 	}
 	data, err := os.ReadFile(out)
@@ -77,14 +82,14 @@ func TestDataFileRoundTrip(t *testing.T) {
 	}
 	saved := map[string]map[string]types.AttributeValue{}
 	for line := range bytes.Lines(data) {
-		item, err := UnmarshalItem(line)
+		item, err := localdb.UnmarshalItem(line)
 		if err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
 		saved[item["PK"].(*types.AttributeValueMemberS).Value] = item
 	}
 	for _, line := range lines {
-		want, _ := UnmarshalItem([]byte(line))
+		want, _ := localdb.UnmarshalItem([]byte(line))
 		if got := saved[want["PK"].(*types.AttributeValueMemberS).Value]; !reflect.DeepEqual(got, want) {
 			t.Errorf("saved %v\nwant %v", got, want)
 		}

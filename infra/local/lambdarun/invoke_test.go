@@ -1,4 +1,4 @@
-package local
+package lambdarun
 
 import (
 	"bytes"
@@ -17,47 +17,31 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/cloud-agent/control-plane/shared/invocation/emftest"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/emftest"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/local/paramstore"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
-var (
-	buildOnce sync.Once
-	builtDir  string
-	emulator  string
-	buildErr  error
-)
-
-// built builds every function's bootstrap once per test binary, as the
-// Makefile builds it for Lambda (for this machine's architecture), and finds
-// the pinned runtime interface emulator.
-func built(t *testing.T) (dir, rie string) {
+// built builds every function's bootstrap into a folder of the test's, as
+// the Makefile builds it for Lambda (for this machine's architecture), and
+// finds the pinned runtime interface emulator.
+func built(t *testing.T, fns []template.Function) (dir, rie string) {
 	t.Helper()
-	buildOnce.Do(func() {
-		var fns []Function
-		tpl, err := LoadTemplate("../../template.yaml")
-		if err == nil {
-			fns, err = Functions(tpl)
-		}
-		if err != nil {
-			buildErr = err
-			return
-		}
-		var ids []string
-		for _, fn := range fns {
-			ids = append(ids, fn.LogicalID)
-		}
-		if builtDir, buildErr = os.MkdirTemp("", "bootstraps-"); buildErr != nil {
-			return
-		}
-		if buildErr = BuildFunctions(context.Background(), "../..", builtDir, ids...); buildErr != nil {
-			return
-		}
-		emulator, buildErr = EmulatorPath(context.Background(), "../..")
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	var ids []string
+	for _, fn := range fns {
+		ids = append(ids, fn.LogicalID)
 	}
-	return builtDir, emulator
+	dir = t.TempDir()
+	if err := Build(context.Background(), "../../..", dir, ids...); err != nil {
+		t.Fatal(err)
+	}
+	rie, err := EmulatorPath(context.Background(), "../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, rie
 }
 
 // expected is what each sample event must get from its function.
@@ -165,40 +149,43 @@ func (l *functionLogs) next(t *testing.T, n int) string {
 // answer adds (Refusals by the problem's code, Starts by provider and
 // allocation, the firing's summary).
 func TestBootstrapsWithSampleEvents(t *testing.T) {
-	dir, rie := built(t)
-	c, dynamoURL := startTable(t)
-	tpl, err := LoadTemplate("../../template.yaml")
+	tpl, err := template.Load("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	fns, err := template.Functions(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, rie := built(t, fns)
+	c, dynamoURL := dynamotest.LocalTable(t)
 	for _, f := range []string{"session/testdata/items/session-v2-current", "session/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc"} {
-		data, _ := os.ReadFile("../../shared/" + f + ".json")
-		item, _ := UnmarshalItem(data)
-		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
+		data, _ := os.ReadFile("../../../shared/" + f + ".json")
+		item, _ := localdb.UnmarshalItem(data)
+		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fns, _ := Functions(tpl)
 	settings := filepath.Join(t.TempDir(), "settings.json")
 	configPath := fns[0].Environment["CONFIG_PATH"]
-	if err := SeedSettings(settings, SettingsFromTemplate(tpl, configPath)); err != nil {
+	if err := paramstore.Seed(settings, template.Settings(tpl, configPath)); err != nil {
 		t.Fatal(err)
 	}
-	ssm := httptest.NewServer(&SSM{File: settings, Path: configPath})
+	ssm := httptest.NewServer(&paramstore.Server{File: settings, Path: configPath})
 	t.Cleanup(ssm.Close)
 
-	files, _ := filepath.Glob("../../events/*/*.json")
+	files, _ := filepath.Glob("../../../events/*/*.json")
 	seen := map[string]bool{}
 	for _, fn := range fns {
 		logs := &functionLogs{}
-		l, err := StartLambda(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), LocalEnvironment(fn, dynamoURL, ssm.URL), fn.Timeout, logs)
+		l, err := Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), Environment(fn, dynamoURL, ssm.URL), fn.Timeout, logs)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(l.Close)
 		invoked := 0
 		for _, f := range files {
-			name := strings.TrimPrefix(filepath.ToSlash(f), "../../events/")
+			name := strings.TrimPrefix(filepath.ToSlash(f), "../../../events/")
 			if !strings.HasPrefix(name, fn.LogicalID+"/") {
 				continue
 			}

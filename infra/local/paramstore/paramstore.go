@@ -1,8 +1,14 @@
-package local
+// Package paramstore stands in for Parameter Store locally: Server
+// answers GetParametersByPath, the one call the functions make, from a
+// settings file (settings.ReadFile reads it, Seed writes a new one), and
+// Client is a client of it. For development and tests only.
+package paramstore
 
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,15 +20,11 @@ import (
 	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
-// Parameter is one setting in the local settings file, named relative to
-// the configuration path (e.g. "allocation/default").
-type Parameter = settings.Parameter
-
-// SSM answers GetParametersByPath, the one Parameter Store call the
+// Server answers GetParametersByPath, the one Parameter Store call the
 // functions make, from a settings file read at every call
 // (settings.ReadFile), so edits apply at the functions' next settings
 // refresh. The parameters sit under Path.
-type SSM struct {
+type Server struct {
 	File string
 	Path string
 }
@@ -35,7 +37,7 @@ type ssmParameter struct {
 	DataType string `json:"DataType"`
 }
 
-func (s *SSM) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 	if r.Header.Get("X-Amz-Target") != "AmazonSSM.GetParametersByPath" {
 		ssmError(w, http.StatusBadRequest, "UnknownOperationException", "only GetParametersByPath is served locally")
@@ -90,12 +92,27 @@ func ssmError(w http.ResponseWriter, status int, typ, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"__type": typ, "message": msg})
 }
 
-// SSMClient is a Parameter Store client of a settings stand-in (SSM)
-// served at endpoint.
-func SSMClient(endpoint string) *ssm.Client {
+// Client is a Parameter Store client of a Server served at endpoint.
+func Client(endpoint string) *ssm.Client {
 	return ssm.New(ssm.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),
 		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
 	})
+}
+
+// Seed writes params (the template's, say) to a new settings file at
+// path; a file that exists is kept as it is.
+func Seed(path string, params []settings.Parameter) error {
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(params, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
 }

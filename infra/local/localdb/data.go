@@ -1,4 +1,4 @@
-package local
+package localdb
 
 import (
 	"bufio"
@@ -7,8 +7,6 @@ import (
 	jsonv2 "encoding/json/v2"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -128,21 +126,4 @@ func SaveItems(ctx context.Context, c *dynamodb.Client, table, path string) (int
 		}
 	}
 	return n, os.WriteFile(path, buf.Bytes(), 0o600)
-}
-
-// SettingsFromTemplate is the template's SSM parameters under configPath,
-// named relative to it: the settings a new local settings file starts
-// with.
-func SettingsFromTemplate(t *Template, configPath string) []Parameter {
-	var out []Parameter
-	for _, p := range t.GetAllSSMParameterResources() {
-		if p.Name == nil {
-			continue
-		}
-		if name, ok := strings.CutPrefix(*p.Name, configPath+"/"); ok {
-			out = append(out, Parameter{Name: name, Type: p.Type, Value: p.Value})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }

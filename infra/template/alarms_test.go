@@ -1,4 +1,4 @@
-package local
+package template
 
 // What the template's alarms and dashboard must be, and how to read them:
 // shared by the template tests (template.yaml as written) and the deploy
@@ -115,7 +115,7 @@ func rawTemplate(t *testing.T) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := ProcessYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
+	out, err := processYAML(data, &intrinsics.ProcessorOptions{NoProcess: true})
 	if err != nil {
 		t.Fatal(err)
 	}

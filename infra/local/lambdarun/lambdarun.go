@@ -1,4 +1,8 @@
-package local
+// Package lambdarun builds the functions' bootstraps as `sam build` does
+// (the Makefile's build-<LogicalId> targets) and runs each under the
+// Lambda runtime interface emulator, as `sam local invoke` does, with the
+// environment template.yaml gives it. For development and tests only.
+package lambdarun
 
 import (
 	"bytes"
@@ -19,19 +23,24 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
-// BuildFunctions builds the bootstrap of each function as `sam build` would,
+// Invoker runs one invocation of a function, named by its logical id,
+// with an event, and returns the function's result.
+type Invoker func(ctx context.Context, functionID string, event []byte) ([]byte, error)
+
+// Build builds the bootstrap of each function as `sam build` would,
 // through the Makefile's build-<LogicalId> target, for the machine's own
 // architecture, into dir/<LogicalId>/bootstrap. repo is the folder of the
 // Makefile.
-func BuildFunctions(ctx context.Context, repo, dir string, ids ...string) error {
-	return BuildFunctionsFor(ctx, runtime.GOARCH, repo, dir, ids...)
+func Build(ctx context.Context, repo, dir string, ids ...string) error {
+	return BuildFor(ctx, runtime.GOARCH, repo, dir, ids...)
 }
 
-// BuildFunctionsFor is BuildFunctions for the architecture goarch (arm64
+// BuildFor is Build for the architecture goarch (arm64
 // is what Lambda runs).
-func BuildFunctionsFor(ctx context.Context, goarch, repo, dir string, ids ...string) error {
+func BuildFor(ctx context.Context, goarch, repo, dir string, ids ...string) error {
 	for _, id := range ids {
 		cmd := childproc.CommandContext(ctx, "make", "--no-print-directory", "build-"+id,
 			"ARTIFACTS_DIR="+filepath.Join(dir, id), "LAMBDA_GOARCH="+goarch)
@@ -61,7 +70,7 @@ func EmulatorPath(ctx context.Context, repo string) (string, error) {
 // invocation at a time, so Invoke waits its turn, and an invocation runs to
 // its end (or the function's timeout) even when its caller gives up.
 type Lambda struct {
-	ID      string
+	id      string
 	url     string
 	cmd     *exec.Cmd
 	exited  chan struct{}
@@ -73,7 +82,7 @@ type Lambda struct {
 // found free was taken before it could bind it.
 var errExitedAtStart = errors.New("the emulator exited at start")
 
-// StartLambda runs bootstrap under the emulator with the environment env
+// Start runs bootstrap under the emulator with the environment env
 // ("NAME=value") and the function's timeout, on free loopback ports. Its
 // output goes to logs. The emulator is tied to this process (see
 // childproc): it gets SIGTERM when this process dies, as from Close, and
@@ -85,18 +94,18 @@ var errExitedAtStart = errors.New("the emulator exited at start")
 // aws-lambda-go exits there). A port found free may be taken (by any
 // connection's ephemeral port) before the emulator binds it: then it
 // starts again, on other ports, up to 3 times.
-func StartLambda(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
+func Start(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
 	var err error
 	for range 3 {
 		var l *Lambda
-		if l, err = startLambda(emulator, id, bootstrap, env, timeout, logs); !errors.Is(err, errExitedAtStart) {
+		if l, err = start(emulator, id, bootstrap, env, timeout, logs); !errors.Is(err, errExitedAtStart) {
 			return l, err
 		}
 	}
 	return nil, err
 }
 
-func startLambda(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
+func start(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
 	invokeAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -116,7 +125,7 @@ func startLambda(emulator, id, bootstrap string, env []string, timeout time.Dura
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", id, err)
 	}
-	l := &Lambda{ID: id, url: "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", cmd: cmd,
+	l := &Lambda{id: id, url: "http://" + invokeAddr + "/2015-03-31/functions/function/invocations", cmd: cmd,
 		exited: make(chan struct{}), timeout: timeout}
 	go func() {
 		_ = cmd.Wait()
@@ -139,10 +148,10 @@ func startLambda(emulator, id, bootstrap string, env []string, timeout time.Dura
 	}
 }
 
-// FunctionError is an invocation whose function returned an error.
-type FunctionError struct{ Payload string }
+// functionError is an invocation whose function returned an error.
+type functionError struct{ payload string }
 
-func (e *FunctionError) Error() string { return "the function returned an error: " + e.Payload }
+func (e *functionError) Error() string { return "the function returned an error: " + e.payload }
 
 // Invoke runs one invocation with the event and returns the function's
 // result. The invocation is not cancelled with ctx: the emulator cannot
@@ -153,7 +162,7 @@ func (l *Lambda) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 	defer l.mu.Unlock()
 	select {
 	case <-l.exited:
-		return nil, fmt.Errorf("%s: the emulator has exited", l.ID)
+		return nil, fmt.Errorf("%s: the emulator has exited", l.id)
 	default:
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout+5*time.Second)
@@ -164,7 +173,7 @@ func (l *Lambda) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("invoking %s: %w", l.ID, err)
+		return nil, fmt.Errorf("invoking %s: %w", l.id, err)
 	}
 	defer resp.Body.Close()
 	out, err := io.ReadAll(resp.Body)
@@ -172,7 +181,7 @@ func (l *Lambda) Invoke(ctx context.Context, event []byte) ([]byte, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("X-Amz-Function-Error") != "" || isErrorPayload(out) {
-		return nil, &FunctionError{Payload: string(out)}
+		return nil, &functionError{payload: string(out)}
 	}
 	return out, nil
 }
@@ -205,11 +214,11 @@ func freeAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// LocalEnvironment is a function's environment for the local stack: the
+// Environment is a function's environment for the local stack: the
 // template's variables, its timeout and memory as the emulator reads them,
 // endpoints for DynamoDB and SSM, a region and local credentials, and the
 // PATH.
-func LocalEnvironment(fn Function, dynamoURL, ssmURL string) []string {
+func Environment(fn template.Function, dynamoURL, ssmURL string) []string {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"AWS_REGION=us-east-1",
@@ -226,5 +235,3 @@ func LocalEnvironment(fn Function, dynamoURL, ssmURL string) []string {
 	}
 	return env
 }
-
-var errNoFunction = errors.New("no such function")

@@ -1,31 +1,24 @@
-package local
+package template
 
 import (
 	"context"
 	"encoding/json"
-	"hash/crc32"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
-// templateTable is the CreateTable and UpdateTimeToLive requests of the
-// template's table.
 // emptyDynamo serves an empty embedded endpoint for the test and returns
 // a client of it and its URL.
 func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
@@ -35,12 +28,14 @@ func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	return DynamoClient(d.URL), d.URL
+	return localdb.Client(d.URL), d.URL
 }
 
+// templateTable is the CreateTable and UpdateTimeToLive requests of the
+// template's table.
 func templateTable(t *testing.T) (*dynamodb.CreateTableInput, *dynamodb.UpdateTimeToLiveInput) {
 	t.Helper()
-	tpl, err := LoadTemplate("../../template.yaml")
+	tpl, err := Load("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +138,7 @@ func putAndGet(t *testing.T, c *dynamodb.Client, dir string, check func(name str
 		if err != nil {
 			t.Fatal(err)
 		}
-		item, err := UnmarshalItem(data)
+		item, err := localdb.UnmarshalItem(data)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,54 +187,4 @@ func TestFixturesRoundTripTheEndpoint(t *testing.T) {
 			t.Errorf("%s:\n in memory %s\nendpoint  %s", name, a, b)
 		}
 	})
-}
-
-// TestEmptyListsAndMaps: an empty list or map attribute reads back as it
-// was written, typed, as DynamoDB keeps it, at any depth.
-func TestEmptyListsAndMaps(t *testing.T) {
-	c, _ := startTable(t)
-	ctx := context.Background()
-	item, _ := UnmarshalItem([]byte(`{"PK":{"S":"SESSION#x"},"SK":{"S":"METADATA"},"secret":{"S":"s3cret"},` +
-		`"l":{"L":[]},"m":{"M":{}},"deep":{"M":{"e":{"L":[]},"keep":{"S":"v"}}},"list":{"L":[{"M":{}},{"S":"a"}]}}`))
-	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
-		t.Fatal(err)
-	}
-	key := map[string]types.AttributeValue{"PK": item["PK"], "SK": item["SK"]}
-	got, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(TableLogicalID), Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scan, err := c.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(TableLogicalID)})
-	if err != nil || len(scan.Items) != 1 {
-		t.Fatal(err)
-	}
-	for _, it := range []map[string]types.AttributeValue{got.Item, scan.Items[0]} {
-		if !reflect.DeepEqual(it, item) {
-			b, _ := attributevalue.MarshalMapJSON(it)
-			t.Errorf("got %s", b)
-		}
-	}
-}
-
-// TestDynamoChecksum: the embedded endpoint sends the CRC32 of each body,
-// as real DynamoDB does, so that the functions' clients check it without
-// a warning.
-func TestDynamoChecksum(t *testing.T) {
-	d, err := dynamo.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close(context.Background())
-	req, _ := http.NewRequest("POST", d.URL, strings.NewReader(`{"TableName":"none"}`))
-	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.DescribeTable")
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if got, want := resp.Header.Get("X-Amz-Crc32"), strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10); got != want || len(body) == 0 {
-		t.Errorf("X-Amz-Crc32 %q, want %q for %s", got, want, body)
-	}
 }

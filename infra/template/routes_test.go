@@ -1,4 +1,4 @@
-package local_test
+package template_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lookup"
 	"github.com/cloud-agent/control-plane/shared/start"
@@ -31,7 +31,7 @@ import (
 // where it is and where it is missing. The template's routes are checked
 // as in AWS too: see checkTemplateRoutes.
 func TestRouteTable(t *testing.T) {
-	fns, err := local.LoadFunctions("../../template.yaml")
+	fns, err := template.LoadFunctions("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,12 +49,12 @@ func TestRouteTable(t *testing.T) {
 // function, so that another method of the path reaches the function,
 // which answers it 405 after the token (the contract's order); no route
 // key is declared twice, and no ANY stands on a path without routes.
-func checkTemplateRoutes(t *testing.T, fns []local.Function) {
+func checkTemplateRoutes(t *testing.T, fns []template.Function) {
 	t.Helper()
 	seen := map[string]bool{}
 	paths := map[string]string{} // the function of each path's routes
 	twins := map[string][]string{}
-	for _, r := range local.Routes(fns) {
+	for _, r := range template.Routes(fns) {
 		if seen[r.Key()] {
 			t.Errorf("template.yaml: %s is declared twice", r.Key())
 		}
@@ -108,7 +108,7 @@ func documentRoutes(t *testing.T) apitest.RouteSet {
 // function must name in its routeKey one of the function's routes in
 // template.yaml (an ANY twin for another method), and the route its router
 // hands it to, if any.
-func sampleRoutes(t *testing.T, fns []local.Function, served map[string][]httpapi.Route) apitest.RouteSet {
+func sampleRoutes(t *testing.T, fns []template.Function, served map[string][]httpapi.Route) apitest.RouteSet {
 	t.Helper()
 	set := apitest.RouteSet{Source: "events/ (a valid sample)", Functions: map[string]string{}}
 	for _, fn := range fns {

@@ -1,4 +1,4 @@
-package local_test
+package template_test
 
 import (
 	"archive/zip"
@@ -33,15 +33,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
+	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
 // deployRegion is the region the template is transformed for and the
-// stack created in (local.DynamoClient's region).
+// stack created in (localdb.Client's region).
 const deployRegion = "us-east-1"
 
 // deployParams are the stack's parameters.
@@ -139,7 +140,7 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	if table == "" {
 		t.Fatal("no table")
 	}
-	ddb := local.DynamoClient(endpoint)
+	ddb := localdb.Client(endpoint)
 	t.Cleanup(func() {
 		// The table outlives its stack (DeletionPolicy Retain).
 		_, _ = ddb.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)})
@@ -488,7 +489,7 @@ func runHandlers(t *testing.T, endpoint string, ddb *dynamodb.Client, table stri
 		t.Fatalf("the handlers read %s, the stack's settings are under /cloud-agent/%s", apitest.ConfigPath, deployParams["Stage"])
 	}
 	var ssmRequests atomic.Int64
-	h := apitest.NewOn(t, local.DynamoClient(endpoint, store.Counting), ddb, table, func(o *ssm.Options) {
+	h := apitest.NewOn(t, localdb.Client(endpoint, store.Counting), ddb, table, func(o *ssm.Options) {
 		o.BaseEndpoint = aws.String(endpoint)
 		o.HTTPClient = countingClient{&ssmRequests, &http.Client{Timeout: 5 * time.Second}}
 	})
@@ -744,7 +745,7 @@ func (s deployed) condition(v any) (bool, error) {
 	return false, fmt.Errorf("condition %v is not evaluated by the test", v)
 }
 
-// value resolves a value written as local.AlarmMetric writes it.
+// value resolves a value written as template.AlarmMetric writes it.
 func (s deployed) value(t *testing.T, v string) string {
 	t.Helper()
 	var r any
@@ -768,7 +769,7 @@ func (s deployed) value(t *testing.T, v string) string {
 // CloudFormation creates no AWS::CloudWatch::Alarm): every property of the
 // template is a PutMetricAlarm parameter and every reference resolves to
 // the stack. It checks what CloudWatch then holds against
-// local.WantAlarms, the dimensions naming the stack's own function, queue,
+// template.WantAlarms, the dimensions naming the stack's own function, queue,
 // table (and API, which moto does not create), and the actions: topic on
 // ALARM and on OK, none without one. It returns the alarms' ARNs by
 // logical id.
@@ -803,8 +804,8 @@ func checkAlarms(t *testing.T, cw *cloudwatch.Client, s deployed, topic string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.MetricAlarms) != len(local.WantAlarms) {
-		t.Errorf("%d alarms, want %d", len(out.MetricAlarms), len(local.WantAlarms))
+	if len(out.MetricAlarms) != len(template.WantAlarms) {
+		t.Errorf("%d alarms, want %d", len(out.MetricAlarms), len(template.WantAlarms))
 	}
 	var actions []string
 	if topic != "" {
@@ -821,7 +822,7 @@ func checkAlarms(t *testing.T, cw *cloudwatch.Client, s deployed, topic string) 
 	for _, a := range out.MetricAlarms {
 		name := aws.ToString(a.AlarmName)
 		id := ids[name]
-		want, ok := local.WantAlarms[id]
+		want, ok := template.WantAlarms[id]
 		if !ok || !strings.HasPrefix(name, s.name+"-") {
 			t.Errorf("alarm %s (%s)", name, id)
 			continue
@@ -831,9 +832,9 @@ func checkAlarms(t *testing.T, cw *cloudwatch.Client, s deployed, topic string) 
 		if w := fmt.Sprint(want.Comparison, " ", want.Threshold, " ", want.EvaluationPeriods, " ", want.DatapointsToAlarm, " ", want.TreatMissingData); got != w {
 			t.Errorf("%s: %s, want %s", id, got, w)
 		}
-		var metrics []local.AlarmMetric
+		var metrics []template.AlarmMetric
 		if aws.ToString(a.MetricName) != "" {
-			metrics = append(metrics, local.AlarmMetric{Namespace: aws.ToString(a.Namespace), Name: aws.ToString(a.MetricName),
+			metrics = append(metrics, template.AlarmMetric{Namespace: aws.ToString(a.Namespace), Name: aws.ToString(a.MetricName),
 				Stat: string(a.Statistic), Period: int(aws.ToInt32(a.Period)), Dimensions: dims(a.Dimensions)})
 		}
 		expression := ""
@@ -843,7 +844,7 @@ func checkAlarms(t *testing.T, cw *cloudwatch.Client, s deployed, topic string) 
 				continue
 			}
 			m := q.MetricStat.Metric
-			metrics = append(metrics, local.AlarmMetric{Namespace: aws.ToString(m.Namespace), Name: aws.ToString(m.MetricName),
+			metrics = append(metrics, template.AlarmMetric{Namespace: aws.ToString(m.Namespace), Name: aws.ToString(m.MetricName),
 				Stat: aws.ToString(q.MetricStat.Stat), Period: int(aws.ToInt32(q.MetricStat.Period)), Dimensions: dims(m.Dimensions)})
 		}
 		wantMetrics := slices.Clone(want.Metrics)
@@ -870,7 +871,7 @@ func checkAlarms(t *testing.T, cw *cloudwatch.Client, s deployed, topic string) 
 // those to resources moto does not create (the HTTP API, the alarms),
 // which moto leaves as written and which are resolved here as
 // checkAlarms does; the body then shows the alarms of alarmARNs and every
-// metric of local.WantDashboard, each function's by its deployed name.
+// metric of template.WantDashboard, each function's by its deployed name.
 func checkDashboard(t *testing.T, cw *cloudwatch.Client, s deployed, url string, alarmARNs map[string]string) {
 	name := s.name + "-" + deployRegion
 	if want := "https://" + deployRegion + ".console.aws.amazon.com/cloudwatch/home?region=" + deployRegion + "#dashboards/dashboard/" + name; url != want || s.physical["Dashboard"] != name {
@@ -893,12 +894,12 @@ func checkDashboard(t *testing.T, cw *cloudwatch.Client, s deployed, url string,
 		arn := alarmARNs[id]
 		return arn[strings.LastIndex(arn, ":")+1:]
 	})
-	d, err := local.ReadDashboard(body)
+	d, err := template.ReadDashboard(body)
 	if err != nil {
 		t.Fatalf("dashboard body: %v\n%s", err, body)
 	}
 	fn := func(id string) string { return s.physical[id] }
-	if missing := local.MissingMetrics(d.Metrics, local.WantDashboard(fn, func(v string) string { return s.value(t, v) })); len(missing) > 0 {
+	if missing := template.MissingMetrics(d.Metrics, template.WantDashboard(fn, func(v string) string { return s.value(t, v) })); len(missing) > 0 {
 		t.Errorf("the dashboard lacks:\n%s", strings.Join(missing, "\n"))
 	}
 	var want []string
@@ -941,7 +942,7 @@ func deployWithAlarmTopic(t *testing.T, cfg aws.Config, cfn *cloudformation.Clie
 	t.Cleanup(func() {
 		_, _ = cfn.DeleteStack(context.Background(), &cloudformation.DeleteStackInput{StackName: aws.String(stack)})
 		if table := physical["SessionsTable"]; table != "" {
-			_, _ = local.DynamoClient(aws.ToString(cfg.BaseEndpoint)).DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+			_, _ = localdb.Client(aws.ToString(cfg.BaseEndpoint)).DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 		}
 	})
 	st := waitStack(t, cfn, stack, cfntypes.StackStatusCreateInProgress)

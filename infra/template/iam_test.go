@@ -1,4 +1,4 @@
-package local_test
+package template_test
 
 import (
 	"context"
@@ -20,9 +20,10 @@ import (
 	"github.com/aws/smithy-go/middleware"
 	"github.com/awslabs/goformation/v7/intrinsics"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -180,7 +181,7 @@ Resources:
 				text = strings.Replace(text, c.old, c.new, 1)
 			}
 			t.Run("as written", func(t *testing.T) {
-				long, err := local.ProcessYAML([]byte(text), &intrinsics.ProcessorOptions{NoProcess: true})
+				long, err := template.ProcessYAML([]byte(text), &intrinsics.ProcessorOptions{NoProcess: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -235,7 +236,7 @@ func usedGrants(t *testing.T) map[string][]string {
 	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerFireFunction"} {
 		g := &grants{used: map[string]bool{}}
 		used[fn] = g
-		api := local.DynamoClient(b.URL, store.Counting, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, g.recordOn) })
+		api := localdb.Client(b.URL, store.Counting, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, g.recordOn) })
 		harness[fn] = apitest.NewOn(t, api, direct, name, func(o *ssm.Options) { o.APIOptions = append(o.APIOptions, g.recordOn) })
 	}
 	user := map[string]string{"sub": "u1", "org_ids": "[o1]"}

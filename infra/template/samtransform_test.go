@@ -1,4 +1,4 @@
-package local_test
+package template_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package local_test
+package gateway_test
 
 import (
 	"bufio"
@@ -18,8 +18,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 // badInput is the API of docs/bad-input.md: the handlers on a real table,
@@ -41,11 +42,11 @@ type answer struct {
 func newBadInput(t *testing.T) *badInput {
 	t.Helper()
 	h := apitest.New(t, nil)
-	fns, err := local.LoadFunctions("../../template.yaml")
+	fns, err := template.LoadFunctions("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	routes := local.Routes(fns)
+	routes := template.Routes(fns)
 	// Each invocation goes through JSON, as the Lambda runtime passes it.
 	invoke := func(ctx context.Context, _ string, event []byte) ([]byte, error) {
 		var ev events.APIGatewayV2HTTPRequest
@@ -58,7 +59,7 @@ func newBadInput(t *testing.T) *badInput {
 		}
 		return json.Marshal(resp)
 	}
-	srv := httptest.NewServer(&local.Gateway{Routes: routes, Invoke: invoke})
+	srv := httptest.NewServer(&gateway.Gateway{Routes: routes, Invoke: invoke})
 	t.Cleanup(srv.Close)
 	return &badInput{h: h, srv: srv}
 }
@@ -151,7 +152,7 @@ var (
 	triggerBody = `{"schedule":{"cron":"0 9 * * 1-5","timezone":"Europe/Berlin"},"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"},"prompt":"Update the dependencies."}`
 )
 
-func bearer(claims map[string]any) string { return "Authorization: Bearer " + local.DevToken(claims) }
+func bearer(claims map[string]any) string { return "Authorization: Bearer " + gateway.DevToken(claims) }
 
 // ev is the event API Gateway builds for a request of the user with a
 // JSON body, before a row changes what it tests.
@@ -250,7 +251,7 @@ func TestBadInput(t *testing.T) {
 	replace := func(old, new string) string { return strings.Replace(startBody, old, new, 1) }
 	trig := func(old, new string) string { return strings.Replace(triggerBody, old, new, 1) }
 	cursor := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
-	other := "Authorization: Bearer " + local.DevToken(map[string]any{"sub": "u2"})
+	other := "Authorization: Bearer " + gateway.DevToken(map[string]any{"sub": "u2"})
 	const bad, tooLarge = 400, 413
 	rows := []row{
 		// Headers: Idempotency-Key is the operation key; keyless sent with

@@ -1,4 +1,4 @@
-package local
+package template
 
 import (
 	"context"
@@ -15,10 +15,6 @@ import (
 // TableLogicalID is the template's table resource; locally the table has
 // this name too.
 const TableLogicalID = "SessionsTable"
-
-// DynamoAddr is where `make run` serves its embedded DynamoDB endpoint,
-// and where `make audit` reads the local stack's table.
-const DynamoAddr = "127.0.0.1:8000"
 
 // CreateTableInput builds the CreateTable request for the template's table
 // resource, named name: its keys, attribute definitions and global

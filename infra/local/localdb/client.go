@@ -1,4 +1,4 @@
-package local
+package localdb
 
 import (
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -6,9 +6,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
-// DynamoClient is a DynamoDB client for a local endpoint, with local
-// credentials.
-func DynamoClient(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+// Client is a DynamoDB client of a local endpoint (the embedded one,
+// moto, or DynamoDB Local), with local credentials.
+func Client(endpoint string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
 	return dynamodb.New(dynamodb.Options{
 		Region:       "us-east-1",
 		BaseEndpoint: aws.String(endpoint),

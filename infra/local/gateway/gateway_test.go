@@ -1,4 +1,4 @@
-package local
+package gateway
 
 import (
 	"bytes"
@@ -9,15 +9,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"reflect"
-	"sort"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
 // recorder is an Invoker that keeps the events and answers with reply.
@@ -36,9 +34,19 @@ func (r *recorder) invoke(_ context.Context, id string, event []byte) ([]byte, e
 	return []byte(r.reply), r.err
 }
 
+// templateRoutes are the routes of template.yaml.
+func templateRoutes(t *testing.T) []template.Route {
+	t.Helper()
+	fns, err := template.LoadFunctions("../../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return template.Routes(fns)
+}
+
 func testGateway(t *testing.T, rec *recorder) *httptest.Server {
 	t.Helper()
-	routes := Routes(loadFunctions(t))
+	routes := templateRoutes(t)
 	g := &Gateway{Routes: routes, Scheduled: map[string]bool{"FireFunction": true}, Invoke: rec.invoke,
 		Now: func() time.Time { return time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC) }}
 	srv := httptest.NewServer(g)
@@ -113,7 +121,7 @@ func TestGatewayEvent(t *testing.T) {
 // integers in claims keep their digits.
 func TestGatewayEventDetails(t *testing.T) {
 	rec := &recorder{reply: okReply}
-	routes := Routes(loadFunctions(t))
+	routes := templateRoutes(t)
 	berlin, _ := time.LoadLocation("Europe/Berlin")
 	srv := httptest.NewServer(&Gateway{Routes: routes, Invoke: rec.invoke,
 		Now: func() time.Time { return time.Date(2026, 11, 30, 11, 0, 0, 0, berlin) }})
@@ -295,51 +303,13 @@ func TestGatewaySchedule(t *testing.T) {
 	}
 }
 
-// TestScheduledEventShape: the gateway's Scheduled Event has the members
-// and types of the sample in events/.
-func TestScheduledEventShape(t *testing.T) {
-	sample, err := os.ReadFile("../../events/TriggerFireFunction/scheduled-event.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys := func(b []byte) []string {
-		var m map[string]any
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		var k []string
-		for name, v := range m {
-			k = append(k, name+":"+reflect.TypeOf(v).String())
-		}
-		sort.Strings(k)
-		return k
-	}
-	if a, b := keys(sample), keys(ScheduledEvent("F", time.Now())); !reflect.DeepEqual(a, b) {
-		t.Errorf("sample %v\ngateway %v", a, b)
-	}
-}
-
-// TestParseRate: the schedule expressions the local stack runs.
-func TestParseRate(t *testing.T) {
-	for expr, want := range map[string]time.Duration{"rate(1 minute)": time.Minute, "rate(5 minutes)": 5 * time.Minute, "rate(2 hours)": 2 * time.Hour, "rate(1 day)": 24 * time.Hour} {
-		if got, err := ParseRate(expr); err != nil || got != want {
-			t.Errorf("%s: %v %v", expr, got, err)
-		}
-	}
-	for _, bad := range []string{"cron(* * * * ? *)", "rate(0 minutes)", "rate(1 week)", "rate(x minutes)"} {
-		if _, err := ParseRate(bad); err == nil {
-			t.Errorf("%s accepted", bad)
-		}
-	}
-}
-
 // TestGatewayFailureLogged: when a function fails, the 502 names the
 // request id the event carried, and the log tells the cause under it; the
 // answer never does.
 func TestGatewayFailureLogged(t *testing.T) {
 	rec := &recorder{err: errors.New("emulator exited: signal killed")}
 	var logs bytes.Buffer
-	routes := Routes(loadFunctions(t))
+	routes := templateRoutes(t)
 	srv := httptest.NewServer(&Gateway{Routes: routes, Invoke: rec.invoke, Log: slog.New(slog.NewJSONHandler(&logs, nil))})
 	defer srv.Close()
 	req, _ := http.NewRequest("GET", srv.URL+"/v1/allocations", nil)
@@ -357,68 +327,5 @@ func TestGatewayFailureLogged(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"requestId":"`+body.RequestID+`"`) || !strings.Contains(logs.String(), "signal killed") {
 		t.Errorf("log %s", logs.String())
-	}
-}
-
-// TestGatewayLimits: through the gateway and the built functions under the
-// runtime emulator, a body is answered as AWS answers it. Over 256 KiB it
-// is the function's 413 problem, up to an event of 6 MB (6,291,456 bytes,
-// headers and all); with an event over that, API Gateway's 500, without an
-// invocation (Lambda refuses it); over 10 MB, API Gateway's 413.
-func TestGatewayLimits(t *testing.T) {
-	s := startStack(t, Config{})
-	routes := Routes(s.Functions)
-	var invocations, lastEvent atomic.Int64
-	srv := httptest.NewServer(&Gateway{Routes: routes, Invoke: func(ctx context.Context, id string, event []byte) ([]byte, error) {
-		invocations.Add(1)
-		lastEvent.Store(int64(len(event)))
-		return s.invoke(ctx, id, event)
-	}})
-	defer srv.Close()
-	token := DevToken(map[string]any{"sub": "u1"})
-	// post sends a JSON object of n bytes and tells the answer, and whether
-	// the function was invoked.
-	post := func(n int) (status int, contentType, body string, invoked bool) {
-		t.Helper()
-		before := invocations.Load()
-		req, _ := http.NewRequest("POST", srv.URL+"/v1/sessions", strings.NewReader("{"+strings.Repeat(" ", n-2)+"}"))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, resp.Header.Get("Content-Type"), string(b), invocations.Load() > before
-	}
-	problemOf := func(body string) string {
-		var p struct{ Code string }
-		_ = json.Unmarshal([]byte(body), &p)
-		return p.Code
-	}
-	// A body between 256 KiB and the limit: the function refuses it. Its
-	// event tells what the gateway adds to a body of this length.
-	const probe = 1 << 20
-	status, _, body, invoked := post(probe)
-	if status != 413 || problemOf(body) != "payload_too_large" || !invoked {
-		t.Fatalf("1 MiB: %d %s (invoked %v)", status, body, invoked)
-	}
-	atLimit := maxInvokePayload - (int(lastEvent.Load()) - probe)
-	status, _, body, invoked = post(atLimit)
-	if status != 413 || problemOf(body) != "payload_too_large" || !invoked || lastEvent.Load() != maxInvokePayload {
-		t.Errorf("an event at the limit: %d %s (invoked %v, an event of %d bytes)", status, body, invoked, lastEvent.Load())
-	}
-	for _, n := range []int{atLimit + 1, maxGatewayBody} {
-		if status, ct, body, invoked := post(n); status != 500 || ct != "application/json" || body != `{"message":"Internal Server Error"}` || invoked {
-			t.Errorf("a body of %d bytes: %d %s %s (invoked %v)", n, status, ct, body, invoked)
-		}
-	}
-	// A body well over the limit too: the client, still sending, gets the
-	// answer, not a reset connection.
-	for _, n := range []int{maxGatewayBody + 1, 12 << 20} {
-		if status, ct, body, invoked := post(n); status != 413 || ct != "text; charset=utf-8" || body != "HTTP content length exceeded 10485760 bytes." || invoked {
-			t.Errorf("%d bytes over 10 MB: %d %s %s (invoked %v)", n-maxGatewayBody, status, ct, body, invoked)
-		}
 	}
 }

@@ -1,7 +1,11 @@
-package local
+// Package gateway stands in for the HTTP API locally (Gateway): it routes
+// requests by template.yaml's HttpApi events to the functions and builds
+// payload 2.0 events the way API Gateway does, with AWS's limits and its
+// own answers, and runs a function's schedule on demand. It trusts
+// unverified tokens (DevToken makes one): for development and tests only.
+package gateway
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -18,12 +22,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
 
+	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
+	"github.com/cloud-agent/control-plane/infra/local/schedule"
+	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
-
-// Invoker runs one invocation of a function with an event.
-type Invoker func(ctx context.Context, functionID string, event []byte) ([]byte, error)
 
 // Gateway stands in for the HTTP API locally: it routes requests by the
 // template's HttpApi events and builds payload 2.0 events the way API
@@ -32,9 +36,9 @@ type Invoker func(ctx context.Context, functionID string, event []byte) ([]byte,
 // or audience: this is for local development only. It also answers
 // POST /_local/schedule/<LogicalId>, which runs a function's schedule now.
 type Gateway struct {
-	Routes    []Route
+	Routes    []template.Route
 	Scheduled map[string]bool // functions with a Schedule event
-	Invoke    Invoker
+	Invoke    lambdarun.Invoker
 	Now       func() time.Time
 	Log       *slog.Logger // where a function's failure is told, with the request id
 }
@@ -109,8 +113,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // match finds the route API Gateway would choose: a path with the most
 // literal segments first, then the exact method over ANY.
-func (g *Gateway) match(method, path string) (Route, map[string]string, bool) {
-	best, bestScore := Route{}, -1
+func (g *Gateway) match(method, path string) (template.Route, map[string]string, bool) {
+	best, bestScore := template.Route{}, -1
 	var bestParams map[string]string
 	for _, rt := range g.Routes {
 		if rt.Method != method && rt.Method != "ANY" {
@@ -158,7 +162,7 @@ func matchPath(pattern, path string) (params map[string]string, literals int, ok
 }
 
 // event builds the payload 2.0 event of a request.
-func (g *Gateway) event(r *http.Request, route Route, params map[string]string, body []byte, auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription, requestID string) events.APIGatewayV2HTTPRequest {
+func (g *Gateway) event(r *http.Request, route template.Route, params map[string]string, body []byte, auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription, requestID string) events.APIGatewayV2HTTPRequest {
 	now := g.now().UTC()
 	headers := map[string]string{}
 	for name, vs := range r.Header {
@@ -381,7 +385,7 @@ func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id, requestID
 		}
 		at = t
 	}
-	out, err := g.Invoke(r.Context(), id, ScheduledEvent(id, at))
+	out, err := g.Invoke(r.Context(), id, schedule.Event(id, at))
 	if err != nil {
 		g.failed(id, requestID, err)
 		writeProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function returned an error.")
@@ -389,15 +393,4 @@ func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id, requestID
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(out)
-}
-
-// ScheduledEvent is the EventBridge "Scheduled Event" of a function's
-// schedule at t.
-func ScheduledEvent(functionID string, t time.Time) []byte {
-	b, _ := json.Marshal(map[string]any{
-		"version": "0", "id": uuid.NewString(), "detail-type": "Scheduled Event", "source": "aws.events",
-		"account": "000000000000", "time": t.UTC().Format("2006-01-02T15:04:05Z"), "region": "us-east-1",
-		"resources": []string{"arn:aws:events:us-east-1:000000000000:rule/" + functionID + "-schedule"}, "detail": map[string]any{},
-	})
-	return b
 }

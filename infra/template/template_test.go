@@ -1,4 +1,4 @@
-package local
+package template
 
 import (
 	"encoding/json"
@@ -44,7 +44,7 @@ func TestTemplateSchedule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := ProcessYAML(data, nil)
+	raw, err := processYAML(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestTemplateFunctions(t *testing.T) {
 // TestTemplateTable: on demand, string keys PK and SK, TTL on expiresAt,
 // point-in-time recovery.
 func TestTemplateTable(t *testing.T) {
-	tpl, err := LoadTemplate("../../template.yaml")
+	tpl, err := Load("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,34 +154,6 @@ func TestCfnLint(t *testing.T) {
 // hasArn: the dead-letter queue is named by its ARN (which resolves only
 // in AWS).
 func hasArn(m map[string]any) bool { _, ok := m["Arn"]; return ok }
-
-// TestZoneDataBuiltIn: the functions that read schedules carry the zone
-// data in their binaries: provided.al2023 may have no zone files.
-func TestZoneDataBuiltIn(t *testing.T) {
-	for _, folder := range []string{"triggers", "triggerfire"} {
-		out, err := childproc.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/"+folder).CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", folder, err, out)
-		}
-		if !slices.Contains(strings.Fields(string(out)), "time/tzdata") {
-			t.Errorf("functions/%s does not link time/tzdata", folder)
-		}
-	}
-}
-
-// TestFunctionsImportNothingLocal: no function imports the local stack,
-// its shortcuts (unverified tokens) included.
-func TestFunctionsImportNothingLocal(t *testing.T) {
-	out, err := childproc.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../../functions/...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	for _, pkg := range strings.Fields(string(out)) {
-		if strings.Contains(pkg, "/infra/local") {
-			t.Errorf("a function imports %s", pkg)
-		}
-	}
-}
 
 // TestTemplateAlarms: each alarm of the template evaluates its metric
 // (namespace, name, statistic, period, and dimensions naming the right
@@ -282,7 +254,7 @@ func TestTemplateAlarmActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, topic := range []string{"", "arn:aws:sns:us-east-1:123456789012:ops-alarms"} {
-		out, err := ProcessYAML(data, &intrinsics.ProcessorOptions{
+		out, err := processYAML(data, &intrinsics.ProcessorOptions{
 			ParameterOverrides: map[string]any{"AlarmTopicArn": topic}, EvaluateConditions: true,
 		})
 		if err != nil {

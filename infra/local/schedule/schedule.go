@@ -1,19 +1,31 @@
-package local
+// Package schedule runs the functions' Schedule events locally, as
+// EventBridge would: Run invokes each function that has a rate(N unit)
+// schedule at every period (cron() schedules are not run locally), with
+// the Scheduled Event that Event builds and that the gateway's
+// POST /_local/schedule/<LogicalId> sends too. For development and tests
+// only.
+package schedule
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
+	"github.com/cloud-agent/control-plane/infra/template"
 )
 
-// ParseRate reads a schedule expression of the form rate(N unit), the form
+// parseRate reads a schedule expression of the form rate(N unit), the form
 // the local stack runs; cron() expressions are not run locally (use
 // POST /_local/schedule/<LogicalId>).
-func ParseRate(expr string) (time.Duration, error) {
+func parseRate(expr string) (time.Duration, error) {
 	inner, ok := strings.CutPrefix(expr, "rate(")
 	inner, ok2 := strings.CutSuffix(inner, ")")
 	fields := strings.Fields(inner)
@@ -32,14 +44,14 @@ func ParseRate(expr string) (time.Duration, error) {
 	return time.Duration(n) * unit, nil
 }
 
-// RunSchedules invokes each function with a rate schedule at the start of
+// Run invokes each function with a rate schedule at the start of
 // every period, as EventBridge would, until ctx ends; wait returns once
 // every invocation it started has returned.
-func RunSchedules(ctx context.Context, fns []Function, invoke Invoker, log *slog.Logger) (wait func()) {
+func Run(ctx context.Context, fns []template.Function, invoke lambdarun.Invoker, log *slog.Logger) (wait func()) {
 	var wg sync.WaitGroup
 	for _, fn := range fns {
 		for _, expr := range fn.Schedules {
-			every, err := ParseRate(expr)
+			every, err := parseRate(expr)
 			if err != nil {
 				log.Warn("schedule not run locally", "function", fn.LogicalID, "reason", err.Error())
 				continue
@@ -52,7 +64,7 @@ func RunSchedules(ctx context.Context, fns []Function, invoke Invoker, log *slog
 						return
 					case <-time.After(time.Until(next)):
 					}
-					out, err := invoke(ctx, fn.LogicalID, ScheduledEvent(fn.LogicalID, next))
+					out, err := invoke(ctx, fn.LogicalID, Event(fn.LogicalID, next))
 					if err != nil {
 						log.Error("scheduled invocation failed", "function", fn.LogicalID, "error", err.Error())
 						continue
@@ -63,4 +75,15 @@ func RunSchedules(ctx context.Context, fns []Function, invoke Invoker, log *slog
 		}
 	}
 	return wg.Wait
+}
+
+// Event is the EventBridge "Scheduled Event" of a function's schedule at
+// t.
+func Event(functionID string, t time.Time) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"version": "0", "id": uuid.NewString(), "detail-type": "Scheduled Event", "source": "aws.events",
+		"account": "000000000000", "time": t.UTC().Format("2006-01-02T15:04:05Z"), "region": "us-east-1",
+		"resources": []string{"arn:aws:events:us-east-1:000000000000:rule/" + functionID + "-schedule"}, "detail": map[string]any{},
+	})
+	return b
 }

@@ -1,0 +1,46 @@
+package docs_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cloud-agent/control-plane/infra/local/childproc"
+)
+
+// functionDeps lists the packages the functions' binaries link, as
+// `make build-<LogicalId>` builds them; folder is a function's folder
+// under functions/, or "..." for every function.
+func functionDeps(t *testing.T, folder string) []string {
+	t.Helper()
+	out, err := childproc.Command("go", "list", "-deps", "-tags", "lambda.norpc", "../functions/"+folder).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", folder, err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/cloud-agent/control-plane/shared/lambdaenv") {
+		t.Fatalf("go list -deps of functions/%s gave no dependency list:\n%s", folder, out)
+	}
+	return deps
+}
+
+// TestFunctionsImportNoInfra: no function links anything of infra/: not
+// the local stack or its shortcuts (unverified tokens), not the template's
+// model (goformation), not the operations tooling.
+func TestFunctionsImportNoInfra(t *testing.T) {
+	for _, pkg := range functionDeps(t, "...") {
+		if strings.HasPrefix(pkg, "github.com/cloud-agent/control-plane/infra/") {
+			t.Errorf("a function imports %s", pkg)
+		}
+	}
+}
+
+// TestZoneDataBuiltIn: the functions that read schedules carry the zone
+// data in their binaries: provided.al2023 may have no zone files.
+func TestZoneDataBuiltIn(t *testing.T) {
+	for _, folder := range []string{"triggers", "triggerfire"} {
+		if !slices.Contains(functionDeps(t, folder), "time/tzdata") {
+			t.Errorf("functions/%s does not link time/tzdata", folder)
+		}
+	}
+}

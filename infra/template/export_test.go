@@ -1,0 +1,4 @@
+package template
+
+// ProcessYAML is processYAML, for the external tests.
+var ProcessYAML = processYAML
