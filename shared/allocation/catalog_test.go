@@ -1,7 +1,8 @@
 package allocation
 
 import (
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"errors"
 	"testing"
 
@@ -160,7 +161,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
-			a, err := Parse(json.RawMessage(r.in))
+			a, err := Parse(jsontext.Value(r.in))
 			wantCode(t, err, r.code)
 			if err != nil {
 				return

@@ -2,7 +2,7 @@ package firing_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"net/http"
 	"strings"
@@ -176,7 +176,9 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) fired {
 	if err != nil || sum != (firing.Summary{Due: bt.size, Fired: bt.size}) {
 		b.Fatalf("%+v %v", sum, err)
 	}
-	var line struct{ DynamodbRequests int }
+	var line struct {
+		DynamodbRequests int `json:"dynamodbRequests"`
+	}
 	if err := json.Unmarshal([]byte(bt.h.LastLog()), &line); err != nil {
 		b.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package firing_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"strings"
 	"sync"
@@ -418,7 +418,9 @@ func warnings(t *testing.T, lines []string) []string {
 	if len(lines) != 1 {
 		t.Fatalf("%d lines: %v", len(lines), lines)
 	}
-	var line struct{ Warnings []string }
+	var line struct {
+		Warnings []string `json:"warnings"`
+	}
 	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
 		t.Fatal(err)
 	}
@@ -441,9 +443,14 @@ func TestOneLogLine(t *testing.T) {
 		t.Fatalf("%d lines: %v", len(lines), lines)
 	}
 	var line struct {
-		Msg      string
-		Summary  firing.Summary
-		Triggers []struct{ Trigger, Slot, Outcome, Reason string }
+		Msg      string         `json:"msg"`
+		Summary  firing.Summary `json:"summary"`
+		Triggers []struct {
+			Trigger string `json:"trigger"`
+			Slot    string `json:"slot"`
+			Outcome string `json:"outcome"`
+			Reason  string `json:"reason"`
+		} `json:"triggers"`
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &line); err != nil {
 		t.Fatal(err)
@@ -642,9 +649,13 @@ func TestRequestsPerPath(t *testing.T) {
 					t.Errorf("%s: %d requests, want %d", op, got, row.ops[op])
 				}
 			}
-			var line struct{ DynamodbRequests int }
+			var line struct {
+				DynamodbRequests int `json:"dynamodbRequests"`
+			}
 			logs := h.Logs()
-			_ = json.Unmarshal([]byte(logs[len(logs)-1]), &line)
+			if err := json.Unmarshal([]byte(logs[len(logs)-1]), &line); err != nil {
+				t.Fatal(err)
+			}
 			// The log line counts operations: one the SDK retried is one.
 			total := -row.ops["retried"]
 			for op, n := range row.ops {

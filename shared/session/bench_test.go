@@ -1,7 +1,7 @@
 package session
 
 import (
-	"encoding/json"
+	"encoding/json/v2"
 	"testing"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"

@@ -1,7 +1,7 @@
 package session
 
 import (
-	"encoding/json"
+	"encoding/json/v2"
 	"errors"
 	"os"
 	"path/filepath"
@@ -34,9 +34,13 @@ func fixture(t testing.TB, name string) Item {
 	return item
 }
 
+// mustJSON is v's JSON with the members of its maps sorted and an
+// allocation shown by its name, so that two equal values compare equal.
 func mustJSON(t testing.TB, v any) string {
 	t.Helper()
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(v, json.Deterministic(true), json.WithMarshalers(json.MarshalFunc(func(a allocation.Allocation) ([]byte, error) {
+		return json.Marshal(a.String())
+	})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package start_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json/v2"
 	"errors"
 	"strconv"
 	"strings"

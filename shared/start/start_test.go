@@ -1,7 +1,7 @@
 package start_test
 
 import (
-	"encoding/json"
+	"encoding/json/v2"
 	"fmt"
 	"regexp"
 	"strings"
@@ -68,12 +68,14 @@ func TestNewSession(t *testing.T) {
 		t.Errorf("%d items without an operation key, want 1", n)
 	}
 	look := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/" + id + "/allocation", Claims: user})
-	if got, _ := json.Marshal(look.Body["sandbox"]); string(got) != mustJSON(sb) || look.Body["record"].(map[string]any)["legacy"] != false {
+	if got := mustJSON(look.Body["sandbox"]); got != mustJSON(sb) || look.Body["record"].(map[string]any)["legacy"] != false {
 		t.Errorf("the lookup shows %s, the start %s", got, mustJSON(sb))
 	}
 }
 
-func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+// mustJSON is v's JSON with the members of its maps sorted, as the
+// literals it is compared with are written.
+func mustJSON(v any) string { b, _ := json.Marshal(v, json.Deterministic(true)); return string(b) }
 
 // TestReplay: with an operation key, the same request again is 200 with the
 // same session and an equal sandbox object; the Idempotency-Key header is
