@@ -28,9 +28,13 @@ var (
 	FiringFunction = "TriggerFireFunction"
 )
 
+// ReleaseAlias is the alias every function is published through: what
+// the API, the schedule and the alarms invoke and watch.
+const ReleaseAlias = "live"
+
 // AlarmMetric is a metric an alarm evaluates. A dimension's value is
 // written as in the template: "!Ref <LogicalId>", "!GetAtt
-// <LogicalId>.<Attribute>", or a literal.
+// <LogicalId>.<Attribute>", "!Sub <string>", or a literal.
 type AlarmMetric struct {
 	Namespace, Name, Stat string
 	Period                int
@@ -53,6 +57,7 @@ type Alarm struct {
 
 func ref(id string) string    { return "!Ref " + id }
 func getAtt(id string) string { return "!GetAtt " + id }
+func sub(s string) string     { return "!Sub " + s }
 
 func throttles(metric, index string) AlarmMetric {
 	m := AlarmMetric{"AWS/DynamoDB", metric, "Sum", 60, map[string]string{"TableName": ref(TableLogicalID)}}
@@ -70,9 +75,10 @@ var WantAlarms = map[string]Alarm{
 		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 1, DatapointsToAlarm: 1,
 		TreatMissingData: "notBreaching",
 	},
-	// The firing failed in 3 of 5 minutes.
+	// The firing's alias failed in 3 of 5 minutes, whichever version ran.
 	"TriggerFireErrorsAlarm": {
-		Metrics:    []AlarmMetric{{"AWS/Lambda", "Errors", "Sum", 60, map[string]string{"FunctionName": ref(FiringFunction)}}},
+		Metrics: []AlarmMetric{{"AWS/Lambda", "Errors", "Sum", 60, map[string]string{
+			"FunctionName": ref(FiringFunction), "Resource": sub("${" + FiringFunction + "}:" + ReleaseAlias)}}},
 		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 3,
 		TreatMissingData: "notBreaching",
 	},
@@ -143,7 +149,7 @@ func resourcesOfType(tpl map[string]any, typ string) map[string]map[string]any {
 
 // intrinsicText writes a property value as the template does: a literal as
 // it is, {"Ref": "X"} as "!Ref X", {"Fn::GetAtt": ["X", "Y"]} (or "X.Y")
-// as "!GetAtt X.Y"; anything else as JSON.
+// as "!GetAtt X.Y", {"Fn::Sub": "s"} as "!Sub s"; anything else as JSON.
 func intrinsicText(v any) string {
 	switch v := v.(type) {
 	case string:
@@ -152,6 +158,9 @@ func intrinsicText(v any) string {
 		if len(v) == 1 {
 			if id, ok := v["Ref"].(string); ok {
 				return ref(id)
+			}
+			if s, ok := v["Fn::Sub"].(string); ok {
+				return sub(s)
 			}
 			switch att := v["Fn::GetAtt"].(type) {
 			case string:

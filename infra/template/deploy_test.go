@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -60,14 +61,72 @@ var deployParams = map[string]string{
 // firing's asynchronous invocation config, asserted on the template; and
 // the alarms (moto's CloudFormation creates dashboards but no
 // AWS::CloudWatch::Alarm), which checkAlarms creates on moto's CloudWatch
-// as CloudFormation would.
+// as CloudFormation would; the functions' versions, which moto does not
+// list among the stack's resources; and the functions' aliases and their
+// CodeDeploy application and deployment groups, which onMoto takes out of
+// the template and TestReleasesShiftThroughAliases checks on it.
 var motoLacks = map[string]bool{
-	"AWS::Lambda::Permission":        true,
-	"AWS::ApiGatewayV2::Api":         true,
-	"AWS::ApiGatewayV2::Stage":       true,
-	"AWS::SQS::QueuePolicy":          true,
-	"AWS::Lambda::EventInvokeConfig": true,
-	"AWS::CloudWatch::Alarm":         true,
+	"AWS::Lambda::Permission":          true,
+	"AWS::ApiGatewayV2::Api":           true,
+	"AWS::ApiGatewayV2::Stage":         true,
+	"AWS::SQS::QueuePolicy":            true,
+	"AWS::Lambda::EventInvokeConfig":   true,
+	"AWS::CloudWatch::Alarm":           true,
+	"AWS::Lambda::Version":             true,
+	"AWS::Lambda::Alias":               true,
+	"AWS::CodeDeploy::Application":     true,
+	"AWS::CodeDeploy::DeploymentGroup": true,
+}
+
+// onMoto is a transformed template as moto's CloudFormation can create
+// it: moto has no AWS::Lambda::Alias and no CodeDeploy resources, and a
+// reference to an alias it does not create leaves the permissions and the
+// schedule's target without their function. So the aliases and the
+// CodeDeploy resources are taken out, and every reference to an alias
+// names its function's ARN instead (TestReleasesShiftThroughAliases checks
+// that the template names the aliases).
+func onMoto(t *testing.T, body string) string {
+	t.Helper()
+	var tpl map[string]any
+	if err := json.Unmarshal([]byte(body), &tpl); err != nil {
+		t.Fatal(err)
+	}
+	resources, _ := tpl["Resources"].(map[string]any)
+	functionOf := map[string]string{} // by alias
+	for id, r := range resources {
+		switch dig(r, "Type") {
+		case "AWS::Lambda::Alias":
+			fn, _ := dig(r, "Properties", "FunctionName", "Ref").(string)
+			functionOf[id] = fn
+			delete(resources, id)
+		case "AWS::CodeDeploy::Application", "AWS::CodeDeploy::DeploymentGroup":
+			delete(resources, id)
+		}
+	}
+	var rewrite func(v any) any
+	rewrite = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			if id, ok := x["Ref"].(string); ok && len(x) == 1 && functionOf[id] != "" {
+				return map[string]any{"Fn::GetAtt": []any{functionOf[id], "Arn"}}
+			}
+			for k, e := range x {
+				x[k] = rewrite(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = rewrite(e)
+			}
+		case string:
+			for alias, fn := range functionOf {
+				x = strings.ReplaceAll(x, "${"+alias+"}", "${"+fn+".Arn}")
+			}
+			return x
+		}
+		return v
+	}
+	t.Logf("moto creates no AWS::Lambda::Alias and no CodeDeploy resources: the stack on moto invokes the functions %v without their aliases, which TestReleasesShiftThroughAliases checks on the template", slices.Sorted(maps.Values(functionOf)))
+	return mustJSON(rewrite(tpl))
 }
 
 // TestTemplateDeploysOnMoto transforms template.yaml with the SAM
@@ -108,6 +167,7 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	body = onMoto(t, body)
 	cfn := cloudformation.NewFromConfig(cfg)
 	stack := createStack(ctx, t, cfn, "cloud-agent-test", body, deployParams)
 	deleted := false
@@ -755,6 +815,8 @@ func (s deployed) value(t *testing.T, v string) string {
 	} else if att, ok := strings.CutPrefix(v, "!GetAtt "); ok {
 		id, attr, _ := strings.Cut(att, ".")
 		r, err = s.getAtt(id, attr)
+	} else if text, ok := strings.CutPrefix(v, "!Sub "); ok {
+		r, err = s.intrinsic("Fn::Sub", text)
 	} else {
 		return v
 	}
@@ -936,7 +998,7 @@ func deployWithAlarmTopic(t *testing.T, cfg aws.Config, cfn *cloudformation.Clie
 			params[k] = v
 		}
 	}
-	body := transform(t, templatePath, codeURI, params)
+	body := onMoto(t, transform(t, templatePath, codeURI, params))
 	stack := createStack(ctx, t, cfn, "cloud-agent-alarms", body, params)
 	physical := map[string]string{}
 	t.Cleanup(func() {

@@ -134,6 +134,8 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	const startPolicies = "      Description: Starts sessions (POST /v1/sessions).\n      Policies:\n"
+	const lookupDeployment = "\n\n  AllocationLookupFunction:\n    Type: AWS::Serverless::Function\n    Metadata:\n      BuildMethod: makefile\n" +
+		"    Properties:\n      DeploymentPreference:\n        Type: Canary10Percent15Minutes\n"
 	for _, c := range []struct{ name, old, new string }{
 		{name: "the template as it is"},
 		{"DynamoDBCrudPolicy in the start's Policies", startPolicies, startPolicies + "        - DynamoDBCrudPolicy: {TableName: !Ref SessionsTable}\n"},
@@ -167,6 +169,19 @@ Resources:
 `},
 		{"every resource in the lookup's policy", "Action: dynamodb:GetItem\n              Resource: !GetAtt SessionsTable.Arn\n",
 			"Action: dynamodb:GetItem\n              Resource: [!GetAtt SessionsTable.Arn, \"*\"]\n"},
+		{"a CodeDeploy role of its own, with every right, for the lookup's deployments", lookupDeployment, `
+
+  LookupDeployRole:
+    Type: AWS::IAM::Role
+    Properties:
+      AssumeRolePolicyDocument:
+        Statement:
+          - Effect: Allow
+            Principal: {Service: codedeploy.amazonaws.com}
+            Action: sts:AssumeRole
+      ManagedPolicyArns: [arn:aws:iam::aws:policy/AdministratorAccess]
+
+` + lookupDeployment[2:] + "        Role: !GetAtt LookupDeployRole.Arn\n"},
 		{"dynamodb:Query taken from the firing's policy", `            - Effect: Allow
               Action: dynamodb:Query
               Resource: !Sub ${SessionsTable.Arn}/index/DueTriggersAll
@@ -323,7 +338,8 @@ func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 	v = append(v, unjudged("Globals", globals)...)
 	for fn, needed := range used {
 		props, _ := dig(tpl, "Resources", fn, "Properties").(map[string]any)
-		v = append(v, unjudged(fn, props, "Policies", "Events", "EventInvokeConfig")...)
+		v = append(v, unjudged(fn, props, "Policies", "Events", "EventInvokeConfig", "DeploymentPreference")...)
+		v = append(v, deploymentPreference(fn, props["DeploymentPreference"])...)
 		events, _ := props["Events"].(map[string]any)
 		for name, e := range events {
 			if t, _ := dig(e, "Type").(string); !slices.Contains(quietEvents, t) {
@@ -361,13 +377,14 @@ func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 }
 
 // quiet are the properties of a function, or of the functions' Globals,
-// from which SAM grants its role nothing; quietEvents are the types of
+// from which SAM grants its role nothing (AutoPublishAlias makes a
+// version and an alias); quietEvents are the types of
 // event from which it grants the role nothing (an HTTP API's route and a
 // schedule's rule invoke the function by its resource policy). Any other
 // property (Tracing, VpcConfig, DeadLetterQueue, a Role...) or event type
 // (SQS, Kinesis, DynamoDB...) may grant the role more.
 var (
-	quiet       = []string{"Architectures", "CodeUri", "Description", "Environment", "Handler", "MemorySize", "Runtime", "Timeout"}
+	quiet       = []string{"Architectures", "AutoPublishAlias", "CodeUri", "Description", "Environment", "Handler", "MemorySize", "Runtime", "Timeout"}
 	quietEvents = []string{"HttpApi", "Schedule"}
 )
 
@@ -382,6 +399,30 @@ func unjudged(where string, props map[string]any, judged ...string) []string {
 	}
 	return v
 }
+
+// deploymentPreference reports what in a function's DeploymentPreference
+// may grant more than SAM's CodeDeploy service role (codeDeployRole): a
+// role of its own, a hook (a function CodeDeploy invokes, with grants of
+// its own), or any key but the deployment's type, its alarms and whether
+// it is enabled.
+func deploymentPreference(fn string, pref any) []string {
+	var v []string
+	m, _ := pref.(map[string]any)
+	for key, val := range m {
+		if key != "Type" && key != "Alarms" && key != "Enabled" {
+			v = append(v, fmt.Sprintf("%s: DeploymentPreference %s %s, by which SAM may grant a role more", fn, key, mustJSON(val)))
+		}
+	}
+	return v
+}
+
+// codeDeployRole is the role SAM makes for CodeDeploy when a function has
+// a DeploymentPreference, as the translator writes it: assumed by
+// CodeDeploy alone, with the managed policy for Lambda deployments (it
+// shifts an alias's weights, reads the alarms and invokes no function)
+// and no policy of its own.
+const codeDeployRole = `{"AssumeRolePolicyDocument":{"Statement":[{"Action":["sts:AssumeRole"],"Effect":"Allow","Principal":{"Service":["codedeploy.amazonaws.com"]}}],"Version":"2012-10-17"},` +
+	`"ManagedPolicyArns":["arn:aws:iam::aws:policy/service-role/AWSCodeDeployRoleForLambda"]}`
 
 // invokeGrants are the grants that SAM gives a function's role for its
 // EventInvokeConfig: sqs:SendMessage on each SQS queue it names as a
@@ -413,11 +454,20 @@ func invokeGrants(fn string, config any) (granted, bad []string) {
 // grants are the inline policies and the managed policies of its role,
 // and the policies of every AWS::IAM::Policy, AWS::IAM::ManagedPolicy and
 // AWS::IAM::RolePolicy attached to it. Any other resource that names the
-// role is a violation too. It reports every way the grants differ from
-// what the code uses.
+// role is a violation too, and so is any role but the functions' and
+// CodeDeploy's exactly as SAM makes it (codeDeployRole). It reports every
+// way the grants differ from what the code uses.
 func judgeTransformed(tpl map[string]any, used map[string][]string) []string {
 	var v []string
 	resources, _ := tpl["Resources"].(map[string]any)
+	for id, r := range resources {
+		if _, fn := used[strings.TrimSuffix(id, "Role")]; dig(r, "Type") != "AWS::IAM::Role" || fn {
+			continue
+		}
+		if got := mustJSON(dig(r, "Properties")); id != "CodeDeployServiceRole" || got != codeDeployRole {
+			v = append(v, fmt.Sprintf("%s: a role beyond the functions' and CodeDeploy's as SAM makes it: %s", id, got))
+		}
+	}
 	for fn, needed := range used {
 		role, _ := dig(resources, fn, "Properties", "Role", "Fn::GetAtt", 0).(string)
 		if dig(resources, role, "Type") != "AWS::IAM::Role" {

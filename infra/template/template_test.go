@@ -340,6 +340,9 @@ func TestTemplateDashboard(t *testing.T) {
 		if att, ok := strings.CutPrefix(v, "!GetAtt "); ok {
 			return "<" + att + ">"
 		}
+		if text, ok := strings.CutPrefix(v, "!Sub "); ok {
+			return regexp.MustCompile(`\$\{([^}]*)\}`).ReplaceAllString(text, "<$1>")
+		}
 		return v
 	}
 	if missing := MissingMetrics(d.Metrics, WantDashboard(fn, resolve)); len(missing) > 0 {
