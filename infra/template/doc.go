@@ -12,6 +12,8 @@
 // Go, the template, docs/openapi.yaml and events/ must agree on
 // (routes_test.go), the alarms and the dashboard (alarms_test.go, whose
 // WantAlarms a new alarm joins), least privilege on the SAM translator's
-// output (iam_test.go), cfn-lint, and a deploy on moto's CloudFormation
-// (deploy_test.go). Development and tests only: no function imports it.
+// output (iam_test.go), the releases through each function's alias and
+// CodeDeploy (release_test.go), cfn-lint, and a deploy on moto's
+// CloudFormation (deploy_test.go). Development and tests only: no
+// function imports it.
 package template
