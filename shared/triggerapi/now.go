@@ -26,7 +26,8 @@ type NowResponse struct {
 // trigger-now; an Idempotency-Key makes it idempotent. The new session's
 // manual run is written with it; a refusal (4xx) is answered as the start
 // route answers it and recorded as a failed manual run. The trigger's
-// schedule state and version are left as they are.
+// schedule state and version are left as they are. It counts the session
+// as the start route does (Starts, Replays).
 func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	var key string
 	if h, ok := r.Header("Idempotency-Key"); ok {
@@ -61,6 +62,7 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	if err != nil {
 		return httpapi.Response{}, s.refused(ctx, tr, err)
 	}
+	start.Count(ctx, res)
 	rec := res.Record
 	answer := httpapi.Response{Status: http.StatusCreated, Headers: map[string]string{"Location": "/v1/sessions/" + rec.SessionID + "/allocation"}}
 	if res.Replayed {

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/emftest"
 )
 
 func runNowCall(h *apitest.Harness, claims map[string]string, id, key, b string) apitest.Result {
@@ -237,6 +238,33 @@ func TestRunNowMeetsFiring(t *testing.T) {
 		}
 		if kinds["manual"] != 1 || kinds["scheduled"] != 1 || count(h, `"SESSION#`) != 2 || runs.Body["items"].([]any)[0].(map[string]any)["slot"] != "2026-11-30T10:01:00Z" {
 			t.Errorf("runs %s", runs.Raw)
+		}
+	}
+}
+
+// TestRunNowMetrics: a start now logs Starts 1, its replay Replays 1, by
+// the sandbox's provider and allocation, as the start route does; a
+// refusal logs neither, but Refusals by its code.
+func TestRunNowMetrics(t *testing.T) {
+	h := newHarness(t)
+	id := newTrigger(t, h, map[string]any{"sandboxAllocation": "vercel-small"})
+	for _, row := range []struct {
+		key    string
+		status int
+		metric string
+	}{{"m", 201, "Starts"}, {"m", 200, "Replays"}, {"trigger:m", 400, "Refusals"}} {
+		if r := runNowCall(h, user, id, row.key, ""); r.Status != row.status {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+		logs := h.Logs()
+		line := emftest.Check(t, logs[len(logs)-1])
+		for _, m := range []string{"Starts", "Replays", "Refusals"} {
+			if v, ok := line.Value(m); ok != (m == row.metric) || ok && v != 1 {
+				t.Errorf("%d: %s on the line: %v %v", row.status, m, ok, v)
+			}
+		}
+		if dims := line.Dimensions(); row.metric != "Refusals" && (dims["Allocation"] != "vercel-small" || dims["Provider"] != "vercel") {
+			t.Errorf("%d: dimensions %v", row.status, line.Dimensions())
 		}
 	}
 }
