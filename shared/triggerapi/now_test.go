@@ -2,6 +2,7 @@ package triggerapi_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -266,5 +267,72 @@ func TestRunNowMetrics(t *testing.T) {
 		if dims := line.Dimensions(); row.metric != "Refusals" && (dims["Allocation"] != "vercel-small" || dims["Provider"] != "vercel") {
 			t.Errorf("%d: dimensions %v", row.status, line.Dimensions())
 		}
+	}
+}
+
+// TestRunNowPages: manual runs of the same second, beside a slot's run of
+// that second, each come once, a page at a time.
+func TestRunNowPages(t *testing.T) {
+	h := newHarness(t)
+	id := newTrigger(t, h, map[string]any{"schedule": map[string]any{"cron": "* * * * *"}})
+	at := clock.Add(30 * time.Second) // 10:01:00, the trigger's first slot
+	h.Triggers.Now = func() time.Time { return at }
+	h.Start.Now = func() time.Time { return at }
+	fireAt(t, h, at)
+	want := map[any]bool{}
+	for range 3 {
+		r := runNowCall(h, user, id, "", "")
+		want[r.Body["session"].(map[string]any)["sessionId"]] = true
+	}
+	seen := map[any]bool{}
+	query := "?limit=1"
+	for pages := 0; pages < 6; pages++ {
+		r := runsCall(h, user, id, query)
+		for _, it := range r.Body["items"].([]any) {
+			run := it.(map[string]any)
+			if seen[run["sessionId"]] || run["slot"] != "2026-11-30T10:01:00Z" {
+				t.Errorf("page %d: %v", pages, run)
+			}
+			seen[run["sessionId"]] = true
+		}
+		c, ok := r.Body["nextCursor"].(string)
+		if !ok {
+			break
+		}
+		query = "?limit=1&cursor=" + c
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d runs seen, want 4", len(seen))
+	}
+	for sid := range want {
+		if !seen[sid] {
+			t.Errorf("run of %v not listed", sid)
+		}
+	}
+}
+
+// TestRunKindStored: a run without a kind is a slot's, shown as
+// scheduled; an unknown kind, or a manual run without its id, does not
+// decode.
+func TestRunKindStored(t *testing.T) {
+	for _, row := range []struct {
+		rule, attrs string
+		status      int
+	}{
+		{"no kind", ``, 200},
+		{"an unknown kind", `,"kind":{"S":"retry"}`, 500},
+		{"a manual run without its id", `,"kind":{"S":"manual"}`, 500},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			h := newHarness(t)
+			id := newTrigger(t, h, nil)
+			h.Put(fmt.Appendf(nil, `{"PK":{"S":"TRIGGER#%s"},"SK":{"S":"RUN#2026-11-30T10:00:00Z"},"triggerId":{"S":"%s"},"slot":{"S":"2026-11-30T10:00:00Z"},`+
+				`"status":{"S":"fired"},"sessionId":{"S":"workspace_1"},"recordedAt":{"S":"2026-11-30T10:00:01Z"},"expiresAt":{"N":"%d"}%s}`,
+				id, id, clock.Add(time.Hour).Unix(), row.attrs))
+			r := runsCall(h, user, id, "")
+			if r.Status != row.status || row.status == 200 && r.Body["items"].([]any)[0].(map[string]any)["kind"] != "scheduled" {
+				t.Errorf("%d %s", r.Status, r.Raw)
+			}
+		})
 	}
 }
