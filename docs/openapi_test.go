@@ -96,6 +96,7 @@ var wantStatuses = map[string][]int{
 	"DELETE /v1/triggers/{triggerId}":         {204, 400, 401, 404, 405, 413, 500, 503},
 	"PATCH /v1/triggers/{triggerId}":          {200, 400, 401, 403, 404, 405, 413, 422, 500, 503},
 	"GET /v1/triggers/{triggerId}/runs":       {200, 400, 401, 404, 405, 413, 500, 503},
+	"POST /v1/triggers/{triggerId}/run":       {200, 201, 400, 401, 404, 405, 409, 413, 422, 500, 503},
 }
 
 func TestResponses(t *testing.T) {
@@ -555,14 +556,16 @@ func TestTriggerPatchMediaTypes(t *testing.T) {
 func TestTriggerRuns(t *testing.T) {
 	doc := load(t)
 	list := doc.Components.Schemas["TriggerRunList"].Value
-	const run = `"slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:00:02Z"`
+	const run = `"kind":"scheduled","slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:00:02Z"`
 	tests := []struct {
 		name string
 		body string
 		ok   bool
 	}{
 		{"a run", `{"items":[{` + run + `}],"nextCursor":null}`, true},
-		{"a failed run", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"failed","sessionId":null,"error":"sandbox_selection_disabled","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":"c"}`, true},
+		{"a manual run", `{"items":[{"kind":"manual","slot":"2026-12-01T08:03:17Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:03:17Z"}],"nextCursor":null}`, true},
+		{"an unknown kind", `{"items":[{"kind":"retry","slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
+		{"a failed run", `{"items":[{"kind":"manual","slot":"2026-12-01T08:00:00Z","status":"failed","sessionId":null,"error":"sandbox_selection_disabled","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":"c"}`, true},
 		{"no runs", `{"items":[],"nextCursor":null}`, true},
 		{"no nextCursor", `{"items":[]}`, false},
 		{"a member left out", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"s","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},

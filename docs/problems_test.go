@@ -85,6 +85,7 @@ var ordinary = map[string]apitest.Call{
 	"DELETE /v1/triggers/{triggerId}":         call("DELETE", "/v1/triggers/"+absent, nil),
 	"PATCH /v1/triggers/{triggerId}":          call("PATCH", "/v1/triggers/"+absent, map[string]any{}),
 	"GET /v1/triggers/{triggerId}/runs":       call("GET", "/v1/triggers/"+absent+"/runs", nil),
+	"POST /v1/triggers/{triggerId}/run":       call("POST", "/v1/triggers/"+absent+"/run", nil),
 }
 
 // do sends a call that must succeed and returns its body.
@@ -101,6 +102,13 @@ func do(t *testing.T, h *apitest.Harness, c apitest.Call) map[string]any {
 func patchStored(t *testing.T, h *apitest.Harness, body map[string]any) apitest.Call {
 	id := do(t, h, createTrigger(nil))["triggerId"].(string)
 	return call("PATCH", "/v1/triggers/"+id, body)
+}
+
+// runNow is POST /v1/triggers/{id}/run with the Idempotency-Key key.
+func runNow(id, key string) apitest.Call {
+	c := call("POST", "/v1/triggers/"+id+"/run", nil)
+	c.Headers = map[string]string{"Idempotency-Key": key}
+	return c
 }
 
 // noSelection lets no owner select an allocation.
@@ -231,6 +239,22 @@ var provokes = map[string]provoke{
 		return c
 	},
 	"GET /v1/triggers/{triggerId}/runs invalid_request": fixed(call("GET", "/v1/triggers/"+absent+"/runs?limit=0", nil)),
+	"POST /v1/triggers/{triggerId}/run invalid_request": fixed(call("POST", "/v1/triggers/a!b/run", nil)),
+	"POST /v1/triggers/{triggerId}/run creation_in_progress": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		// Only an older writer leaves a row in progress.
+		id := do(t, h, createTrigger(nil))["triggerId"].(string)
+		now := time.Now()
+		h.Put(fmt.Appendf(nil, `{"PK":{"S":"OPERATION#u1#trigger:%s:now:k"},"SK":{"S":"LEDGER"},"intent":{"S":"create_session"},"fingerprint":{"S":"f"},`+
+			`"status":{"S":"in_progress"},"sessionId":{"S":"workspace_x"},"leaseUntil":{"N":"%d"},"createdAt":{"S":"%s"},"expiresAt":{"N":"%d"}}`,
+			id, now.Add(time.Minute).UnixMilli(), now.UTC().Format(time.RFC3339), now.Add(time.Hour).Unix()))
+		return runNow(id, "k")
+	},
+	"POST /v1/triggers/{triggerId}/run operation_key_payload_mismatch": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		id := do(t, h, createTrigger(nil))["triggerId"].(string)
+		do(t, h, runNow(id, "k"))
+		do(t, h, call("PATCH", "/v1/triggers/"+id, map[string]any{"prompt": "Another task."}))
+		return runNow(id, "k")
+	},
 }
 
 // answer makes the real handlers, on a fresh table, answer code on the

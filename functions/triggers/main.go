@@ -1,17 +1,18 @@
 // Command triggers is the triggers function: POST and GET /v1/triggers;
 // GET, PATCH and DELETE /v1/triggers/{triggerId}; and
-// GET /v1/triggers/{triggerId}/runs.
+// GET /v1/triggers/{triggerId}/runs; POST /v1/triggers/{triggerId}/run.
 package main
 
 import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
 func main() {
 	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
-		svc := &triggerapi.Service{Table: env.Table, Settings: env.Settings}
+		svc := &triggerapi.Service{Table: env.Table, Settings: env.Settings, Start: &start.Service{Table: env.Table, Settings: env.Settings}}
 		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
 	})
 }

@@ -274,7 +274,8 @@ func usedGrants(t *testing.T) map[string][]string {
 	call("AllocationLookupFunction", "GET", "/v1/sessions/"+started["sessionId"].(string)+"/allocation", "", 200)
 	call("AllocationLookupFunction", "GET", "/v1/allocations", "", 200)
 
-	// The triggers: create, read, list, change, list runs, delete.
+	// The triggers: create, read, list, change, start now (without a key,
+	// with one, its replay, a refusal), list runs, delete.
 	trigger := func(cron string) string {
 		return call("TriggersFunction", "POST", "/v1/triggers", `{"schedule":{"cron":"`+cron+`"},`+repo+`,"prompt":"p"}`, 201)["triggerId"].(string)
 	}
@@ -283,6 +284,22 @@ func usedGrants(t *testing.T) map[string][]string {
 	call("TriggersFunction", "GET", "/v1/triggers/"+gone, "", 200)
 	call("TriggersFunction", "GET", "/v1/triggers", "", 200)
 	call("TriggersFunction", "PATCH", "/v1/triggers/"+gone, `{"active":false,"sandboxAllocation":"vercel-large"}`, 200)
+	now := func(key string, want int) {
+		t.Helper()
+		c := apitest.Call{Method: "POST", Path: "/v1/triggers/" + gone + "/run", Claims: user}
+		if key != "" {
+			c.Headers = map[string]string{"Idempotency-Key": key}
+		}
+		if r := harness["TriggersFunction"].Do(c); r.Status != want {
+			t.Fatalf("TriggersFunction POST %s: %d %s", c.Path, r.Status, r.Raw)
+		}
+	}
+	now("", 201)
+	now("n1", 201)
+	now("n1", 200)
+	harness["TriggersFunction"].SetTrigger(gone, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
+	now("n2", 400) // recorded as a failed manual run
+	harness["TriggersFunction"].SetTrigger(gone, "repository.repo", &types.AttributeValueMemberS{Value: "acme/app"})
 	call("TriggersFunction", "GET", "/v1/triggers/"+gone+"/runs", "", 200)
 	call("TriggersFunction", "DELETE", "/v1/triggers/"+gone, "", 204)
 

@@ -534,37 +534,48 @@ func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, cod
 // fault that leaves the slot due.
 func (f *Firing) run(ctx context.Context, policy *allocation.Policy, j slotJob) (fired, error) {
 	tr := j.tr
-	choice, err := policy.Resolve(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
+	cmd, choice, err := Session(tr, policy, start.PlatformScheduled)
 	if err != nil {
 		return fired{}, err // no usable default
 	}
-	prompt := tr.Prompt
-	req := &start.Request{
-		OperationKey: start.SlotKey(tr.ID, j.slot),
-		OrgID:        tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
-		Prompt: &prompt, CreatedOnPlatform: start.PlatformScheduled,
-	}
-	// A stored trigger holds what its route validated, by the rules of
-	// the release that wrote it: one that does not pass the start's rules
-	// now (an older writer's, or a hand's) is refused like a bad request
-	// (docs/decisions.md).
-	if err := req.Validate(); err != nil {
+	if err := cmd.Request.Validate(); err != nil {
 		return f.refused(ctx, j, choice, err)
 	}
-	status := runStatus(choice, nil) // a new session's
-	res, err := f.Start.StartSlot(ctx, start.Command{
-		UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy, // the trigger's user and org, never a bot
-	}, store.Advance{Seen: tr, Slot: j.slot, Status: status, Next: j.next, At: f.now()})
+	status := RunStatus(choice, nil) // a new session's
+	res, err := f.Start.StartSlot(ctx, cmd, store.Advance{Seen: tr, Slot: j.slot, Status: status, Next: j.next, At: f.now()})
 	switch {
 	case err == nil && !res.Replayed: // the run went in with the session
 		return fired{run: trigger.Run{At: j.slot, SessionID: res.Record.SessionID, Status: status}, choice: choice}, nil
 	case err == nil:
 		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: res.Record.SessionID,
-			Status: runStatus(choice, res.Record)}, duplicate: true, choice: choice})
+			Status: RunStatus(choice, res.Record)}, duplicate: true, choice: choice})
 	case errors.Is(err, store.ErrTriggerMoved) || problem.CodeOf(err) == problem.ServiceUnavailable:
 		return fired{}, err
 	}
 	return f.refused(ctx, j, choice, err)
+}
+
+// Session is the start of a trigger's session, as a firing and a start
+// now make it: for the trigger's user and org, never a bot, with its
+// repository, agent and prompt, created on platform, and its saved
+// allocation as the policy chose it (the effective default when the saved
+// one fails checks 3 to 6). The error is the policy's: no usable
+// default. The request has no operation key (StartSlot and StartNow give
+// it one) and is not validated: a stored trigger holds what its route
+// validated, by the rules of the release that wrote it, and one that does
+// not pass the start's rules now (an older writer's, or a hand's) is
+// refused like a bad request (docs/decisions.md) by its caller.
+func Session(tr *trigger.Trigger, policy *allocation.Policy, platform string) (start.Command, allocation.Choice, error) {
+	choice, err := policy.Resolve(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
+	if err != nil {
+		return start.Command{}, choice, err
+	}
+	prompt := tr.Prompt
+	req := &start.Request{
+		OrgID: tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
+		Prompt: &prompt, CreatedOnPlatform: platform,
+	}
+	return start.Command{UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy}, choice, nil
 }
 
 // refused settles a slot whose start was refused with err. Any ledger row
@@ -581,7 +592,7 @@ func (f *Firing) refused(ctx context.Context, j slotJob, choice allocation.Choic
 		if err != nil {
 			return fired{}, err // not known what ran: leave the slot due
 		}
-		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: seen.Row.SessionID, Status: runStatus(choice, rec)}, duplicate: true, choice: choice})
+		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: seen.Row.SessionID, Status: RunStatus(choice, rec)}, duplicate: true, choice: choice})
 	}
 	code := problem.CodeOf(err)
 	if code.Status() >= 500 {
@@ -625,11 +636,11 @@ func (f *Firing) record(ctx context.Context, j slotJob, fd fired) (fired, error)
 	return fd, f.Table.RecordRun(ctx, j.tr, fd.run, j.next)
 }
 
-// runStatus is the status of a slot's run, whose session is rec, by the
+// RunStatus is the status of a trigger's run, whose session is rec, by the
 // policy's choice: fired when the session ran as its trigger saved,
 // fallback when not. A session not written yet (a new one), gone or
 // unreadable (nil) runs as the choice has it now.
-func runStatus(choice allocation.Choice, rec *session.Record) string {
+func RunStatus(choice allocation.Choice, rec *session.Record) string {
 	asSaved := !choice.FellBack()
 	if rec != nil {
 		asSaved = choice.Ran(rec.Allocation())

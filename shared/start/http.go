@@ -19,8 +19,9 @@ type Response struct {
 	Sandbox   session.SandboxView `json:"sandbox"`
 }
 
-// The metrics of a start that obtained its session, by the dimensions
-// Provider and Allocation of the session's sandbox.
+// The metrics of a start that obtained its session (POST /v1/sessions, a
+// trigger's start now), by the dimensions Provider and Allocation of the
+// session's sandbox.
 const (
 	// Starts counts a new session (201).
 	Starts = "Starts"
@@ -68,16 +69,26 @@ func (s *Service) handle(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	status, metric := http.StatusCreated, Starts
+	status := http.StatusCreated
 	if res.Replayed {
-		status, metric = http.StatusOK, Replays
+		status = http.StatusOK
 	}
-	invocation.Add(ctx, invocation.Count(metric, 1, sandboxDimensions(res.Record)...))
+	Count(ctx, res)
 	return httpapi.Response{
 		Status:  status,
 		Body:    Response{res.Record.SessionID, res.Replayed, res.Record.SandboxView()},
 		Headers: map[string]string{"Location": "/v1/sessions/" + res.Record.SessionID + "/allocation"},
 	}, nil
+}
+
+// Count counts the session a start obtained: Starts for a new one,
+// Replays for a replayed one, by its sandbox's provider and allocation.
+func Count(ctx context.Context, res *Result) {
+	metric := Starts
+	if res.Replayed {
+		metric = Replays
+	}
+	invocation.Add(ctx, invocation.Count(metric, 1, sandboxDimensions(res.Record)...))
 }
 
 // sandboxDimensions are the Provider and Allocation of a session's sandbox.

@@ -33,6 +33,8 @@ const (
 	ReservedKeyPrefix = "trigger:"
 	// PlatformScheduled is the createdOnPlatform of trigger firings.
 	PlatformScheduled = "scheduled"
+	// PlatformNow is the createdOnPlatform of a trigger started now.
+	PlatformNow = "trigger-now"
 )
 
 var secretMarkers = []string{"ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-"}
@@ -119,14 +121,10 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	if h := idempotencyKey; h != nil {
 		// The header's own faults are told as the header's, before it is
 		// compared with the body's key.
-		switch {
-		case *h == "":
-			return nil, bad("The Idempotency-Key header may not be empty.")
-		case !validOperationKey(*h):
-			return nil, bad("The Idempotency-Key header must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
-		case strings.HasPrefix(*h, ReservedKeyPrefix):
-			return nil, bad("The Idempotency-Key header may not start with \"trigger:\".")
-		case key != "" && key != *h:
+		if err := CheckIdempotencyKey(*h); err != nil {
+			return nil, err
+		}
+		if key != "" && key != *h {
 			return nil, bad("operationKey and the Idempotency-Key header must be equal when both are given.")
 		}
 		key = *h
@@ -144,12 +142,26 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	return &r, nil
 }
 
+// CheckIdempotencyKey checks an Idempotency-Key header: not empty, 1 to
+// 128 of the operation key's characters, not starting with "trigger:".
+func CheckIdempotencyKey(h string) error {
+	switch {
+	case h == "":
+		return bad("The Idempotency-Key header may not be empty.")
+	case !validOperationKey(h):
+		return bad("The Idempotency-Key header must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
+	case strings.HasPrefix(h, ReservedKeyPrefix):
+		return bad("The Idempotency-Key header may not start with \"trigger:\".")
+	}
+	return nil
+}
+
 func (r *Request) validate() error {
 	switch {
 	case strings.HasPrefix(r.OperationKey, ReservedKeyPrefix):
 		return bad("operationKey may not start with \"trigger:\".")
-	case r.CreatedOnPlatform == PlatformScheduled:
-		return bad("createdOnPlatform \"scheduled\" is reserved for scheduled triggers.")
+	case r.CreatedOnPlatform == PlatformScheduled || r.CreatedOnPlatform == PlatformNow:
+		return bad("createdOnPlatform \"" + r.CreatedOnPlatform + "\" is reserved for triggers.")
 	}
 	return r.Validate()
 }

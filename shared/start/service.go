@@ -91,6 +91,27 @@ func (s *Service) StartSlot(ctx context.Context, cmd Command, adv store.Advance)
 	return s.start(ctx, cmd, &adv)
 }
 
+// StartNow obtains the session of a trigger started now (POST
+// /v1/triggers/{triggerId}/run): with key, the caller's Idempotency-Key
+// ("" for none), a start whose operation key is NowKey (the request's own
+// is replaced), else one without a key; the trigger's manual run is
+// written in the new session's transaction. A replay writes none.
+func (s *Service) StartNow(ctx context.Context, cmd Command, run *store.ManualRun, key string) (*Result, error) {
+	req := *cmd.Request
+	req.OperationKey = ""
+	if key != "" {
+		req.OperationKey = NowKey(run.TriggerID, key)
+	}
+	cmd.Request = &req
+	return s.start(ctx, cmd, run)
+}
+
+// NowKey is the operation key of a trigger started now with the
+// Idempotency-Key key.
+func NowKey(triggerID, key string) string {
+	return ReservedKeyPrefix + triggerID + ":now:" + key
+}
+
 // SlotKey is the operation key of a trigger's slot.
 func SlotKey(triggerID string, slot time.Time) string {
 	return ReservedKeyPrefix + triggerID + ":" + slot.Format(session.TimeFormat)
@@ -98,7 +119,7 @@ func SlotKey(triggerID string, slot time.Time) string {
 
 // start is the steps of a start: prepare it, then write its session, with
 // its ledger row when it has an operation key.
-func (s *Service) start(ctx context.Context, cmd Command, adv *store.Advance) (*Result, error) {
+func (s *Service) start(ctx context.Context, cmd Command, adv store.Beside) (*Result, error) {
 	a, err := s.prepare(ctx, cmd, adv)
 	switch {
 	case err != nil:
@@ -110,8 +131,8 @@ func (s *Service) start(ctx context.Context, cmd Command, adv *store.Advance) (*
 }
 
 // attempt is a start as prepared: its command, the placement that checks
-// 3 to 6 gave it or their refusal, the trigger's advance that goes with a
-// new session of a slot, and the claim the ledger judges it by (the time
+// 3 to 6 gave it or their refusal, what goes with its new session (a
+// slot's advance, a trigger's manual run), and the claim the ledger judges it by (the time
 // it is judged at included).
 type attempt struct {
 	cmd       Command
@@ -119,14 +140,14 @@ type attempt struct {
 	// refusal is the placement's error: reported only when no ledger row
 	// judges the start first.
 	refusal error
-	adv     *store.Advance
+	adv     store.Beside
 	claim   ledger.Claim
 }
 
 // prepare reads the policy (unless the command brings one), places the
 // session (the shared kind and checks 3 to 6; no I/O) and, with an
 // operation key, computes the request's fingerprint.
-func (s *Service) prepare(ctx context.Context, cmd Command, adv *store.Advance) (*attempt, error) {
+func (s *Service) prepare(ctx context.Context, cmd Command, adv store.Beside) (*attempt, error) {
 	policy := cmd.Policy
 	if policy == nil {
 		var err error
@@ -151,13 +172,14 @@ func (s *Service) prepare(ctx context.Context, cmd Command, adv *store.Advance) 
 	return a, err
 }
 
-// startUnkeyed writes a new session on its own.
+// startUnkeyed writes a new session without a ledger row (with what goes
+// beside it).
 func (s *Service) startUnkeyed(ctx context.Context, a *attempt) (*Result, error) {
 	if a.refusal != nil {
 		return nil, a.refusal
 	}
 	rec := s.newRecord(a, s.newSessionID())
-	if err := s.lost(ctx, rec, s.Table.PutSession(ctx, rec)); err != nil {
+	if err := s.lost(ctx, rec, s.Table.PutSession(ctx, rec, a.adv)); err != nil {
 		return nil, unexpected(err)
 	}
 	return &Result{Record: rec}, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
@@ -42,10 +43,17 @@ type Advance struct {
 	At     time.Time // when the run is recorded
 }
 
-// items are the advance as transaction items, for the session id: the
+// Beside is what a start writes in its new session's transaction: a
+// slot's Advance, or a ManualRun.
+type Beside interface {
+	// items are its transaction items, for the session rec.
+	items(table string, rec *session.Record) ([]types.TransactWriteItem, error)
+}
+
+// items are the advance as transaction items, for the session rec: the
 // trigger's update, then its run.
-func (a *Advance) items(table, sessionID string) ([]types.TransactWriteItem, error) {
-	run := trigger.Run{At: a.Slot, SessionID: sessionID, Status: a.Status, RecordedAt: a.At}
+func (a *Advance) items(table string, rec *session.Record) ([]types.TransactWriteItem, error) {
+	run := trigger.Run{At: a.Slot, SessionID: rec.SessionID, Status: a.Status, RecordedAt: a.At}
 	update, err := runUpdateItem(table, a.Seen, run, a.Next)
 	if err != nil {
 		return nil, err

@@ -161,7 +161,7 @@ func TestKindOf(t *testing.T) {
 		{session.Key("workspace_a"), KindSession},
 		{session.LedgerKey("u1", "k"), KindLedger},
 		{triggerKey("trg_a"), KindTrigger},
-		{runKey("trg_a", now), KindOther},
+		{runKey("trg_a", trigger.Run{At: now}), KindOther},
 		{ownerCountKey(&trigger.Trigger{UserID: "u1"}), KindOther},
 		{ownerCountKey(&trigger.Trigger{UserID: "u1", OrgID: "o1"}), KindOther},
 		{session.Item{"PK": session.S("SESSION#workspace_a"), "SK": session.S("LEDGER")}, KindOther},

@@ -4,7 +4,6 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -43,9 +42,15 @@ func key(pk, sk string) session.Item { return session.Item{"PK": session.S(pk), 
 
 func triggerKey(id string) session.Item { return key(triggerPrefix+id, triggerSortKey) }
 
-// runKey is the key of a trigger's run of a slot.
-func runKey(triggerID string, slot time.Time) session.Item {
-	return key(triggerPrefix+triggerID, runPrefix+formatTime(slot))
+// runKey is the key of a trigger's run: RUN#<slot> for a slot's,
+// RUN#<slot>#<id> for a manual one, so that runs of the same second,
+// manual or not, never overwrite one another, and sort by slot.
+func runKey(triggerID string, run trigger.Run) session.Item {
+	sk := runPrefix + formatTime(run.At)
+	if run.ID != "" {
+		sk += "#" + run.ID
+	}
+	return key(triggerPrefix+triggerID, sk)
 }
 
 // ownerCountKey is the item that counts an owner's triggers: the org's

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -19,10 +21,14 @@ const RunTTL = 30 * 24 * time.Hour
 // encodeRun returns a run's item, in its trigger's partition (runKey): a
 // slot of one trigger, what it did (triggerId, slot, status, sessionId?,
 // error?, recordedAt) and when the table's TTL deletes it (expiresAt, N,
-// epoch seconds).
+// epoch seconds); a manual run's also its kind (kind, S) and id (runId, S).
 func encodeRun(triggerID string, run trigger.Run) session.Item {
-	item := runKey(triggerID, run.At)
+	item := runKey(triggerID, run)
 	item["triggerId"] = session.S(triggerID)
+	if run.Kind == trigger.KindManual {
+		item["kind"] = session.S(run.Kind)
+		item["runId"] = session.S(run.ID)
+	}
 	item["slot"] = session.S(formatTime(run.At))
 	item["status"] = session.S(run.Status)
 	session.PutS(item, "sessionId", run.SessionID)
@@ -47,11 +53,21 @@ func decodeRun(item session.Item) (trigger.Run, error) {
 	r.Str(item, "", "PK")
 	r.Str(item, "", "triggerId")
 	run := trigger.Run{
+		Kind: r.Str(item, "", "kind"), ID: r.Str(item, "", "runId"),
 		At: r.Time(item, "", "slot", session.TimeFormat), Status: r.Str(item, "", "status"),
 		SessionID: r.Str(item, "", "sessionId"), Error: r.Str(item, "", "error"),
 		RecordedAt: r.Time(item, "", "recordedAt", session.TimeFormat),
 	}
 	r.EpochSeconds(item, "", "expiresAt")
+	switch run.Kind {
+	case "", trigger.KindScheduled: // a slot's: its kind is not written
+	case trigger.KindManual:
+		if run.ID == "" {
+			r.Fail("a manual run's runId is missing")
+		}
+	default:
+		r.Fail("kind is not scheduled or manual")
+	}
 	if run.At.IsZero() || run.RecordedAt.IsZero() {
 		r.Fail("slot or recordedAt is missing")
 	}
@@ -59,4 +75,31 @@ func decodeRun(item session.Item) (trigger.Run, error) {
 		return trigger.Run{}, failed("list runs", fmt.Errorf("run %s: %w", strings.TrimPrefix(sk, runPrefix), r.Err()))
 	}
 	return run, nil
+}
+
+// ManualRun is the run of a trigger started now, written in its new
+// session's transaction: kind manual, keyed by the session's id, its slot
+// and recordedAt the session's creation.
+type ManualRun struct {
+	TriggerID string
+	Status    string // fired or fallback
+}
+
+// Run is the manual run of the session rec.
+func (m *ManualRun) Run(rec *session.Record) trigger.Run {
+	return trigger.Run{
+		Kind: trigger.KindManual, ID: rec.SessionID, At: rec.CreatedAt,
+		SessionID: rec.SessionID, Status: m.Status, RecordedAt: rec.CreatedAt,
+	}
+}
+
+func (m *ManualRun) items(table string, rec *session.Record) ([]types.TransactWriteItem, error) {
+	return []types.TransactWriteItem{runPut(table, m.TriggerID, m.Run(rec))}, nil
+}
+
+// PutRun records a run of a trigger on its own: a manual run whose start
+// was refused.
+func (t *Table) PutRun(ctx context.Context, triggerID string, run trigger.Run) error {
+	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(t.name), Item: encodeRun(triggerID, run)})
+	return failed("put trigger run", err)
 }

@@ -13,14 +13,14 @@ import (
 )
 
 // ListRuns returns the trigger and up to limit of its runs, newest slot
-// first, those older than the slot after (zero: from the newest), leaving
+// first, those older than the run after (a zero slot: from the newest), leaving
 // out the expired; more says whether older ones follow. The first page is
 // one strongly consistent query, which reads the trigger with its newest
 // runs; a later page reads the trigger, then queries. ErrNotFound when
 // the trigger does not exist (its runs may outlive it, until they
 // expire); an *InvalidTriggerError when it does not decode; with a run
 // that does not decode, the trigger and the fault.
-func (t *Table) ListRuns(ctx context.Context, triggerID string, after time.Time, limit int, now time.Time) (tr *trigger.Trigger, runs []trigger.Run, more bool, err error) {
+func (t *Table) ListRuns(ctx context.Context, triggerID string, after trigger.Run, limit int, now time.Time) (tr *trigger.Trigger, runs []trigger.Run, more bool, err error) {
 	pk := triggerPrefix + triggerID
 	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key("PK").Equal(expression.Value(pk)).
 		And(expression.Key("SK").Between(expression.Value(runPrefix), expression.Value(triggerSortKey)))).Build()
@@ -32,7 +32,7 @@ func (t *Table) ListRuns(ctx context.Context, triggerID string, after time.Time,
 		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values(),
 		Limit: aws.Int32(int32(limit + 2)), // the trigger, a page, and one to tell whether more follow
 	}
-	if !after.IsZero() {
+	if !after.At.IsZero() {
 		if tr, err = t.GetTrigger(ctx, triggerID); err != nil {
 			return nil, nil, false, err
 		}

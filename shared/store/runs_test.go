@@ -47,7 +47,7 @@ func TestRunHistory(t *testing.T) {
 		if err := tbl.RecordRun(ctx, seen, again, now.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		_, runs, more, err := tbl.ListRuns(ctx, "trg_a", time.Time{}, 10, recorded.Add(3*time.Hour))
+		_, runs, more, err := tbl.ListRuns(ctx, "trg_a", trigger.Run{}, 10, recorded.Add(3*time.Hour))
 		want := []trigger.Run{again, {At: now, SessionID: "workspace_a", Status: trigger.StatusFallback, RecordedAt: recorded}}
 		if err != nil || more || !reflect.DeepEqual(runs, want) {
 			t.Errorf("runs %+v, more %t: %v", runs, more, err)
@@ -87,12 +87,12 @@ func TestListRuns(t *testing.T) {
 		counted := New(dynamodb.New(c.Options(), Counting), name)
 		rctx, record := invocation.With(ctx)
 		at := now.Add(7 * 24 * time.Hour)
-		tr, page, more, err := counted.ListRuns(rctx, "trg_a", time.Time{}, 3, at)
+		tr, page, more, err := counted.ListRuns(rctx, "trg_a", trigger.Run{}, 3, at)
 		if err != nil || tr.ID != "trg_a" || !more || !reflect.DeepEqual(page, want[:3]) || record.Requests() != 1 {
 			t.Fatalf("first page: %+v %t %d requests: %v", page, more, record.Requests(), err)
 		}
 		var got []trigger.Run
-		after := time.Time{}
+		after := trigger.Run{}
 		for pages := 0; ; pages++ {
 			_, page, more, err := tbl.ListRuns(ctx, "trg_a", after, 3, at)
 			if err != nil || pages > 3 {
@@ -102,17 +102,17 @@ func TestListRuns(t *testing.T) {
 			if !more {
 				break
 			}
-			after = page[len(page)-1].At
+			after = page[len(page)-1]
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("all pages: %+v", got)
 		}
 		// 30 days after the third was recorded, the three oldest are gone.
-		_, page, _, err = tbl.ListRuns(ctx, "trg_a", time.Time{}, 10, now.Add(32*24*time.Hour))
+		_, page, _, err = tbl.ListRuns(ctx, "trg_a", trigger.Run{}, 10, now.Add(32*24*time.Hour))
 		if err != nil || !reflect.DeepEqual(page, want[:4]) {
 			t.Errorf("unexpired: %d runs: %v", len(page), err)
 		}
-		_, page, more, err = tbl.ListRuns(ctx, "trg_a", want[3].At, 10, at)
+		_, page, more, err = tbl.ListRuns(ctx, "trg_a", want[3], 10, at)
 		if err != nil || more || !reflect.DeepEqual(page, want[4:]) {
 			t.Errorf("after the fourth: %+v %t: %v", page, more, err)
 		}
@@ -120,7 +120,7 @@ func TestListRuns(t *testing.T) {
 		if err := tbl.DeleteTrigger(ctx, tr); err != nil {
 			t.Fatal(err)
 		}
-		for _, after := range []time.Time{{}, want[2].At} {
+		for _, after := range []trigger.Run{{}, want[2]} {
 			if _, _, _, err := tbl.ListRuns(ctx, "trg_a", after, 3, at); !errors.Is(err, ErrNotFound) {
 				t.Errorf("a deleted trigger's runs after %v: %v", after, err)
 			}
@@ -132,7 +132,7 @@ func TestListRuns(t *testing.T) {
 		if err != nil || len(left.Items) != len(want) {
 			t.Errorf("%d runs left after the delete, want %d: %v", len(left.Items), len(want), err)
 		}
-		if _, _, _, err := tbl.ListRuns(ctx, "trg_none", time.Time{}, 3, at); !errors.Is(err, ErrNotFound) {
+		if _, _, _, err := tbl.ListRuns(ctx, "trg_none", trigger.Run{}, 3, at); !errors.Is(err, ErrNotFound) {
 			t.Errorf("no such trigger: %v", err)
 		}
 	})
@@ -212,7 +212,7 @@ func TestReplaceLedgerAdvance(t *testing.T) {
 		if r, err := tbl.GetLedger(ctx, "u1", "trigger:trg_a:1"); err != nil || r.Status != session.StatusCompleted {
 			t.Errorf("the row: %+v %v", r, err)
 		}
-		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", time.Time{}, 10, now); err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_r" {
+		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", trigger.Run{}, 10, now); err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_r" {
 			t.Errorf("runs %+v: %v", runs, err)
 		}
 	})

@@ -46,12 +46,22 @@ func New(client *dynamodb.Client, name string) *Table {
 	return &Table{client: client, name: name}
 }
 
-// PutSession writes a new session on its own, only where no item has its
-// key: ErrSessionExists otherwise.
-func (t *Table) PutSession(ctx context.Context, rec *session.Record) error {
-	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(t.name), Item: session.Encode(rec), ConditionExpression: aws.String(sessionIsNew),
-	})
+// PutSession writes a new session without a ledger row, only where no
+// item has its key: ErrSessionExists otherwise. What goes beside it, when
+// given, goes in the same transaction.
+func (t *Table) PutSession(ctx context.Context, rec *session.Record, beside Beside) error {
+	put := &types.Put{TableName: aws.String(t.name), Item: session.Encode(rec), ConditionExpression: aws.String(sessionIsNew)}
+	if beside == nil {
+		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
+		})
+		return putSessionError(err)
+	}
+	more, err := beside.items(t.name, rec)
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{{Put: put}}, more...)})
 	return putSessionError(err)
 }
 
@@ -62,7 +72,7 @@ func (t *Table) PutSession(ctx context.Context, rec *session.Record) error {
 // moved on with the session it started). When the row exists the error is
 // ErrLedgerExists and existing is the row as the refusal found it, or nil
 // when the refusal did not carry it (a transaction conflict): read it then.
-func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row session.LedgerRow, now time.Time, adv *Advance) (existing *session.LedgerRow, err error) {
+func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row session.LedgerRow, now time.Time, adv Beside) (existing *session.LedgerRow, err error) {
 	cond := expression.AttributeNotExists(expression.Name("PK")).Or(
 		expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
 	return t.writeSessionAndRow(ctx, rec, &row, cond, adv)
@@ -73,7 +83,7 @@ func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row sess
 // session id, and the row replaced, on the condition that its status,
 // fingerprint, session id and lease are still those of old; an advance, when
 // given, goes in the same transaction.
-func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row session.LedgerRow, old *session.LedgerRow, adv *Advance) (existing *session.LedgerRow, err error) {
+func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row session.LedgerRow, old *session.LedgerRow, adv Beside) (existing *session.LedgerRow, err error) {
 	var lease any
 	if !old.LeaseUntil.IsZero() {
 		lease = old.LeaseUntil.UnixMilli()
@@ -103,7 +113,7 @@ func unchanged(name string, v any) expression.ConditionBuilder {
 
 const sessionIsNew = "attribute_not_exists(PK)"
 
-func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *session.LedgerRow, rowCond expression.ConditionBuilder, adv *Advance) (*session.LedgerRow, error) {
+func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *session.LedgerRow, rowCond expression.ConditionBuilder, adv Beside) (*session.LedgerRow, error) {
 	cond, err := expression.NewBuilder().WithCondition(rowCond).Build()
 	if err != nil {
 		return nil, err
@@ -124,7 +134,7 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 		}},
 	}
 	if adv != nil {
-		more, err := adv.items(t.name, rec.SessionID)
+		more, err := adv.items(t.name, rec)
 		if err != nil {
 			return nil, err
 		}

@@ -133,10 +133,10 @@ func TestExpiredLedgerRowCountsAsAbsent(t *testing.T) {
 func TestSessionKeyTaken(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		if err := tbl.PutSession(ctx, newRecord("workspace_a")); err != nil {
+		if err := tbl.PutSession(ctx, newRecord("workspace_a"), nil); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.PutSession(ctx, newRecord("workspace_a")); !errors.Is(err, ErrSessionExists) {
+		if err := tbl.PutSession(ctx, newRecord("workspace_a"), nil); !errors.Is(err, ErrSessionExists) {
 			t.Fatalf("plain put: %v", err)
 		}
 		_, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("k2", "workspace_a", now.Add(time.Hour)), now, nil)

@@ -7,6 +7,12 @@ import (
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
+// Kinds of a trigger's runs.
+const (
+	KindScheduled = "scheduled"
+	KindManual    = "manual"
+)
+
 // Run statuses of a trigger's last slot.
 const (
 	StatusFired    = "fired"
@@ -47,7 +53,13 @@ type Trigger struct {
 // Run is what a slot of a trigger did: its last one, or one of its run
 // history.
 type Run struct {
-	At        time.Time // the slot; zero when none
+	// Kind is KindScheduled for a slot's run, KindManual for a start now
+	// (POST /v1/triggers/{triggerId}/run); "" is scheduled.
+	Kind string
+	// ID keys a manual run beside the others of the same second: its
+	// session's id, or a fresh one for a refused start ("" for a slot's).
+	ID        string
+	At        time.Time // the slot, or when a manual run started; zero when none
 	SessionID string    // "" when no session was obtained
 	Status    string    // fired, fallback or failed
 	Error     string    // a problem code, or ""

@@ -10,10 +10,12 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 // RunView is a run as the API shows it.
 type RunView struct {
+	Kind       string  `json:"kind"` // scheduled or manual
 	Slot       string  `json:"slot"`
 	Status     string  `json:"status"`
 	SessionID  *string `json:"sessionId"`
@@ -27,11 +29,13 @@ type RunPage struct {
 	NextCursor *string   `json:"nextCursor"`
 }
 
-// runCursor is the trigger and the slot a page of its runs ended at, as
-// the next request sends it back: base64url of this JSON.
+// runCursor is the trigger and the run a page of its runs ended at (its
+// slot, and a manual run's id), as the next request sends it back:
+// base64url of this JSON.
 type runCursor struct {
 	Trigger string `json:"trigger"`
 	Slot    string `json:"slot"`
+	Run     string `json:"run,omitempty"`
 }
 
 // runs lists one of the caller's triggers' runs, newest slot first, a page
@@ -46,7 +50,7 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	var after time.Time
+	var after trigger.Run
 	if v, ok := r.Query("cursor"); ok {
 		if after, err = decodeRunCursor(v, id); err != nil {
 			return httpapi.Response{}, err
@@ -70,28 +74,38 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	}
 	page := RunPage{Items: make([]RunView, len(runs))}
 	for i, run := range runs {
-		page.Items[i] = RunView{
-			Slot: run.At.UTC().Format(session.TimeFormat), Status: run.Status,
-			SessionID: nullable(run.SessionID), Error: nullable(run.Error),
-			RecordedAt: run.RecordedAt.UTC().Format(session.TimeFormat),
-		}
+		page.Items[i] = runView(run)
 	}
 	if more {
-		page.NextCursor = encodeCursor(runCursor{id, runs[len(runs)-1].At.UTC().Format(session.TimeFormat)})
+		last := runs[len(runs)-1]
+		page.NextCursor = encodeCursor(runCursor{id, last.At.UTC().Format(session.TimeFormat), last.ID})
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
 }
 
+// runView is a run as the API shows it.
+func runView(run trigger.Run) RunView {
+	kind := run.Kind
+	if kind == "" {
+		kind = trigger.KindScheduled
+	}
+	return RunView{
+		Kind: kind, Slot: run.At.UTC().Format(session.TimeFormat), Status: run.Status,
+		SessionID: nullable(run.SessionID), Error: nullable(run.Error),
+		RecordedAt: run.RecordedAt.UTC().Format(session.TimeFormat),
+	}
+}
+
 // decodeRunCursor reads the cursor of a page of the runs of trigger id:
-// the slot it ended at. Another trigger's cursor is none.
-func decodeRunCursor(s, id string) (time.Time, error) {
+// the run it ended at. Another trigger's cursor is none.
+func decodeRunCursor(s, id string) (trigger.Run, error) {
 	var c runCursor
-	if err := decodeCursor(s, &c); err != nil || c.Trigger != id {
-		return time.Time{}, errCursor
+	if err := decodeCursor(s, &c); err != nil || c.Trigger != id || c.Run != "" && !httpapi.IsPathID(c.Run) {
+		return trigger.Run{}, errCursor
 	}
 	slot, err := time.Parse(session.TimeFormat, c.Slot)
 	if err != nil {
-		return time.Time{}, errCursor
+		return trigger.Run{}, errCursor
 	}
-	return slot, nil
+	return trigger.Run{At: slot, ID: c.Run}, nil
 }

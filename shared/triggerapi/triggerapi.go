@@ -1,6 +1,7 @@
 // Package triggerapi answers the trigger routes: it creates, lists, shows,
-// changes and deletes a caller's scheduled triggers, and lists their runs.
-// Firing them is package firing's.
+// changes and deletes a caller's scheduled triggers, lists their runs, and
+// starts a trigger's session now, through the firing's start of it. Firing
+// them on their schedule is package firing's.
 package triggerapi
 
 import (
@@ -37,13 +38,16 @@ const (
 type Service struct {
 	Table    *store.Table
 	Settings *settings.Settings
+	// Start starts a trigger's session now.
+	Start *start.Service
 	// Now and NewTriggerID default to the clock and trg_<uuid v4>.
 	Now          func() time.Time
 	NewTriggerID func() string
 }
 
 // Routes are POST and GET /v1/triggers, GET, PATCH and DELETE
-// /v1/triggers/{triggerId}, and GET /v1/triggers/{triggerId}/runs.
+// /v1/triggers/{triggerId}, GET /v1/triggers/{triggerId}/runs and POST
+// /v1/triggers/{triggerId}/run.
 func (s *Service) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodPost, Pattern: "/v1/triggers", Handle: s.create},
@@ -52,6 +56,7 @@ func (s *Service) Routes() []httpapi.Route {
 		{Method: http.MethodPatch, Pattern: "/v1/triggers/{triggerId}", Handle: s.patch},
 		{Method: http.MethodDelete, Pattern: "/v1/triggers/{triggerId}", Handle: s.delete},
 		{Method: http.MethodGet, Pattern: "/v1/triggers/{triggerId}/runs", Handle: s.runs},
+		{Method: http.MethodPost, Pattern: "/v1/triggers/{triggerId}/run", Handle: s.runNow},
 	}
 }
 

@@ -100,7 +100,7 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	cfg := settings.New(sm, ConfigPath, time.Nanosecond)
 	tbl := store.New(api, name)
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
-	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg}
+	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start}
 	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction)}
 	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers)
 	tpl, err := templateRoutes()

@@ -94,6 +94,8 @@ var expected = map[string]struct {
 	"TriggersFunction/runs-valid.json":                        {200, "", `"status":"fired"`},
 	"TriggersFunction/runs-invalid-limit.json":                {400, "invalid_request", "limit"},
 	"TriggersFunction/runs-invalid-other-user.json":           {404, "not_found", ""},
+	"TriggersFunction/run-valid.json":                         {201, "", `"kind":"manual"`},
+	"TriggersFunction/run-invalid-reserved-key.json":          {400, "invalid_request", "Idempotency-Key"},
 }
 
 // functionLogs is what an emulator writes: its own lines and its
