@@ -78,11 +78,16 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 
 // refused records a start now refused with a 4xx as a failed manual run,
 // and returns the refusal, or the fault that kept it from being recorded.
+// An answer about the key's row (a start in progress, the key used for
+// another payload or request) refuses no start of the trigger: it records
+// nothing, or a start still under way would show as failed.
 func (s *Service) refused(ctx context.Context, tr *trigger.Trigger, err error) error {
-	code := problem.CodeOf(err)
-	if code.Status() >= 500 {
+	switch code := problem.CodeOf(err); {
+	case code.Status() >= 500, code == problem.CreationInProgress,
+		code == problem.OperationKeyPayloadMismatch, code == problem.OperationKeyReuseMismatch:
 		return err
 	}
+	code := problem.CodeOf(err)
 	now := s.now().UTC()
 	run := trigger.Run{
 		Kind: trigger.KindManual, ID: "run_" + uuid.NewString(), At: now,

@@ -89,6 +89,15 @@ func TestRunNow(t *testing.T) {
 	if n := count(h, `"OPERATION#u1#trigger:`+id+`:now:try-1"`); n != 1 {
 		t.Errorf("ledger rows of the key: %d", n)
 	}
+	// The key again after the trigger changed: another payload, 422, and
+	// no run recorded (the key's state refuses no start of the trigger).
+	if p := h.Do(apitest.Call{Method: "PATCH", Path: "/v1/triggers/" + id, Claims: user, Body: `{"prompt":"something else"}`}); p.Status != 200 {
+		t.Fatalf("patch: %d %s", p.Status, p.Raw)
+	}
+	if r := runNowCall(h, user, id, "try-1", ""); r.Status != 422 || r.Code() != "operation_key_payload_mismatch" {
+		t.Errorf("the key for another payload: %d %s", r.Status, r.Raw)
+	}
+	before = scheduleState(t, h, id) // the patch's own change
 
 	runs := runsCall(h, user, id, "")
 	items, _ := runs.Body["items"].([]any)
