@@ -70,7 +70,7 @@ func exactlyOnce(t *testing.T, h *apitest.Harness, ids []string) {
 		if strings.Count(all, row) != 1 || !strings.Contains(all, `"sessionId":{"S":"`+sid+`"}`) {
 			t.Errorf("%s: no ledger row of its slot naming %s", id, sid)
 		}
-		pk, sk := fmt.Sprintf(`"PK":{"S":"TRIGGER#%s"}`, id), fmt.Sprintf(`"SK":{"S":"RUN#%s"}`, slot)
+		pk, sk := fmt.Sprintf(`"PK":{"S":"TRIGGER#%s"}`, id), fmt.Sprintf(`"SK":{"S":"RUN#%s.000Z"}`, strings.TrimSuffix(slot, "Z"))
 		runs := 0
 		for _, it := range items {
 			if strings.Contains(it, pk) && strings.Contains(it, sk) {

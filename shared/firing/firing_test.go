@@ -310,7 +310,7 @@ func TestRefusedSlot(t *testing.T) {
 			}
 			// Its run: the slot, failed with the code, no session.
 			runs := runsOf(h, id)
-			if len(runs) != 1 || !strings.Contains(runs[0], `"SK":{"S":"RUN#2026-11-30T10:05:00Z"}`) || !strings.Contains(runs[0], `"status":{"S":"failed"}`) ||
+			if len(runs) != 1 || !strings.Contains(runs[0], `"SK":{"S":"RUN#2026-11-30T10:05:00.000Z"}`) || !strings.Contains(runs[0], `"status":{"S":"failed"}`) ||
 				!strings.Contains(runs[0], `"error":{"S":"invalid_request"}`) || strings.Contains(runs[0], "sessionId") {
 				t.Errorf("runs %v", runs)
 			}

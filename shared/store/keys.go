@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -43,15 +44,27 @@ func key(pk, sk string) session.Item { return session.Item{"PK": session.S(pk), 
 func triggerKey(id string) session.Item { return key(triggerPrefix+id, triggerSortKey) }
 
 // runKey is the key of a trigger's run: RUN#<slot> for a slot's,
-// RUN#<slot>#<id> for a manual one, so that runs of the same second,
-// manual or not, never overwrite one another, and sort by slot.
+// RUN#<slot>#<id> for a manual one, the slot to the millisecond in fixed
+// width (runTime), so that runs of the same second, manual or not, never
+// overwrite one another, and sort by the millisecond they started.
 func runKey(triggerID string, run trigger.Run) session.Item {
-	sk := runPrefix + formatTime(run.At)
+	return key(triggerPrefix+triggerID, runSortKey(run))
+}
+
+func runSortKey(run trigger.Run) string {
+	sk := runPrefix + runTime(run.At)
 	if run.ID != "" {
 		sk += "#" + run.ID
 	}
-	return key(triggerPrefix+triggerID, sk)
+	return sk
 }
+
+// runTimeFormat writes a run's start to the millisecond in fixed width,
+// so that the order of the strings is the order of the instants. Older
+// writers wrote whole seconds (session.TimeFormat); both read back.
+const runTimeFormat = "2006-01-02T15:04:05.000Z"
+
+func runTime(t time.Time) string { return t.UTC().Format(runTimeFormat) }
 
 // ownerCountKey is the item that counts an owner's triggers: the org's
 // when the trigger has one, else the user's.

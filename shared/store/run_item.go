@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -19,8 +20,8 @@ import (
 const RunTTL = 30 * 24 * time.Hour
 
 // encodeRun returns a run's item, in its trigger's partition (runKey): a
-// slot of one trigger, what it did (triggerId, slot, status, sessionId?,
-// error?, recordedAt) and when the table's TTL deletes it (expiresAt, N,
+// slot of one trigger, what it did (triggerId, slot,
+// status, sessionId?, error?, recordedAt) and when the table's TTL deletes it (expiresAt, N,
 // epoch seconds); a manual run's also its kind (kind, S) and id (runId, S).
 func encodeRun(triggerID string, run trigger.Run) session.Item {
 	item := runKey(triggerID, run)
@@ -78,11 +79,13 @@ func decodeRun(item session.Item) (trigger.Run, error) {
 }
 
 // ManualRun is the run of a trigger started now, written in its new
-// session's transaction: kind manual, keyed by the session's id, its slot
-// and recordedAt the session's creation.
+// session's transaction on the condition that the trigger is still as it
+// was seen (unchangedSince): kind manual, keyed by the session's id, its
+// slot and recordedAt the session's creation. When the trigger moved,
+// nothing is written and the error is ErrTriggerMoved.
 type ManualRun struct {
-	TriggerID string
-	Status    string // fired or fallback
+	Seen   *trigger.Trigger
+	Status string // fired or fallback
 }
 
 // Run is the manual run of the session rec.
@@ -94,12 +97,67 @@ func (m *ManualRun) Run(rec *session.Record) trigger.Run {
 }
 
 func (m *ManualRun) items(table string, rec *session.Record) ([]types.TransactWriteItem, error) {
-	return []types.TransactWriteItem{runPut(table, m.TriggerID, m.Run(rec))}, nil
+	check, err := seenCheck(table, m.Seen)
+	if err != nil {
+		return nil, err
+	}
+	return []types.TransactWriteItem{check, runPut(table, m.Seen.ID, m.Run(rec))}, nil
 }
 
-// PutRun records a run of a trigger on its own: a manual run whose start
-// was refused.
-func (t *Table) PutRun(ctx context.Context, triggerID string, run trigger.Run) error {
-	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(t.name), Item: encodeRun(triggerID, run)})
-	return failed("put trigger run", err)
+// seenCheck is the transaction item that holds a write to the trigger as
+// it was seen (unchangedSince), writing nothing to it.
+func seenCheck(table string, seen *trigger.Trigger) (types.TransactWriteItem, error) {
+	e, err := expression.NewBuilder().WithCondition(unchangedSince(seen)).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, err
+	}
+	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+		TableName: aws.String(table), Key: triggerKey(seen.ID), ConditionExpression: e.Condition(),
+		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+	}}, nil
+}
+
+// PutRun records a run of a trigger on its own (a manual run whose start
+// was refused), on the condition that the trigger is still as it was seen:
+// ErrTriggerMoved when it is not.
+func (t *Table) PutRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run) error {
+	check, err := seenCheck(t.name, seen)
+	if err != nil {
+		return err
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{check, runPut(t.name, seen.ID, run)},
+	})
+	return moved("put trigger run", err)
+}
+
+// GetManualRun reads the manual run of a trigger's start now that
+// obtained the session rec, as it was stored: its key is the session's
+// creation and id (an older writer's keeps the creation's second only,
+// which the query's prefix also finds). ErrNotFound when there is none.
+func (t *Table) GetManualRun(ctx context.Context, triggerID string, rec *session.Record) (trigger.Run, error) {
+	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key("PK").Equal(expression.Value(triggerPrefix + triggerID)).
+		And(expression.Key("SK").BeginsWith(runPrefix + rec.CreatedAt.UTC().Format("2006-01-02T15:04:05")))).Build()
+	if err != nil {
+		return trigger.Run{}, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName: aws.String(t.name), ConsistentRead: aws.Bool(true),
+		KeyConditionExpression: kc.KeyCondition(), ExpressionAttributeNames: kc.Names(), ExpressionAttributeValues: kc.Values(),
+	}
+	for {
+		out, err := t.client.Query(ctx, in)
+		if err != nil {
+			return trigger.Run{}, failed("get manual run", err)
+		}
+		for _, item := range out.Items {
+			if id, _ := item["runId"].(*types.AttributeValueMemberS); id != nil && id.Value == rec.SessionID {
+				return decodeRun(item)
+			}
+		}
+		if len(out.LastEvaluatedKey) == 0 {
+			return trigger.Run{}, ErrNotFound
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+	}
 }

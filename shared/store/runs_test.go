@@ -47,13 +47,13 @@ func TestRunHistory(t *testing.T) {
 		if err := tbl.RecordRun(ctx, seen, again, now.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		_, runs, more, err := tbl.ListRuns(ctx, "trg_a", trigger.Run{}, 10, recorded.Add(3*time.Hour))
+		_, runs, next, err := tbl.ListRuns(ctx, "trg_a", "", 10, recorded.Add(3*time.Hour))
 		want := []trigger.Run{again, {At: now, SessionID: "workspace_a", Status: trigger.StatusFallback, RecordedAt: recorded}}
-		if err != nil || more || !reflect.DeepEqual(runs, want) {
-			t.Errorf("runs %+v, more %t: %v", runs, more, err)
+		if err != nil || next != "" || !reflect.DeepEqual(runs, want) {
+			t.Errorf("runs %+v, next %q: %v", runs, next, err)
 		}
 		item, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), ConsistentRead: aws.Bool(true), Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#trg_a"}, "SK": &types.AttributeValueMemberS{Value: "RUN#" + now.Format(time.RFC3339)}}})
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#trg_a"}, "SK": &types.AttributeValueMemberS{Value: "RUN#" + now.Format("2006-01-02T15:04:05.000Z")}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -87,40 +87,44 @@ func TestListRuns(t *testing.T) {
 		counted := New(dynamodb.New(c.Options(), Counting), name)
 		rctx, record := invocation.With(ctx)
 		at := now.Add(7 * 24 * time.Hour)
-		tr, page, more, err := counted.ListRuns(rctx, "trg_a", trigger.Run{}, 3, at)
-		if err != nil || tr.ID != "trg_a" || !more || !reflect.DeepEqual(page, want[:3]) || record.Requests() != 1 {
-			t.Fatalf("first page: %+v %t %d requests: %v", page, more, record.Requests(), err)
+		tr, page, next, err := counted.ListRuns(rctx, "trg_a", "", 3, at)
+		if err != nil || tr.ID != "trg_a" || next == "" || !reflect.DeepEqual(page, want[:3]) || record.Requests() != 1 {
+			t.Fatalf("first page: %+v %q %d requests: %v", page, next, record.Requests(), err)
 		}
 		var got []trigger.Run
-		after := trigger.Run{}
+		var after RunPosition
 		for pages := 0; ; pages++ {
-			_, page, more, err := tbl.ListRuns(ctx, "trg_a", after, 3, at)
+			_, page, next, err := tbl.ListRuns(ctx, "trg_a", after, 3, at)
 			if err != nil || pages > 3 {
 				t.Fatalf("page %d: %v", pages, err)
 			}
 			got = append(got, page...)
-			if !more {
+			if next == "" {
 				break
 			}
-			after = page[len(page)-1]
+			after = next
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("all pages: %+v", got)
 		}
 		// 30 days after the third was recorded, the three oldest are gone.
-		_, page, _, err = tbl.ListRuns(ctx, "trg_a", trigger.Run{}, 10, now.Add(32*24*time.Hour))
+		_, page, _, err = tbl.ListRuns(ctx, "trg_a", "", 10, now.Add(32*24*time.Hour))
 		if err != nil || !reflect.DeepEqual(page, want[:4]) {
 			t.Errorf("unexpired: %d runs: %v", len(page), err)
 		}
-		_, page, more, err = tbl.ListRuns(ctx, "trg_a", want[3], 10, at)
-		if err != nil || more || !reflect.DeepEqual(page, want[4:]) {
-			t.Errorf("after the fourth: %+v %t: %v", page, more, err)
+		_, _, fourth, err := tbl.ListRuns(ctx, "trg_a", "", 4, at)
+		if err != nil || fourth == "" {
+			t.Fatalf("the first four: %q: %v", fourth, err)
+		}
+		_, page, next, err = tbl.ListRuns(ctx, "trg_a", fourth, 10, at)
+		if err != nil || next != "" || !reflect.DeepEqual(page, want[4:]) {
+			t.Errorf("after the fourth: %+v %q: %v", page, next, err)
 		}
 		tr, _ = tbl.GetTrigger(ctx, "trg_a")
 		if err := tbl.DeleteTrigger(ctx, tr); err != nil {
 			t.Fatal(err)
 		}
-		for _, after := range []trigger.Run{{}, want[2]} {
+		for _, after := range []RunPosition{"", fourth} {
 			if _, _, _, err := tbl.ListRuns(ctx, "trg_a", after, 3, at); !errors.Is(err, ErrNotFound) {
 				t.Errorf("a deleted trigger's runs after %v: %v", after, err)
 			}
@@ -132,7 +136,7 @@ func TestListRuns(t *testing.T) {
 		if err != nil || len(left.Items) != len(want) {
 			t.Errorf("%d runs left after the delete, want %d: %v", len(left.Items), len(want), err)
 		}
-		if _, _, _, err := tbl.ListRuns(ctx, "trg_none", trigger.Run{}, 3, at); !errors.Is(err, ErrNotFound) {
+		if _, _, _, err := tbl.ListRuns(ctx, "trg_none", "", 3, at); !errors.Is(err, ErrNotFound) {
 			t.Errorf("no such trigger: %v", err)
 		}
 	})
@@ -212,8 +216,88 @@ func TestReplaceLedgerAdvance(t *testing.T) {
 		if r, err := tbl.GetLedger(ctx, "u1", "trigger:trg_a:1"); err != nil || r.Status != session.StatusCompleted {
 			t.Errorf("the row: %+v %v", r, err)
 		}
-		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", trigger.Run{}, 10, now); err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_r" {
+		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now); err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_r" {
 			t.Errorf("runs %+v: %v", runs, err)
+		}
+	})
+}
+
+// TestManualRuns: a start now's session and run are written on the
+// condition that the trigger is as it was read, with a key or without,
+// and so is a refused one's run; a stale read writes nothing. Runs of one
+// second list to the millisecond of their start, newest first, beside the
+// slot's run of that second, and a start now's stored run is read back by
+// its session, an older writer's whole-second key included.
+func TestManualRuns(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		createDue(t, tbl)
+		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		stale := *seen
+		stale.Version--
+		late, early := newRecord("workspace_late"), newRecord("workspace_early")
+		late.CreatedAt, early.CreatedAt = now.Add(900*time.Millisecond), now.Add(100*time.Millisecond)
+		if err := tbl.PutSession(ctx, early, &ManualRun{Seen: &stale, Status: trigger.StatusFired}); !errors.Is(err, ErrTriggerMoved) {
+			t.Errorf("unkeyed, a stale read: %v", err)
+		}
+		row := newRow("trigger:trg_a:now:k1", "workspace_late", now.Add(24*time.Hour))
+		if _, err := tbl.CreateSession(ctx, late, *row, now, &ManualRun{Seen: &stale, Status: trigger.StatusFired}); !errors.Is(err, ErrTriggerMoved) {
+			t.Errorf("keyed, a stale read: %v", err)
+		}
+		failed := trigger.Run{Kind: trigger.KindManual, ID: "run_x", At: now.Add(500 * time.Millisecond), Status: trigger.StatusFailed, Error: "forbidden", RecordedAt: now}
+		if err := tbl.PutRun(ctx, &stale, failed); !errors.Is(err, ErrTriggerMoved) {
+			t.Errorf("a refusal, a stale read: %v", err)
+		}
+		for _, id := range []string{"workspace_late", "workspace_early"} {
+			if _, err := tbl.GetSession(ctx, id); !errors.Is(err, ErrNotFound) {
+				t.Errorf("%s written on a stale read: %v", id, err)
+			}
+		}
+		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now); err != nil || len(runs) != 0 {
+			t.Fatalf("runs written on a stale read: %+v %v", runs, err)
+		}
+
+		if err := tbl.PutSession(ctx, early, &ManualRun{Seen: seen, Status: trigger.StatusFired}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tbl.CreateSession(ctx, late, *row, now, &ManualRun{Seen: seen, Status: trigger.StatusFallback}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.PutRun(ctx, seen, failed); err != nil {
+			t.Fatal(err)
+		}
+		slot := trigger.Run{At: now, Status: trigger.StatusFired, SessionID: "workspace_slot", RecordedAt: now}
+		if err := tbl.RecordRun(ctx, seen, slot, now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		_, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now)
+		var order []string
+		for _, r := range runs {
+			order = append(order, r.SessionID+r.ID)
+		}
+		if want := []string{"workspace_lateworkspace_late", "run_x", "workspace_earlyworkspace_early", "workspace_slot"}; err != nil || !reflect.DeepEqual(order, want) {
+			t.Errorf("runs of one second: %v, want %v: %v", order, want, err)
+		}
+		got, err := tbl.GetManualRun(ctx, "trg_a", late)
+		want := (&ManualRun{Status: trigger.StatusFallback}).Run(late)
+		want.At, want.RecordedAt = want.At.Truncate(time.Second), want.RecordedAt.Truncate(time.Second) // shown to the second
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("the stored run: %+v, want %+v: %v", got, want, err)
+		}
+		// An older writer's run, keyed by the second of its start.
+		older := newRecord("workspace_older")
+		older.CreatedAt = now.Add(2*time.Second + 300*time.Millisecond)
+		item := encodeRun("trg_a", (&ManualRun{Status: trigger.StatusFired}).Run(older))
+		item["SK"] = session.S("RUN#" + older.CreatedAt.Format(session.TimeFormat) + "#workspace_older")
+		item["slot"] = session.S(older.CreatedAt.Format(session.TimeFormat))
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := tbl.GetManualRun(ctx, "trg_a", older); err != nil || got.SessionID != "workspace_older" || got.Status != trigger.StatusFired {
+			t.Errorf("an older writer's run: %+v: %v", got, err)
+		}
+		if _, err := tbl.GetManualRun(ctx, "trg_a", newRecord("workspace_none")); !errors.Is(err, ErrNotFound) {
+			t.Errorf("no such run: %v", err)
 		}
 	})
 }

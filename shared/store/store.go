@@ -144,8 +144,10 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 	return transactionError(err)
 }
 
-// putSessionError maps the answer to a session written alone: a failed
-// condition means its key is taken.
+// putSessionError maps the answer to a session written without a ledger
+// row (items: the session, and what goes beside it if any): a failed
+// condition on the session means its key is taken; a failed condition or
+// a conflict on what goes beside it means the trigger moved on.
 func putSessionError(err error) error {
 	r := refusalOf(err)
 	switch {
@@ -153,13 +155,15 @@ func putSessionError(err error) error {
 		return nil
 	case r.on(0, condition):
 		return ErrSessionExists
+	case r.refusedFrom(1, condition, conflict):
+		return ErrTriggerMoved
 	}
 	return r.fault("put session")
 }
 
 // transactionError maps the answer to a session-and-ledger transaction
-// (items: the session, its row, and a trigger's advance and its run if
-// any). A failed condition on the session means its key is taken: its id
+// (items: the session, its row, and what goes beside them if any: a
+// trigger's advance or the check of the trigger seen, and its run). A failed condition on the session means its key is taken: its id
 // is new, so by an earlier attempt of this same write whose answer was
 // lost, or, for a replaced row, by the start that replaced it first. A
 // failed condition or a conflict on the advance or the run means the

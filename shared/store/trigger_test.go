@@ -470,7 +470,7 @@ func TestPark(t *testing.T) {
 		if due, err := tbl.DueTriggers(ctx, now); err != nil || len(due) != 0 {
 			t.Errorf("a parked trigger is due: %v %v", due, err)
 		}
-		_, runs, _, err := tbl.ListRuns(ctx, "trg_a", trigger.Run{}, 10, now)
+		_, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now)
 		if err != nil || len(runs) != 1 || runs[0] != (trigger.Run{At: now, Status: "failed", Error: "invalid_request", RecordedAt: now}) {
 			t.Errorf("runs %+v: %v", runs, err)
 		}
