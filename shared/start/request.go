@@ -142,8 +142,9 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	return &r, nil
 }
 
-// CheckIdempotencyKey checks an Idempotency-Key header: not empty, 1 to
-// 128 of the operation key's characters, not starting with "trigger:".
+// CheckIdempotencyKey checks an Idempotency-Key header on every rule of
+// an operation key: not empty, 1 to 128 of its characters, not starting
+// with "trigger:", and no secret marker.
 func CheckIdempotencyKey(h string) error {
 	switch {
 	case h == "":
@@ -152,6 +153,8 @@ func CheckIdempotencyKey(h string) error {
 		return bad("The Idempotency-Key header must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
 	case strings.HasPrefix(h, ReservedKeyPrefix):
 		return bad("The Idempotency-Key header may not start with \"trigger:\".")
+	case hasSecret(h):
+		return errSecret
 	}
 	return nil
 }

@@ -52,6 +52,11 @@ type Result struct {
 // the refusal's.
 type Refused struct {
 	Err error
+	// ByRow says that the key's row decided the answer (ledger rules 1 to
+	// 4 and 6, or rule 7 finding its session gone): no start was judged
+	// afresh. Otherwise checks 3 to 6 refused a start that no row stood in
+	// the way of.
+	ByRow bool
 	// Row is the key's ledger row as the start judged it (an expired one
 	// counts as none); nil when the key had none.
 	Row *session.LedgerRow
@@ -100,7 +105,7 @@ func (s *Service) StartNow(ctx context.Context, cmd Command, run *store.ManualRu
 	req := *cmd.Request
 	req.OperationKey = ""
 	if key != "" {
-		req.OperationKey = NowKey(run.TriggerID, key)
+		req.OperationKey = NowKey(run.Seen.ID, key)
 	}
 	cmd.Request = &req
 	return s.start(ctx, cmd, run)
@@ -227,9 +232,9 @@ func (s *Service) round(ctx context.Context, a *attempt) (*Result, error) {
 	case r.Step == ledger.Replay:
 		return &Result{Record: r.rec, Replayed: true}, nil
 	case r.Step == ledger.Refuse:
-		return nil, r.refused(r.Err)
+		return nil, r.refused(r.Err, true)
 	case a.refusal != nil: // Create or Afresh: a new session, which checks 3 to 6 refused
-		return nil, r.refused(a.refusal)
+		return nil, r.refused(a.refusal, false)
 	case r.Step == ledger.Create:
 		return nil, errAgain // the row expired, or a concurrent transaction held it and has not written it
 	}
@@ -279,9 +284,9 @@ type ruling struct {
 }
 
 // refused is the start refused with err once r was ruled, with what the
-// ruling read.
-func (r ruling) refused(err error) error {
-	return &Refused{Err: err, Row: r.row, SessionRead: r.read, Session: r.rec}
+// ruling read; byRow when the ruling itself is the refusal.
+func (r ruling) refused(err error, byRow bool) error {
+	return &Refused{Err: err, ByRow: byRow, Row: r.row, SessionRead: r.read, Session: r.rec}
 }
 
 // judge rules on the row that refused the start's write (nil when the

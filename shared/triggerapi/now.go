@@ -2,10 +2,12 @@ package triggerapi
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/google/uuid"
 
+	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
@@ -23,11 +25,13 @@ type NowResponse struct {
 
 // runNow starts one of the caller's triggers' session now, paused or not,
 // through the firing's start of a trigger's session, created on
-// trigger-now; an Idempotency-Key makes it idempotent. The new session's
-// manual run is written with it; a refusal (4xx) is answered as the start
-// route answers it and recorded as a failed manual run. The trigger's
-// schedule state and version are left as they are. It counts the session
-// as the start route does (Starts, Replays).
+// trigger-now; an Idempotency-Key (held to every rule of an operation
+// key) makes it idempotent. The new session and its manual run are
+// written on the condition that the trigger is as it was read: a trigger
+// that moved is read and judged again (settled), so a deleted one is 404
+// and a changed one starts with what it says now. The trigger's schedule
+// state and version are left as they are. It counts the session as the
+// start route does (Starts, Replays).
 func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	var key string
 	if h, ok := r.Header("Idempotency-Key"); ok {
@@ -42,19 +46,26 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 			return httpapi.Response{}, err
 		}
 	}
-	tr, _, err := s.owned(ctx, r)
-	if err != nil {
-		return httpapi.Response{}, err
+	if !httpapi.IsPathID(r.Params["triggerId"]) {
+		return httpapi.Response{}, bad("The trigger id is not valid.")
 	}
 	policy, err := s.Settings.Policy(ctx)
 	if err != nil {
 		return httpapi.Response{}, err
 	}
+	return s.settled(ctx, r, func(tr *trigger.Trigger) (httpapi.Response, error) {
+		return s.startNow(ctx, tr, policy, key)
+	})
+}
+
+// startNow starts the trigger tr's session now, as it was read. A replay
+// answers the manual run as it was stored.
+func (s *Service) startNow(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, key string) (httpapi.Response, error) {
 	cmd, choice, err := firing.Session(tr, policy, start.PlatformNow)
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	manual := &store.ManualRun{TriggerID: tr.ID, Status: firing.RunStatus(choice, nil)}
+	manual := &store.ManualRun{Seen: tr, Status: firing.RunStatus(choice, nil)}
 	var res *start.Result
 	if err = cmd.Request.Validate(); err == nil {
 		res, err = s.Start.StartNow(ctx, cmd, manual, key)
@@ -65,35 +76,46 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	start.Count(ctx, res)
 	rec := res.Record
 	answer := httpapi.Response{Status: http.StatusCreated, Headers: map[string]string{"Location": "/v1/sessions/" + rec.SessionID + "/allocation"}}
+	run := manual.Run(rec)
 	if res.Replayed {
 		answer = httpapi.Response{Status: http.StatusOK}
-		manual.Status = firing.RunStatus(choice, rec) // as the replayed session ran
+		switch stored, err := s.Table.GetManualRun(ctx, tr.ID, rec); {
+		case err == nil:
+			run = stored
+		case errors.Is(err, store.ErrNotFound):
+			// Written with its session, so never missing but by a hand's
+			// edit: the run as the replayed session ran.
+			run.Status = firing.RunStatus(choice, rec)
+		default:
+			return httpapi.Response{}, err
+		}
 	}
 	answer.Body = NowResponse{
 		Session: start.Response{SessionID: rec.SessionID, Replayed: res.Replayed, Sandbox: rec.SandboxView()},
-		Run:     runView(manual.Run(rec)),
+		Run:     runView(run),
 	}
 	return answer, nil
 }
 
-// refused records a start now refused with a 4xx as a failed manual run,
-// and returns the refusal, or the fault that kept it from being recorded.
-// An answer about the key's row (a start in progress, the key used for
-// another payload or request) refuses no start of the trigger: it records
-// nothing, or a start still under way would show as failed.
+// refused records a start now that was judged afresh and refused with a
+// 4xx as a failed manual run, on the condition that the trigger is as it
+// was read, and returns the refusal, or the fault that kept it from being
+// recorded (store.ErrTriggerMoved among them). An answer decided by the
+// key's ledger row (a replay's refusal, a start in progress, the key used
+// for another payload or request, its allocation retired since) records
+// nothing: a retried key never adds runs.
 func (s *Service) refused(ctx context.Context, tr *trigger.Trigger, err error) error {
-	switch code := problem.CodeOf(err); {
-	case code.Status() >= 500, code == problem.CreationInProgress,
-		code == problem.OperationKeyPayloadMismatch, code == problem.OperationKeyReuseMismatch:
+	var byRow *start.Refused
+	code := problem.CodeOf(err)
+	if code.Status() >= 500 || errors.As(err, &byRow) && byRow.ByRow {
 		return err
 	}
-	code := problem.CodeOf(err)
 	now := s.now().UTC()
 	run := trigger.Run{
 		Kind: trigger.KindManual, ID: "run_" + uuid.NewString(), At: now,
 		Status: trigger.StatusFailed, Error: string(code), RecordedAt: now,
 	}
-	if perr := s.Table.PutRun(ctx, tr.ID, run); perr != nil {
+	if perr := s.Table.PutRun(ctx, tr, run); perr != nil {
 		return perr
 	}
 	return err

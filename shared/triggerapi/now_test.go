@@ -9,10 +9,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/emftest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 func runNowCall(h *apitest.Harness, claims map[string]string, id, key, b string) apitest.Result {
@@ -129,6 +133,13 @@ func TestRunNowRefused(t *testing.T) {
 		{"a body that is no object", "user", id, "", `[]`, 400, "invalid_request"},
 		{"a reserved key", "user", id, "trigger:x", "", 400, "invalid_request"},
 		{"a key with a space", "user", id, "a b", "", 400, "invalid_request"},
+		{"a key over 128", "user", id, strings.Repeat("k", 129), "", 400, "invalid_request"},
+		{"a key with ghp_", "user", id, "ghp_abc", "", 400, "invalid_request"},
+		{"a key with gho_", "user", id, "x-gho_abc", "", 400, "invalid_request"},
+		{"a key with ghs_", "user", id, "ghs_abc", "", 400, "invalid_request"},
+		{"a key with ghu_", "user", id, "ghu_abc", "", 400, "invalid_request"},
+		{"a key with github_pat_", "user", id, "github_pat_abc", "", 400, "invalid_request"},
+		{"a key with glpat-", "user", id, "glpat-abc", "", 400, "invalid_request"},
 		{"an invalid id", "user", "a!b", "", "", 400, "invalid_request"},
 		{"another owner's", "other", id, "", "", 404, "not_found"},
 		{"no such trigger", "user", "trg_none", "", "", 404, "not_found"},
@@ -343,5 +354,136 @@ func TestRunKindStored(t *testing.T) {
 				t.Errorf("%d %s", r.Status, r.Raw)
 			}
 		})
+	}
+}
+
+// TestRunNowByRow: an answer decided by the key's ledger row (a replay,
+// a start in progress, another payload or request, the row's allocation
+// retired since) records no run, however often the key is retried; a
+// start judged afresh and refused records one.
+func TestRunNowByRow(t *testing.T) {
+	h := newHarness(t)
+	id := newTrigger(t, h, map[string]any{"sandboxAllocation": "vercel-small"})
+	if r := runNowCall(h, user, id, "k1", ""); r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Raw)
+	}
+	h.Put(fmt.Appendf(nil, `{"PK":{"S":"OPERATION#u1#trigger:%s:now:busy"},"SK":{"S":"LEDGER"},"intent":{"S":"create_session"},`+
+		`"fingerprint":{"S":"fp"},"status":{"S":"in_progress"},"sessionId":{"S":"workspace_busy"},"leaseUntil":{"N":"%d"},`+
+		`"createdAt":{"S":"2026-11-30T10:00:00Z"},"expiresAt":{"N":"%d"}}`, id, time.Now().Add(time.Hour).UnixMilli(), time.Now().Add(time.Hour).Unix()))
+	runs := func() int { return count(h, `"PK":{"S":"TRIGGER#`+id+`"}`, `"SK":{"S":"RUN#`) }
+	for _, row := range []struct {
+		rule, key string
+		status    int
+		code      string
+	}{
+		{"a replay", "k1", 200, ""},
+		{"in progress", "busy", 409, "creation_in_progress"},
+	} {
+		for range 2 {
+			if r := runNowCall(h, user, id, row.key, ""); r.Status != row.status || r.Code() != row.code || runs() != 1 {
+				t.Errorf("%s: %d %s, %d runs", row.rule, r.Status, r.Raw, runs())
+			}
+		}
+	}
+	h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
+	for range 2 {
+		if r := runNowCall(h, user, id, "k1", ""); r.Status != 422 || r.Code() != "sandbox_allocation_retired" || runs() != 1 {
+			t.Errorf("its allocation retired: %d %s, %d runs", r.Status, r.Raw, runs())
+		}
+	}
+	// A new key is judged afresh: its start falls back to the default, and
+	// records its run.
+	h.SetSettings([]settings.Parameter{{Name: "allocation/default", Type: "String", Value: "vercel-large"},
+		{Name: "selection/owners", Type: "StringList", Value: "-"}, {Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})
+	if r := runNowCall(h, user, id, "k2", ""); r.Status != 201 || runs() != 2 {
+		t.Errorf("a fallback start: %d %s, %d runs", r.Status, r.Raw, runs())
+	}
+}
+
+// TestRunNowReplayStored: a replay answers the manual run as it was
+// stored, not as the policy would judge it now.
+func TestRunNowReplayStored(t *testing.T) {
+	h := newHarness(t)
+	id := newTrigger(t, h, nil)
+	first := runNowCall(h, user, id, "k1", "")
+	if first.Status != 201 || first.Body["run"].(map[string]any)["status"] != "fired" {
+		t.Fatalf("%d %s", first.Status, first.Raw)
+	}
+	for _, it := range h.Items() {
+		if strings.Contains(it, `"PK":{"S":"TRIGGER#`+id+`"}`) && strings.Contains(it, `"SK":{"S":"RUN#`) {
+			h.Put([]byte(strings.Replace(it, `"status":{"S":"fired"}`, `"status":{"S":"fallback"}`, 1)))
+		}
+	}
+	again := runNowCall(h, user, id, "k1", "")
+	if run := again.Body["run"].(map[string]any); again.Status != 200 || run["status"] != "fallback" || run["slot"] != first.Body["run"].(map[string]any)["slot"] {
+		t.Errorf("replay %d %s", again.Status, again.Raw)
+	}
+}
+
+// TestRunNowTriggerMoved: the session and its run, or a refusal's run, are
+// written on the condition that the trigger is as it was read: a trigger
+// changed in between is judged again, and the session starts with what
+// it says now; one deleted in between is 404 with nothing written.
+func TestRunNowTriggerMoved(t *testing.T) {
+	change := func(h *apitest.Harness, id string) func() {
+		return func() {
+			_ = h.UpdateTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "acme/changed"})
+			_ = h.UpdateTrigger(id, "version", &types.AttributeValueMemberN{Value: "99"})
+		}
+	}
+	for _, key := range []string{"", "k1"} {
+		h, p := apitest.Faulty(t)
+		h.Triggers.Now = func() time.Time { return clock }
+		id := newTrigger(t, h, nil)
+		p.Inject("TransactWriteItems", 1, faultproxy.Before(change(h, id)))
+		r := runNowCall(h, user, id, key, "")
+		if r.Status != 201 || count(h, `"SESSION#`) != 1 || count(h, `"SESSION#`, `"acme/changed"`) != 1 ||
+			count(h, `"SK":{"S":"RUN#`) != 1 {
+			t.Errorf("key %q, changed: %d %s", key, r.Status, r.Raw)
+		}
+	}
+
+	h, p := apitest.Faulty(t)
+	h.Triggers.Now = func() time.Time { return clock }
+	id := newTrigger(t, h, nil)
+	remove := faultproxy.Before(func() {
+		_, _ = h.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(h.Table), Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"}}})
+	})
+	p.Inject("TransactWriteItems", 1, remove)
+	if r := runNowCall(h, user, id, "k1", ""); r.Status != 404 || count(h, `"SESSION#`) != 0 || count(h, `"OPERATION#`) != 0 || count(h, `"RUN#`) != 0 {
+		t.Errorf("deleted: %d %s", r.Status, r.Raw)
+	}
+
+	id = newTrigger(t, h, nil)
+	h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
+	p.Inject("TransactWriteItems", 1, remove)
+	if r := runNowCall(h, user, id, "", ""); r.Status != 404 || count(h, `"RUN#`) != 0 {
+		t.Errorf("a refusal, deleted: %d %s", r.Status, r.Raw)
+	}
+}
+
+// TestRunNowOrder: runs list newest first to the millisecond of their
+// start, within one second too.
+func TestRunNowOrder(t *testing.T) {
+	h := newHarness(t)
+	id := newTrigger(t, h, nil)
+	var mu sync.Mutex
+	at := clock
+	h.Start.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); at = at.Add(time.Millisecond); return at }
+	ids := []string{"workspace_c", "workspace_b", "workspace_a"} // started in this order
+	next := 0
+	h.Start.NewSessionID = func() string { mu.Lock(); defer mu.Unlock(); next++; return ids[next-1] }
+	for range ids {
+		if r := runNowCall(h, user, id, "", ""); r.Status != 201 {
+			t.Fatalf("%d %s", r.Status, r.Raw)
+		}
+	}
+	var got []any
+	for _, it := range runsCall(h, user, id, "").Body["items"].([]any) {
+		got = append(got, it.(map[string]any)["sessionId"])
+	}
+	if want := []any{"workspace_a", "workspace_b", "workspace_c"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("runs %v, want %v", got, want)
 	}
 }

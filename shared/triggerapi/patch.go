@@ -19,8 +19,8 @@ import (
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
-// maxChanges bounds how often a change is applied again to a trigger that
-// changed under its write (a firing, another change).
+// maxChanges bounds how often a change or a start now is done again with a
+// trigger that changed under its write (a firing, another change).
 const maxChanges = 3
 
 // patchBody is a PATCH body: a JSON merge patch (RFC 7396) of the members
@@ -229,11 +229,7 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	for range maxChanges {
-		tr, _, err := s.owned(ctx, r)
-		if err != nil {
-			return httpapi.Response{}, err
-		}
+	return s.settled(ctx, r, func(tr *trigger.Trigger) (httpapi.Response, error) {
 		next, err := s.apply(ctx, tr, p, s.now())
 		if err != nil {
 			return httpapi.Response{}, err
@@ -241,14 +237,29 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 		if reflect.DeepEqual(next, tr) {
 			return httpapi.Response{Status: http.StatusOK, Body: viewOf(tr)}, nil
 		}
-		switch err := s.Table.UpdateTrigger(ctx, tr, next); {
-		case err == nil:
-			return httpapi.Response{Status: http.StatusOK, Body: viewOf(next)}, nil
-		case !errors.Is(err, store.ErrTriggerMoved):
+		if err := s.Table.UpdateTrigger(ctx, tr, next); err != nil {
 			return httpapi.Response{}, err
 		}
-		// A firing or another change came first, or is under way: give
-		// it a moment to land.
+		return httpapi.Response{Status: http.StatusOK, Body: viewOf(next)}, nil
+	})
+}
+
+// settled reads the caller's trigger and does with it what write does,
+// which writes on the condition that the trigger is as it was read: while
+// write finds it moved (store.ErrTriggerMoved: a firing or another
+// change came first, or is under way), it gives the other a moment to
+// land, reads the trigger again and does it again, at most maxChanges
+// times, then 503.
+func (s *Service) settled(ctx context.Context, r *httpapi.Request, write func(*trigger.Trigger) (httpapi.Response, error)) (httpapi.Response, error) {
+	for range maxChanges {
+		tr, _, err := s.owned(ctx, r)
+		if err != nil {
+			return httpapi.Response{}, err
+		}
+		res, err := write(tr)
+		if !errors.Is(err, store.ErrTriggerMoved) {
+			return res, err
+		}
 		if err := store.Pause(ctx, 5*time.Millisecond, busyDetail); err != nil {
 			return httpapi.Response{}, err
 		}
@@ -256,4 +267,4 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 	return httpapi.Response{}, &problem.Error{Code: problem.ServiceUnavailable, Detail: busyDetail, RetryAfter: time.Second}
 }
 
-const busyDetail = "The trigger kept changing while it was changed. Try again shortly."
+const busyDetail = "The trigger kept changing. Try again shortly."

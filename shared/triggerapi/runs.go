@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
@@ -29,13 +28,11 @@ type RunPage struct {
 	NextCursor *string   `json:"nextCursor"`
 }
 
-// runCursor is the trigger and the run a page of its runs ended at (its
-// slot, and a manual run's id), as the next request sends it back:
-// base64url of this JSON.
+// runCursor is the trigger and the place in its runs a page ended at, as
+// the next request sends it back: base64url of this JSON.
 type runCursor struct {
 	Trigger string `json:"trigger"`
-	Slot    string `json:"slot"`
-	Run     string `json:"run,omitempty"`
+	After   string `json:"after"`
 }
 
 // runs lists one of the caller's triggers' runs, newest slot first, a page
@@ -50,13 +47,13 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	var after trigger.Run
+	var after store.RunPosition
 	if v, ok := r.Query("cursor"); ok {
 		if after, err = decodeRunCursor(v, id); err != nil {
 			return httpapi.Response{}, err
 		}
 	}
-	tr, runs, more, err := s.Table.ListRuns(ctx, id, after, limit, s.now())
+	tr, runs, next, err := s.Table.ListRuns(ctx, id, after, limit, s.now())
 	// The owner first: anything not the caller's does not exist for them,
 	// whatever else is wrong with it.
 	var broken *store.InvalidTriggerError
@@ -76,9 +73,8 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	for i, run := range runs {
 		page.Items[i] = runView(run)
 	}
-	if more {
-		last := runs[len(runs)-1]
-		page.NextCursor = encodeCursor(runCursor{id, last.At.UTC().Format(session.TimeFormat), last.ID})
+	if next != "" {
+		page.NextCursor = encodeCursor(runCursor{id, string(next)})
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
 }
@@ -97,15 +93,11 @@ func runView(run trigger.Run) RunView {
 }
 
 // decodeRunCursor reads the cursor of a page of the runs of trigger id:
-// the run it ended at. Another trigger's cursor is none.
-func decodeRunCursor(s, id string) (trigger.Run, error) {
+// the place it ended at. Another trigger's cursor is none.
+func decodeRunCursor(s, id string) (store.RunPosition, error) {
 	var c runCursor
-	if err := decodeCursor(s, &c); err != nil || c.Trigger != id || c.Run != "" && !httpapi.IsPathID(c.Run) {
-		return trigger.Run{}, errCursor
+	if err := decodeCursor(s, &c); err != nil || c.Trigger != id || c.After == "" || !store.RunPosition(c.After).Valid() {
+		return "", errCursor
 	}
-	slot, err := time.Parse(session.TimeFormat, c.Slot)
-	if err != nil {
-		return trigger.Run{}, errCursor
-	}
-	return trigger.Run{At: slot, ID: c.Run}, nil
+	return store.RunPosition(c.After), nil
 }
