@@ -300,6 +300,11 @@ func fidelityCases() []fidelityCase {
 		ttlQuota     = `Service quotas, UpdateTimeToLive: "This change can take up to one hour to fully process. Any additional UpdateTimeToLive calls for the same table during this one hour duration result in a ValidationException."`
 		errorTypes   = `Error handling, the low-level API: an error answer is HTTP 400 with "__type" naming the exception, e.g. "com.amazon.coral.service#UnknownOperationException", SerializationException for a body that is not the operation's JSON, ValidationException for a parameter that is missing or out of range`
 	)
+	// Start keys.
+	const (
+		startKey      = `Query, ExclusiveStartKey: "The primary key of the first item that this operation will evaluate. Use the value that was returned for LastEvaluatedKey in the previous operation." (a key the request's key condition does not keep is refused: "The provided starting key does not match the range key predicate" for its sort key, "The provided starting key is outside query boundaries based on provided conditions" for another partition)`
+		indexStartKey = `(on an index LastEvaluatedKey holds the table's primary key attributes and the index's key attributes, and so must a start key)`
+	)
 	k2048 := strings.Repeat("k", 2048)
 	s1024 := strings.Repeat("s", 1024)
 	return []fidelityCase{
@@ -954,6 +959,68 @@ func fidelityCases() []fidelityCase {
 			setup: abc(),
 			call:  query(`"ExclusiveStartKey":` + key("a") + `,"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"p"}}`),
 			want:  ok(eq("Count", "2"), eq("Items.0.SK.S", `"b"`), eq("Items.1.SK.S", `"c"`))},
+		// A start key within the sort key condition starts after it, in the read's order.
+		{name: "query_start_key_in_sort_condition", doc: startKey,
+			setup: abc(),
+			call:  query(`"ScanIndexForward":false,"ExclusiveStartKey":` + key("c") + `,"KeyConditionExpression":"PK = :p AND SK BETWEEN :a AND :c","ExpressionAttributeValues":{":p":{"S":"p"},":a":{"S":"a"},":c":{"S":"c"}}`),
+			want:  ok(eq("Count", "2"), eq("Items.0.SK.S", `"b"`), eq("Items.1.SK.S", `"a"`))},
+		// A start key whose sort key the sort key condition does not keep is refused.
+		{name: "query_start_key_outside_sort_condition", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:   startKey,
+			setup: abc(),
+			call:  query(`"ExclusiveStartKey":` + key("a") + `,"KeyConditionExpression":"PK = :p AND SK > :b","ExpressionAttributeValues":{":p":{"S":"p"},":b":{"S":"b"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
+		// A start key on the exclusive bound of the sort key condition is outside it.
+		{name: "query_start_key_on_exclusive_bound", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:   startKey,
+			setup: abc(),
+			call:  query(`"ScanIndexForward":false,"ExclusiveStartKey":` + key("b") + `,"KeyConditionExpression":"PK = :p AND SK < :b","ExpressionAttributeValues":{":p":{"S":"p"},":b":{"S":"b"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
+		// A start key of another partition is refused.
+		{name: "query_start_key_other_partition", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:   startKey,
+			setup: abc(),
+			call:  query(`"ExclusiveStartKey":{"PK":{"S":"q"},"SK":{"S":"a"}},"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"p"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is outside query boundaries based on provided conditions"}},
+		// A start key outside both the partition and the sort key condition
+		// is refused for its sort key.
+		{name: "query_start_key_sort_judged_first", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:  startKey,
+			call: query(`"ExclusiveStartKey":{"PK":{"S":"q"},"SK":{"S":"a"}},"KeyConditionExpression":"PK = :p AND SK > :b","ExpressionAttributeValues":{":p":{"S":"p"},":b":{"S":"b"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
+		// A start key without the sort key is refused.
+		{name: "query_start_key_missing_sort_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   startKey + " (the table's primary key)",
+			setup: abc(),
+			call:  query(`"ExclusiveStartKey":{"PK":{"S":"p"}},"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"p"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// A start key with an attribute besides the key's is refused.
+		{name: "query_start_key_extra_attribute", moto: motoAccepts("moto accepts a start key with an attribute besides the key's"),
+			doc:  startKey + " (the table's primary key)",
+			call: query(`"ExclusiveStartKey":` + item("a", `"v":{"S":"x"}`) + `,"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"p"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// On a GSI a start key without the table's key is refused.
+		{name: "query_gsi_start_key_without_table_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   startKey + " " + indexStartKey,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`)), put(item("b", `"ownerUserId":{"S":"u"},"listedAt":{"S":"2"}`))},
+			call:  query(`"IndexName":"TriggersByUser","ExclusiveStartKey":{"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}},"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
+			want:  fails(validation)},
+		// On a GSI a start key without the index's key is refused.
+		{name: "query_gsi_start_key_without_index_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   startKey + " " + indexStartKey,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`)), put(item("b", `"ownerUserId":{"S":"u"},"listedAt":{"S":"2"}`))},
+			call:  query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + key("a") + `,"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// On a GSI a start key of another partition of the index is refused.
+		{name: "query_gsi_start_key_other_partition", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:  startKey + " " + indexStartKey,
+			call: query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + item("a", `"ownerUserId":{"S":"w"},"listedAt":{"S":"1"}`) + `,"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is outside query boundaries based on provided conditions"}},
+		// On a GSI a start key whose index sort key the condition does not keep is refused.
+		{name: "query_gsi_start_key_outside_sort_condition", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:  startKey + " " + indexStartKey,
+			call: query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`) + `,"KeyConditionExpression":"ownerUserId = :u AND listedAt > :l","ExpressionAttributeValues":{":u":{"S":"u"},":l":{"S":"2"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
 		// ScanIndexForward false reads in descending order.
 		{name: "query_descending", doc: `Query, ScanIndexForward: "If ScanIndexForward is false, DynamoDB reads the results in reverse order by sort key value, and then returns the results to the client."`,
 			setup: abc(),

@@ -231,9 +231,10 @@ func (db *DB) page(in *readInput, isQuery bool) (t *table, x *index, r *read, pa
 		return !full
 	}
 	if isQuery {
-		if from != nil && !(from.hash == hashKey(r.query.hashValue) && equal(from.keys[0], r.query.hashValue)) {
-			err = validationError("The provided starting key is outside query boundaries based on provided key conditions")
-			return
+		if from != nil {
+			if err = r.query.checkStart(from); err != nil {
+				return
+			}
 		}
 		t.queryTree(tree, r, from, visit)
 	} else {
@@ -268,6 +269,18 @@ func (t *table) startEntry(x *index, key item) (*entry, error) {
 		return nil, invalid
 	}
 	return e, nil
+}
+
+// checkStart refuses a Query's start key that its key condition does not
+// keep: its sort key outside the condition on it, or of another partition.
+func (q *keyCondition) checkStart(from *entry) error {
+	if q.sort != nil && !q.sort.match(from.keys[1]) {
+		return validationError("The provided starting key does not match the range key predicate")
+	}
+	if from.hash != hashKey(q.hashValue) || !equal(from.keys[0], q.hashValue) {
+		return validationError("The provided starting key is outside query boundaries based on provided conditions")
+	}
+	return nil
 }
 
 // queryTree visits, in order, the entries of one partition that the key
