@@ -300,10 +300,12 @@ func fidelityCases() []fidelityCase {
 		ttlQuota     = `Service quotas, UpdateTimeToLive: "This change can take up to one hour to fully process. Any additional UpdateTimeToLive calls for the same table during this one hour duration result in a ValidationException."`
 		errorTypes   = `Error handling, the low-level API: an error answer is HTTP 400 with "__type" naming the exception, e.g. "com.amazon.coral.service#UnknownOperationException", SerializationException for a body that is not the operation's JSON, ValidationException for a parameter that is missing or out of range`
 	)
-	// Start keys.
+	// Start keys, and the message for an empty string as a key attribute's
+	// value (without what precedes and follows it).
 	const (
 		startKey      = `Query, ExclusiveStartKey: "The primary key of the first item that this operation will evaluate. Use the value that was returned for LastEvaluatedKey in the previous operation." (a key the request's key condition does not keep is refused: "The provided starting key does not match the range key predicate" for its sort key, "The provided starting key is outside query boundaries based on provided conditions" for another partition)`
 		indexStartKey = `(on an index LastEvaluatedKey holds the table's primary key attributes and the index's key attributes, and so must a start key)`
+		emptyKey      = "The AttributeValue for a key attribute cannot contain an empty string value."
 	)
 	k2048 := strings.Repeat("k", 2048)
 	s1024 := strings.Repeat("s", 1024)
@@ -1021,6 +1023,22 @@ func fidelityCases() []fidelityCase {
 			doc:  startKey + " " + indexStartKey,
 			call: query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`) + `,"KeyConditionExpression":"ownerUserId = :u AND listedAt > :l","ExpressionAttributeValues":{":u":{"S":"u"},":l":{"S":"2"}}`),
 			want: fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
+		// An empty string as the partition key's value is refused.
+		{name: "query_empty_partition_value", doc: quotaValues + " " + keyCondition,
+			call: query(`"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":""}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
+		// An empty string as the sort key condition's value is refused.
+		{name: "query_empty_sort_value", doc: quotaValues + " " + keyCondition,
+			call: query(`"KeyConditionExpression":"PK = :p AND begins_with(SK, :s)","ExpressionAttributeValues":{":p":{"S":"p"},":s":{"S":""}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string as a bound of BETWEEN is refused.
+		{name: "query_empty_between_bound", doc: quotaValues + " " + keyCondition,
+			call: query(`"KeyConditionExpression":"PK = :p AND SK BETWEEN :a AND :b","ExpressionAttributeValues":{":p":{"S":"p"},":a":{"S":""},":b":{"S":"b"}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string as an index's partition key value is refused.
+		{name: "query_gsi_empty_partition_value", doc: quotaValues + " " + keyCondition,
+			call: query(`"IndexName":"TriggersByUser","KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":""}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey}},
 		// ScanIndexForward false reads in descending order.
 		{name: "query_descending", doc: `Query, ScanIndexForward: "If ScanIndexForward is false, DynamoDB reads the results in reverse order by sort key value, and then returns the results to the client."`,
 			setup: abc(),

@@ -98,6 +98,9 @@ func parseRead(t *table, x *index, in *readInput, isQuery bool) (*read, error) {
 			r.query.sort.op == "BETWEEN" && r.query.sort.hi.kind != ks.rng.kind) {
 			return nil, invalidParameter("Condition parameter type does not match schema type")
 		}
+		if err := r.query.checkValues(x); err != nil {
+			return nil, err
+		}
 		if s := r.query.sort; s != nil {
 			if s.op == "begins_with" && ks.rng.kind == kindN {
 				return nil, invalidParameter("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N")
@@ -269,6 +272,28 @@ func (t *table) startEntry(x *index, key item) (*entry, error) {
 		return nil, invalid
 	}
 	return e, nil
+}
+
+// checkValues refuses a key condition that compares a key attribute with
+// an empty string or binary, which no key holds: of index x, or of the
+// table's key when x is nil.
+func (q *keyCondition) checkValues(x *index) error {
+	values := []value{q.hashValue}
+	names := []string{q.hash}
+	if s := q.sort; s != nil {
+		values, names = append(values, s.lo, s.hi), append(names, s.name, s.name)
+	}
+	for i, v := range values {
+		k := emptyKind(v)
+		switch {
+		case k == "":
+		case x == nil:
+			return emptyKeyValue("", k, " Key: "+names[i])
+		default:
+			return emptyKeyValue("", k, indexKey(x.name, names[i]))
+		}
+	}
+	return nil
 }
 
 // checkStart refuses a Query's start key that its key condition does not
