@@ -1013,6 +1013,11 @@ func fidelityCases() []fidelityCase {
 			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`)), put(item("b", `"ownerUserId":{"S":"u"},"listedAt":{"S":"2"}`))},
 			call:  query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + key("a") + `,"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
 			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// On a GSI a start key with an empty index key attribute is refused.
+		{name: "query_gsi_start_key_empty_index_key", moto: motoAccepts("moto accepts a start key with an empty index key attribute"),
+			doc:  quotaValues + " " + indexStartKey,
+			call: query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":""}`) + `,"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
 		// On a GSI a start key of another partition of the index is refused.
 		{name: "query_gsi_start_key_other_partition", moto: motoAccepts("moto accepts a start key outside the key condition"),
 			doc:  startKey + " " + indexStartKey,
@@ -1118,6 +1123,34 @@ func fidelityCases() []fidelityCase {
 		{name: "scan_one_segment", doc: segments,
 			setup: abc(),
 			call:  scan(`,"Segment":0,"TotalSegments":1`), want: ok(eq("Count", "3"))},
+		// A start key of another segment is refused.
+		{name: "scan_segment_start_key_elsewhere", moto: motoAccepts("moto accepts a start key of another segment"),
+			doc:   `Scan, ExclusiveStartKey: "In a parallel scan, a Scan request that includes ExclusiveStartKey must specify the same segment whose previous Scan returned the corresponding value of LastEvaluatedKey." (of a million segments, the key is in segment 0 on neither endpoint)`,
+			setup: abc(),
+			call:  scan(`,"Segment":0,"TotalSegments":1000000,"ExclusiveStartKey":` + key("a")),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// A start key without the sort key is refused.
+		{name: "scan_start_key_missing_sort_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   strings.Replace(startKey, "Query", "Scan", 1) + " (the table's primary key)",
+			setup: abc(),
+			call:  scan(`,"ExclusiveStartKey":{"PK":{"S":"p"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// A start key with an attribute besides the key's is refused.
+		{name: "scan_start_key_extra_attribute", moto: motoAccepts("moto accepts a start key with an attribute besides the key's"),
+			doc:  strings.Replace(startKey, "Query", "Scan", 1) + " (the table's primary key)",
+			call: scan(`,"ExclusiveStartKey":` + item("a", `"v":{"S":"x"}`)),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// A start key with an empty string key attribute is refused.
+		{name: "scan_start_key_empty_string", moto: motoAccepts("moto accepts a start key with an empty string key attribute"),
+			doc:  quotaValues,
+			call: scan(`,"ExclusiveStartKey":{"PK":{"S":""},"SK":{"S":"a"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// On a GSI a start key without the table's key is refused.
+		{name: "scan_gsi_start_key_without_table_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   strings.Replace(startKey, "Query", "Scan", 1) + " " + indexStartKey,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`)), put(item("b", `"ownerUserId":{"S":"u"},"listedAt":{"S":"2"}`))},
+			call:  scan(`,"IndexName":"TriggersByUser","ExclusiveStartKey":{"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}}`),
+			want:  fails(validation)},
 		// A Scan stopped by Limit answers LastEvaluatedKey.
 		{name: "scan_limit", doc: lastKey,
 			setup: abc(),

@@ -268,7 +268,7 @@ func (t *table) startEntry(x *index, key item) (*entry, error) {
 		return t.tableEntry(key), nil
 	}
 	e, ok := t.indexEntry(x, key)
-	if !ok {
+	if !ok || slices.ContainsFunc(e.keys, func(v value) bool { return emptyKind(v) != "" }) {
 		return nil, invalid
 	}
 	return e, nil
@@ -412,7 +412,7 @@ func scanTree(tree *btree.BTreeG[*entry], in *readInput, from *entry, visit func
 	start := &entry{hash: segmentStart(*seg, *total)}
 	if from != nil {
 		if segmentOf(from.hash, *total) != *seg {
-			return validationError("The provided Exclusive start key does not map to the provided Segment and TotalSegments values.")
+			return validationError("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d", *total, *seg)
 		}
 		start = from
 	}
