@@ -359,6 +359,20 @@ func fidelityCases() []fidelityCase {
 		// An empty string in a Key is refused.
 		{name: "get_key_empty_string", doc: quotaValues,
 			call: get(`{"PK":{"S":""},"SK":{"S":"a"}}`), want: fails(validation)},
+		// An update that leaves an index key attribute empty is refused, in
+		// the words DynamoDB has for an update.
+		{name: "update_sets_index_key_empty", doc: quotaValues,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`))},
+			call:  update("a", `"UpdateExpression":"SET ownerUserId = :e","ExpressionAttributeValues":{":e":{"S":""}}`),
+			want:  fidelityAnswer{err: validation, msg: "The update expression attempted to update a secondary index key to a value that is not supported. " + emptyKey},
+			then:  []fidelityStep{{get(key("a")), ok(eq("Item.ownerUserId.S", `"u"`))}}},
+		// An Update that leaves an index key attribute empty refuses the
+		// whole transaction, where other refusals of its result cancel it.
+		{name: "transact_update_sets_index_key_empty", doc: quotaValues,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`))},
+			call: req("TransactWriteItems", `{"TransactItems":[{"Update":{"TableName":"{{T}}","Key":`+key("a")+
+				`,"UpdateExpression":"SET ownerUserId = :e","ExpressionAttributeValues":{":e":{"S":""}}}}]}`),
+			want: fidelityAnswer{err: validation, msg: "The update expression attempted to update a secondary index key to a value that is not supported. " + emptyKey}},
 		// A partition key value of 2048 bytes is accepted.
 		{name: "partition_key_2048_bytes", doc: `Service quotas, Partition key length: "The minimum length of a partition key value is 1 byte. The maximum length is 2048 bytes."`,
 			call: put(`{"PK":{"S":"` + k2048 + `"},"SK":{"S":"a"}}`), want: ok()},

@@ -298,19 +298,16 @@ func (db *DB) apply(w *write) (t *table, old, after item, err error) {
 		after = w.put
 	case opUpdate:
 		if after, err = t.updated(w, old); err != nil {
-			// DynamoDB cancels a transaction for it, with ValidationError
-			// as this action's reason.
-			var api *apiError
-			if errors.As(err, &api) {
-				api.reason = "ValidationError"
-			}
 			return t, old, nil, err
 		}
 	}
 	return t, old, after, nil
 }
 
-// updated is the item an update leaves.
+// updated is the item an update leaves. DynamoDB cancels a transaction
+// for what it refuses of that item, with ValidationError as the action's
+// reason, but for an index key the update leaves empty: that refuses the
+// whole request.
 func (t *table) updated(w *write, old item) (item, error) {
 	base := old
 	if base == nil {
@@ -320,13 +317,31 @@ func (t *table) updated(w *write, old item) (item, error) {
 	if w.update != nil {
 		var err error
 		if after, err = w.update.apply(base); err != nil {
-			return nil, err
+			return nil, cancelling(err)
+		}
+	}
+	for _, x := range t.indexes {
+		for _, part := range []keyPart{x.key.hash, x.key.rng} {
+			v, ok := after[part.name]
+			if k := emptyKind(v); ok && v.kind == part.kind && k != "" {
+				return nil, emptyKeyValue("The update expression attempted to update a secondary index key to a value that is not supported. ", k, "")
+			}
 		}
 	}
 	if err := t.checkItem(after, true); err != nil {
-		return nil, err
+		return nil, cancelling(err)
 	}
 	return after, nil
+}
+
+// cancelling gives err, a refusal of an update's result, the reason a
+// transaction is cancelled for it: ValidationError.
+func cancelling(err error) error {
+	var api *apiError
+	if errors.As(err, &api) {
+		api.reason = "ValidationError"
+	}
+	return err
 }
 
 type putItemInput struct {
