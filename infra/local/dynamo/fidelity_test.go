@@ -359,6 +359,16 @@ func fidelityCases() []fidelityCase {
 		// An empty string in a Key is refused.
 		{name: "get_key_empty_string", doc: quotaValues,
 			call: get(`{"PK":{"S":""},"SK":{"S":"a"}}`), want: fails(validation)},
+		// An empty string in a Key is refused (DeleteItem).
+		{name: "delete_key_empty_string", moto: motoAccepts("moto accepts an empty string in a DeleteItem key"),
+			doc:  quotaValues,
+			call: req("DeleteItem", `{"TableName":"{{T}}","Key":{"PK":{"S":"p"},"SK":{"S":""}}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string in a Key is refused (UpdateItem).
+		{name: "update_key_empty_string", moto: motoAccepts("moto accepts an empty string in an UpdateItem key"),
+			doc:  quotaValues,
+			call: req("UpdateItem", `{"TableName":"{{T}}","Key":{"PK":{"S":""},"SK":{"S":"a"}},"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"S":"x"}}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
 		// An update that leaves an index key attribute empty is refused, in
 		// the words DynamoDB has for an update.
 		{name: "update_sets_index_key_empty", doc: quotaValues,
@@ -366,6 +376,29 @@ func fidelityCases() []fidelityCase {
 			call:  update("a", `"UpdateExpression":"SET ownerUserId = :e","ExpressionAttributeValues":{":e":{"S":""}}`),
 			want:  fidelityAnswer{err: validation, msg: "The update expression attempted to update a secondary index key to a value that is not supported. " + emptyKey},
 			then:  []fidelityStep{{get(key("a")), ok(eq("Item.ownerUserId.S", `"u"`))}}},
+		// An empty string in a Key is refused (BatchGetItem).
+		{name: "batch_get_key_empty_string", moto: motoAccepts("moto accepts an empty string in a BatchGetItem key"),
+			doc:  quotaValues,
+			call: req("BatchGetItem", `{"RequestItems":{"{{T}}":{"Keys":[{"PK":{"S":""},"SK":{"S":"a"}}]}}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
+		// An empty string in a DeleteRequest's key is refused (BatchWriteItem).
+		{name: "batch_delete_key_empty_string", moto: motoAccepts("moto accepts an empty string in a DeleteRequest key"),
+			doc:  quotaValues,
+			call: req("BatchWriteItem", `{"RequestItems":{"{{T}}":[{"DeleteRequest":{"Key":{"PK":{"S":"p"},"SK":{"S":""}}}}]}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string in a PutRequest's index key attribute is refused (BatchWriteItem).
+		{name: "batch_put_empty_string_index_key", doc: quotaValues,
+			call: req("BatchWriteItem", `{"RequestItems":{"{{T}}":[{"PutRequest":{"Item":`+item("a", `"ownerUserId":{"S":""}`)+`}}]}}`),
+			want: fidelityAnswer{err: validation, msg: "A value specified for a secondary index key is not supported. " + emptyKey + " IndexName: TriggersByUser, IndexKey: ownerUserId"}},
+		// An empty string in a Get's key is refused (TransactGetItems).
+		{name: "transact_get_key_empty_string", moto: motoAccepts("moto accepts an empty string in a TransactGetItems key"),
+			doc:  quotaValues,
+			call: req("TransactGetItems", `{"TransactItems":[{"Get":{"TableName":"{{T}}","Key":{"PK":{"S":""},"SK":{"S":"a"}}}}]}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
+		// An empty string in an Update's key refuses the whole transaction, not an action of it.
+		{name: "transact_update_key_empty_string", doc: quotaValues,
+			call: req("TransactWriteItems", `{"TransactItems":[{"Update":{"TableName":"{{T}}","Key":{"PK":{"S":""},"SK":{"S":"a"}},"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"S":"x"}}}}]}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
 		// An Update that leaves an index key attribute empty refuses the
 		// whole transaction, where other refusals of its result cancel it.
 		{name: "transact_update_sets_index_key_empty", doc: quotaValues,
@@ -373,6 +406,16 @@ func fidelityCases() []fidelityCase {
 			call: req("TransactWriteItems", `{"TransactItems":[{"Update":{"TableName":"{{T}}","Key":`+key("a")+
 				`,"UpdateExpression":"SET ownerUserId = :e","ExpressionAttributeValues":{":e":{"S":""}}}}]}`),
 			want: fidelityAnswer{err: validation, msg: "The update expression attempted to update a secondary index key to a value that is not supported. " + emptyKey}},
+		// An empty string in a Delete's key is refused (TransactWriteItems).
+		{name: "transact_delete_key_empty_string", moto: motoAccepts("moto accepts an empty string in a transaction's Delete key"),
+			doc:  quotaValues,
+			call: req("TransactWriteItems", `{"TransactItems":[{"Delete":{"TableName":"{{T}}","Key":{"PK":{"S":"p"},"SK":{"S":""}}}}]}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string in a ConditionCheck's key is refused (TransactWriteItems).
+		{name: "transact_check_key_empty_string", moto: &fidelityMoto{note: "moto judges a ConditionCheck of an empty string key as a failed condition", want: fails(canceled)},
+			doc:  quotaValues,
+			call: req("TransactWriteItems", `{"TransactItems":[{"ConditionCheck":{"TableName":"{{T}}","Key":{"PK":{"S":"p"},"SK":{"S":""}},"ConditionExpression":"attribute_exists(PK)"}}]}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
 		// A partition key value of 2048 bytes is accepted.
 		{name: "partition_key_2048_bytes", doc: `Service quotas, Partition key length: "The minimum length of a partition key value is 1 byte. The maximum length is 2048 bytes."`,
 			call: put(`{"PK":{"S":"` + k2048 + `"},"SK":{"S":"a"}}`), want: ok()},
