@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -388,6 +389,55 @@ func TestDynamoTableActive(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// TestDynamoTableID holds a table's TableId to DynamoDB's (API Reference,
+// TableDescription: "TableId: Unique identifier for the table for which
+// the backup was created"; DynamoDB's are random UUIDs): the same from
+// CreateTable to DeleteTable, and another for another table, even of the
+// same name.
+func TestDynamoTableID(t *testing.T) {
+	ctx := context.Background()
+	c, _ := emptyDynamo(t)
+	uuidV4 := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	describe := func(name string) string {
+		t.Helper()
+		out, err := c.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.Table.TableId)
+	}
+	create := func(name string) string {
+		t.Helper()
+		out, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
+			TableName:            aws.String(name),
+			BillingMode:          types.BillingModePayPerRequest,
+			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}},
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.TableDescription.TableId)
+	}
+	id := create("one")
+	if !uuidV4.MatchString(id) {
+		t.Fatalf("TableId %q is not a UUID", id)
+	}
+	if got := describe("one"); got != id {
+		t.Errorf("DescribeTable's TableId %q, CreateTable's %q", got, id)
+	}
+	if other := create("two"); other == id || !uuidV4.MatchString(other) {
+		t.Errorf("another table's TableId %q (the first's %q)", other, id)
+	}
+	deleted, err := c.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String("one")})
+	if err != nil || aws.ToString(deleted.TableDescription.TableId) != id {
+		t.Fatalf("DeleteTable: %+v %v, want TableId %q", deleted, err, id)
+	}
+	if again := create("one"); again == id {
+		t.Errorf("a new table of the same name has the old one's TableId %q", id)
+	}
 }
 
 // putItems puts items of the keys PK, SK into the template's table.

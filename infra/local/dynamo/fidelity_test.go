@@ -300,6 +300,13 @@ func fidelityCases() []fidelityCase {
 		ttlQuota     = `Service quotas, UpdateTimeToLive: "This change can take up to one hour to fully process. Any additional UpdateTimeToLive calls for the same table during this one hour duration result in a ValidationException."`
 		errorTypes   = `Error handling, the low-level API: an error answer is HTTP 400 with "__type" naming the exception, e.g. "com.amazon.coral.service#UnknownOperationException", SerializationException for a body that is not the operation's JSON, ValidationException for a parameter that is missing or out of range`
 	)
+	// Start keys, and the message for an empty string as a key attribute's
+	// value (without what precedes and follows it).
+	const (
+		startKey      = `Query, ExclusiveStartKey: "The primary key of the first item that this operation will evaluate. Use the value that was returned for LastEvaluatedKey in the previous operation." (a key the request's key condition does not keep is refused: "The provided starting key does not match the range key predicate" for its sort key, "The provided starting key is outside query boundaries based on provided conditions" for another partition)`
+		indexStartKey = `(on an index LastEvaluatedKey holds the table's primary key attributes and the index's key attributes, and so must a start key)`
+		emptyKey      = "The AttributeValue for a key attribute cannot contain an empty string value."
+	)
 	k2048 := strings.Repeat("k", 2048)
 	s1024 := strings.Repeat("s", 1024)
 	return []fidelityCase{
@@ -352,6 +359,63 @@ func fidelityCases() []fidelityCase {
 		// An empty string in a Key is refused.
 		{name: "get_key_empty_string", doc: quotaValues,
 			call: get(`{"PK":{"S":""},"SK":{"S":"a"}}`), want: fails(validation)},
+		// An empty string in a Key is refused (DeleteItem).
+		{name: "delete_key_empty_string", moto: motoAccepts("moto accepts an empty string in a DeleteItem key"),
+			doc:  quotaValues,
+			call: req("DeleteItem", `{"TableName":"{{T}}","Key":{"PK":{"S":"p"},"SK":{"S":""}}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string in a Key is refused (UpdateItem).
+		{name: "update_key_empty_string", moto: motoAccepts("moto accepts an empty string in an UpdateItem key"),
+			doc:  quotaValues,
+			call: req("UpdateItem", `{"TableName":"{{T}}","Key":{"PK":{"S":""},"SK":{"S":"a"}},"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"S":"x"}}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
+		// An update that leaves an index key attribute empty is refused, in
+		// the words DynamoDB has for an update.
+		{name: "update_sets_index_key_empty", doc: quotaValues,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`))},
+			call:  update("a", `"UpdateExpression":"SET ownerUserId = :e","ExpressionAttributeValues":{":e":{"S":""}}`),
+			want:  fidelityAnswer{err: validation, msg: "The update expression attempted to update a secondary index key to a value that is not supported. " + emptyKey},
+			then:  []fidelityStep{{get(key("a")), ok(eq("Item.ownerUserId.S", `"u"`))}}},
+		// An empty string in a Key is refused (BatchGetItem).
+		{name: "batch_get_key_empty_string", moto: motoAccepts("moto accepts an empty string in a BatchGetItem key"),
+			doc:  quotaValues,
+			call: req("BatchGetItem", `{"RequestItems":{"{{T}}":{"Keys":[{"PK":{"S":""},"SK":{"S":"a"}}]}}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
+		// An empty string in a DeleteRequest's key is refused (BatchWriteItem).
+		{name: "batch_delete_key_empty_string", moto: motoAccepts("moto accepts an empty string in a DeleteRequest key"),
+			doc:  quotaValues,
+			call: req("BatchWriteItem", `{"RequestItems":{"{{T}}":[{"DeleteRequest":{"Key":{"PK":{"S":"p"},"SK":{"S":""}}}}]}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string in a PutRequest's index key attribute is refused (BatchWriteItem).
+		{name: "batch_put_empty_string_index_key", doc: quotaValues,
+			call: req("BatchWriteItem", `{"RequestItems":{"{{T}}":[{"PutRequest":{"Item":`+item("a", `"ownerUserId":{"S":""}`)+`}}]}}`),
+			want: fidelityAnswer{err: validation, msg: "A value specified for a secondary index key is not supported. " + emptyKey + " IndexName: TriggersByUser, IndexKey: ownerUserId"}},
+		// An empty string in a Get's key is refused (TransactGetItems).
+		{name: "transact_get_key_empty_string", moto: motoAccepts("moto accepts an empty string in a TransactGetItems key"),
+			doc:  quotaValues,
+			call: req("TransactGetItems", `{"TransactItems":[{"Get":{"TableName":"{{T}}","Key":{"PK":{"S":""},"SK":{"S":"a"}}}}]}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
+		// An empty string in an Update's key refuses the whole transaction, not an action of it.
+		{name: "transact_update_key_empty_string", doc: quotaValues,
+			call: req("TransactWriteItems", `{"TransactItems":[{"Update":{"TableName":"{{T}}","Key":{"PK":{"S":""},"SK":{"S":"a"}},"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"S":"x"}}}}]}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
+		// An Update that leaves an index key attribute empty refuses the
+		// whole transaction, where other refusals of its result cancel it.
+		{name: "transact_update_sets_index_key_empty", doc: quotaValues,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`))},
+			call: req("TransactWriteItems", `{"TransactItems":[{"Update":{"TableName":"{{T}}","Key":`+key("a")+
+				`,"UpdateExpression":"SET ownerUserId = :e","ExpressionAttributeValues":{":e":{"S":""}}}}]}`),
+			want: fidelityAnswer{err: validation, msg: "The update expression attempted to update a secondary index key to a value that is not supported. " + emptyKey}},
+		// An empty string in a Delete's key is refused (TransactWriteItems).
+		{name: "transact_delete_key_empty_string", moto: motoAccepts("moto accepts an empty string in a transaction's Delete key"),
+			doc:  quotaValues,
+			call: req("TransactWriteItems", `{"TransactItems":[{"Delete":{"TableName":"{{T}}","Key":{"PK":{"S":"p"},"SK":{"S":""}}}}]}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string in a ConditionCheck's key is refused (TransactWriteItems).
+		{name: "transact_check_key_empty_string", moto: &fidelityMoto{note: "moto judges a ConditionCheck of an empty string key as a failed condition", want: fails(canceled)},
+			doc:  quotaValues,
+			call: req("TransactWriteItems", `{"TransactItems":[{"ConditionCheck":{"TableName":"{{T}}","Key":{"PK":{"S":"p"},"SK":{"S":""}},"ConditionExpression":"attribute_exists(PK)"}}]}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
 		// A partition key value of 2048 bytes is accepted.
 		{name: "partition_key_2048_bytes", doc: `Service quotas, Partition key length: "The minimum length of a partition key value is 1 byte. The maximum length is 2048 bytes."`,
 			call: put(`{"PK":{"S":"` + k2048 + `"},"SK":{"S":"a"}}`), want: ok()},
@@ -954,6 +1018,89 @@ func fidelityCases() []fidelityCase {
 			setup: abc(),
 			call:  query(`"ExclusiveStartKey":` + key("a") + `,"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"p"}}`),
 			want:  ok(eq("Count", "2"), eq("Items.0.SK.S", `"b"`), eq("Items.1.SK.S", `"c"`))},
+		// A start key within the sort key condition starts after it, in the read's order.
+		{name: "query_start_key_in_sort_condition", doc: startKey,
+			setup: abc(),
+			call:  query(`"ScanIndexForward":false,"ExclusiveStartKey":` + key("c") + `,"KeyConditionExpression":"PK = :p AND SK BETWEEN :a AND :c","ExpressionAttributeValues":{":p":{"S":"p"},":a":{"S":"a"},":c":{"S":"c"}}`),
+			want:  ok(eq("Count", "2"), eq("Items.0.SK.S", `"b"`), eq("Items.1.SK.S", `"a"`))},
+		// A start key whose sort key the sort key condition does not keep is refused.
+		{name: "query_start_key_outside_sort_condition", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:   startKey,
+			setup: abc(),
+			call:  query(`"ExclusiveStartKey":` + key("a") + `,"KeyConditionExpression":"PK = :p AND SK > :b","ExpressionAttributeValues":{":p":{"S":"p"},":b":{"S":"b"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
+		// A start key on the exclusive bound of the sort key condition is outside it.
+		{name: "query_start_key_on_exclusive_bound", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:   startKey,
+			setup: abc(),
+			call:  query(`"ScanIndexForward":false,"ExclusiveStartKey":` + key("b") + `,"KeyConditionExpression":"PK = :p AND SK < :b","ExpressionAttributeValues":{":p":{"S":"p"},":b":{"S":"b"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
+		// A start key of another partition is refused.
+		{name: "query_start_key_other_partition", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:   startKey,
+			setup: abc(),
+			call:  query(`"ExclusiveStartKey":{"PK":{"S":"q"},"SK":{"S":"a"}},"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"p"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is outside query boundaries based on provided conditions"}},
+		// A start key outside both the partition and the sort key condition
+		// is refused for its sort key.
+		{name: "query_start_key_sort_judged_first", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:  startKey,
+			call: query(`"ExclusiveStartKey":{"PK":{"S":"q"},"SK":{"S":"a"}},"KeyConditionExpression":"PK = :p AND SK > :b","ExpressionAttributeValues":{":p":{"S":"p"},":b":{"S":"b"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
+		// A start key without the sort key is refused.
+		{name: "query_start_key_missing_sort_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   startKey + " (the table's primary key)",
+			setup: abc(),
+			call:  query(`"ExclusiveStartKey":{"PK":{"S":"p"}},"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"p"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// A start key with an attribute besides the key's is refused.
+		{name: "query_start_key_extra_attribute", moto: motoAccepts("moto accepts a start key with an attribute besides the key's"),
+			doc:  startKey + " (the table's primary key)",
+			call: query(`"ExclusiveStartKey":` + item("a", `"v":{"S":"x"}`) + `,"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"p"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// On a GSI a start key without the table's key is refused.
+		{name: "query_gsi_start_key_without_table_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   startKey + " " + indexStartKey,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`)), put(item("b", `"ownerUserId":{"S":"u"},"listedAt":{"S":"2"}`))},
+			call:  query(`"IndexName":"TriggersByUser","ExclusiveStartKey":{"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}},"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
+			want:  fails(validation)},
+		// On a GSI a start key without the index's key is refused.
+		{name: "query_gsi_start_key_without_index_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   startKey + " " + indexStartKey,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`)), put(item("b", `"ownerUserId":{"S":"u"},"listedAt":{"S":"2"}`))},
+			call:  query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + key("a") + `,"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// On a GSI a start key with an empty index key attribute is refused.
+		{name: "query_gsi_start_key_empty_index_key", moto: motoAccepts("moto accepts a start key with an empty index key attribute"),
+			doc:  quotaValues + " " + indexStartKey,
+			call: query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":""}`) + `,"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// On a GSI a start key of another partition of the index is refused.
+		{name: "query_gsi_start_key_other_partition", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:  startKey + " " + indexStartKey,
+			call: query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + item("a", `"ownerUserId":{"S":"w"},"listedAt":{"S":"1"}`) + `,"KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":"u"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is outside query boundaries based on provided conditions"}},
+		// On a GSI a start key whose index sort key the condition does not keep is refused.
+		{name: "query_gsi_start_key_outside_sort_condition", moto: motoAccepts("moto accepts a start key outside the key condition"),
+			doc:  startKey + " " + indexStartKey,
+			call: query(`"IndexName":"TriggersByUser","ExclusiveStartKey":` + item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`) + `,"KeyConditionExpression":"ownerUserId = :u AND listedAt > :l","ExpressionAttributeValues":{":u":{"S":"u"},":l":{"S":"2"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key does not match the range key predicate"}},
+		// An empty string as the partition key's value is refused.
+		{name: "query_empty_partition_value", doc: quotaValues + " " + keyCondition,
+			call: query(`"KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":""}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: PK"}},
+		// An empty string as the sort key condition's value is refused.
+		{name: "query_empty_sort_value", doc: quotaValues + " " + keyCondition,
+			call: query(`"KeyConditionExpression":"PK = :p AND begins_with(SK, :s)","ExpressionAttributeValues":{":p":{"S":"p"},":s":{"S":""}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string as a bound of BETWEEN is refused.
+		{name: "query_empty_between_bound", doc: quotaValues + " " + keyCondition,
+			call: query(`"KeyConditionExpression":"PK = :p AND SK BETWEEN :a AND :b","ExpressionAttributeValues":{":p":{"S":"p"},":a":{"S":""},":b":{"S":"b"}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey + " Key: SK"}},
+		// An empty string as an index's partition key value is refused.
+		{name: "query_gsi_empty_partition_value", doc: quotaValues + " " + keyCondition,
+			call: query(`"IndexName":"TriggersByUser","KeyConditionExpression":"ownerUserId = :u","ExpressionAttributeValues":{":u":{"S":""}}`),
+			want: fidelityAnswer{err: validation, msg: emptyKey}},
 		// ScanIndexForward false reads in descending order.
 		{name: "query_descending", doc: `Query, ScanIndexForward: "If ScanIndexForward is false, DynamoDB reads the results in reverse order by sort key value, and then returns the results to the client."`,
 			setup: abc(),
@@ -1033,6 +1180,34 @@ func fidelityCases() []fidelityCase {
 		{name: "scan_one_segment", doc: segments,
 			setup: abc(),
 			call:  scan(`,"Segment":0,"TotalSegments":1`), want: ok(eq("Count", "3"))},
+		// A start key of another segment is refused.
+		{name: "scan_segment_start_key_elsewhere", moto: motoAccepts("moto accepts a start key of another segment"),
+			doc:   `Scan, ExclusiveStartKey: "In a parallel scan, a Scan request that includes ExclusiveStartKey must specify the same segment whose previous Scan returned the corresponding value of LastEvaluatedKey." (of a million segments, the key is in segment 0 on neither endpoint)`,
+			setup: abc(),
+			call:  scan(`,"Segment":0,"TotalSegments":1000000,"ExclusiveStartKey":` + key("a")),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// A start key without the sort key is refused.
+		{name: "scan_start_key_missing_sort_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   strings.Replace(startKey, "Query", "Scan", 1) + " (the table's primary key)",
+			setup: abc(),
+			call:  scan(`,"ExclusiveStartKey":{"PK":{"S":"p"}}`),
+			want:  fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// A start key with an attribute besides the key's is refused.
+		{name: "scan_start_key_extra_attribute", moto: motoAccepts("moto accepts a start key with an attribute besides the key's"),
+			doc:  strings.Replace(startKey, "Query", "Scan", 1) + " (the table's primary key)",
+			call: scan(`,"ExclusiveStartKey":` + item("a", `"v":{"S":"x"}`)),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// A start key with an empty string key attribute is refused.
+		{name: "scan_start_key_empty_string", moto: motoAccepts("moto accepts a start key with an empty string key attribute"),
+			doc:  quotaValues,
+			call: scan(`,"ExclusiveStartKey":{"PK":{"S":""},"SK":{"S":"a"}}`),
+			want: fidelityAnswer{err: validation, msg: "The provided starting key is invalid"}},
+		// On a GSI a start key without the table's key is refused.
+		{name: "scan_gsi_start_key_without_table_key", moto: motoBreaks("moto answers a start key without a key attribute with HTTP 500"),
+			doc:   strings.Replace(startKey, "Query", "Scan", 1) + " " + indexStartKey,
+			setup: []fidelityCall{put(item("a", `"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}`)), put(item("b", `"ownerUserId":{"S":"u"},"listedAt":{"S":"2"}`))},
+			call:  scan(`,"IndexName":"TriggersByUser","ExclusiveStartKey":{"ownerUserId":{"S":"u"},"listedAt":{"S":"1"}}`),
+			want:  fails(validation)},
 		// A Scan stopped by Limit answers LastEvaluatedKey.
 		{name: "scan_limit", doc: lastKey,
 			setup: abc(),

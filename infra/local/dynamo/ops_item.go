@@ -95,11 +95,11 @@ func (t *table) checkKey(key item) error {
 
 // checkKeyValue refuses an empty key value, or one over its size.
 func checkKeyValue(name string, v value, hash bool, index string) error {
-	if (v.kind == kindS || v.kind == kindB) && v.s == "" {
+	if k := emptyKind(v); k != "" {
 		if index != "" {
-			return validationError("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s", map[kind]string{kindS: "string", kindB: "binary"}[v.kind], index, name)
+			return emptyKeyValue("A value specified for a secondary index key is not supported. ", k, indexKey(index, name))
 		}
-		return validationError("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s", map[kind]string{kindS: "string", kindB: "binary"}[v.kind], name)
+		return emptyKeyValue("", k, " Key: "+name)
 	}
 	switch {
 	case hash && len(v.s) > maxHashBytes:
@@ -108,6 +108,31 @@ func checkKeyValue(name string, v value, hash bool, index string) error {
 		return validationError("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes")
 	}
 	return nil
+}
+
+// emptyKind is "string" or "binary" for an empty string or binary, which
+// no key attribute may hold, and "" for any other value.
+func emptyKind(v value) string {
+	switch {
+	case v.kind == kindS && v.s == "":
+		return "string"
+	case v.kind == kindB && v.s == "":
+		return "binary"
+	}
+	return ""
+}
+
+// emptyKeyValue is DynamoDB's refusal of an empty string or binary (kind
+// says which) as a key attribute's value: context says what held it, and
+// whose says whose key the attribute is, each as DynamoDB's message puts
+// it ("" where it says nothing of it).
+func emptyKeyValue(context, kind, whose string) error {
+	return validationError("One or more parameter values are not valid. %sThe AttributeValue for a key attribute cannot contain an empty %s value.%s", context, kind, whose)
+}
+
+// indexKey is how DynamoDB's messages name an index's key attribute.
+func indexKey(index, name string) string {
+	return " IndexName: " + index + ", IndexKey: " + name
 }
 
 // checkItem refuses an item DynamoDB would not store: without the table's
@@ -273,19 +298,16 @@ func (db *DB) apply(w *write) (t *table, old, after item, err error) {
 		after = w.put
 	case opUpdate:
 		if after, err = t.updated(w, old); err != nil {
-			// DynamoDB cancels a transaction for it, with ValidationError
-			// as this action's reason.
-			var api *apiError
-			if errors.As(err, &api) {
-				api.reason = "ValidationError"
-			}
 			return t, old, nil, err
 		}
 	}
 	return t, old, after, nil
 }
 
-// updated is the item an update leaves.
+// updated is the item an update leaves. DynamoDB cancels a transaction
+// for what it refuses of that item, with ValidationError as the action's
+// reason, but for an index key the update leaves empty: that refuses the
+// whole request.
 func (t *table) updated(w *write, old item) (item, error) {
 	base := old
 	if base == nil {
@@ -295,13 +317,31 @@ func (t *table) updated(w *write, old item) (item, error) {
 	if w.update != nil {
 		var err error
 		if after, err = w.update.apply(base); err != nil {
-			return nil, err
+			return nil, cancelling(err)
+		}
+	}
+	for _, x := range t.indexes {
+		for _, part := range []keyPart{x.key.hash, x.key.rng} {
+			v, ok := after[part.name]
+			if k := emptyKind(v); ok && v.kind == part.kind && k != "" {
+				return nil, emptyKeyValue("The update expression attempted to update a secondary index key to a value that is not supported. ", k, "")
+			}
 		}
 	}
 	if err := t.checkItem(after, true); err != nil {
-		return nil, err
+		return nil, cancelling(err)
 	}
 	return after, nil
+}
+
+// cancelling gives err, a refusal of an update's result, the reason a
+// transaction is cancelled for it: ValidationError.
+func cancelling(err error) error {
+	var api *apiError
+	if errors.As(err, &api) {
+		api.reason = "ValidationError"
+	}
+	return err
 }
 
 type putItemInput struct {

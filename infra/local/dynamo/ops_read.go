@@ -98,6 +98,9 @@ func parseRead(t *table, x *index, in *readInput, isQuery bool) (*read, error) {
 			r.query.sort.op == "BETWEEN" && r.query.sort.hi.kind != ks.rng.kind) {
 			return nil, invalidParameter("Condition parameter type does not match schema type")
 		}
+		if err := r.query.checkValues(x); err != nil {
+			return nil, err
+		}
 		if s := r.query.sort; s != nil {
 			if s.op == "begins_with" && ks.rng.kind == kindN {
 				return nil, invalidParameter("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N")
@@ -231,9 +234,10 @@ func (db *DB) page(in *readInput, isQuery bool) (t *table, x *index, r *read, pa
 		return !full
 	}
 	if isQuery {
-		if from != nil && !(from.hash == hashKey(r.query.hashValue) && equal(from.keys[0], r.query.hashValue)) {
-			err = validationError("The provided starting key is outside query boundaries based on provided key conditions")
-			return
+		if from != nil {
+			if err = r.query.checkStart(from); err != nil {
+				return
+			}
 		}
 		t.queryTree(tree, r, from, visit)
 	} else {
@@ -264,10 +268,44 @@ func (t *table) startEntry(x *index, key item) (*entry, error) {
 		return t.tableEntry(key), nil
 	}
 	e, ok := t.indexEntry(x, key)
-	if !ok {
+	if !ok || slices.ContainsFunc(e.keys, func(v value) bool { return emptyKind(v) != "" }) {
 		return nil, invalid
 	}
 	return e, nil
+}
+
+// checkValues refuses a key condition that compares a key attribute with
+// an empty string or binary, which no key holds: of index x, or of the
+// table's key when x is nil.
+func (q *keyCondition) checkValues(x *index) error {
+	values := []value{q.hashValue}
+	names := []string{q.hash}
+	if s := q.sort; s != nil {
+		values, names = append(values, s.lo, s.hi), append(names, s.name, s.name)
+	}
+	for i, v := range values {
+		k := emptyKind(v)
+		switch {
+		case k == "":
+		case x == nil:
+			return emptyKeyValue("", k, " Key: "+names[i])
+		default:
+			return emptyKeyValue("", k, indexKey(x.name, names[i]))
+		}
+	}
+	return nil
+}
+
+// checkStart refuses a Query's start key that its key condition does not
+// keep: its sort key outside the condition on it, or of another partition.
+func (q *keyCondition) checkStart(from *entry) error {
+	if q.sort != nil && !q.sort.match(from.keys[1]) {
+		return validationError("The provided starting key does not match the range key predicate")
+	}
+	if from.hash != hashKey(q.hashValue) || !equal(from.keys[0], q.hashValue) {
+		return validationError("The provided starting key is outside query boundaries based on provided conditions")
+	}
+	return nil
 }
 
 // queryTree visits, in order, the entries of one partition that the key
@@ -374,7 +412,7 @@ func scanTree(tree *btree.BTreeG[*entry], in *readInput, from *entry, visit func
 	start := &entry{hash: segmentStart(*seg, *total)}
 	if from != nil {
 		if segmentOf(from.hash, *total) != *seg {
-			return validationError("The provided Exclusive start key does not map to the provided Segment and TotalSegments values.")
+			return validationError("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d", *total, *seg)
 		}
 		start = from
 	}

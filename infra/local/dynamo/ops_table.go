@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+
+	"github.com/google/uuid"
 )
 
 type keySchemaElement struct {
@@ -86,7 +88,7 @@ func newTable(in *createTableInput) (*table, error) {
 	if err := checkTableName(in.TableName); err != nil {
 		return nil, err
 	}
-	t := &table{name: in.TableName, billing: in.BillingMode, items: newTree()}
+	t := &table{name: in.TableName, id: uuid.NewString(), billing: in.BillingMode, items: newTree()}
 	switch in.BillingMode {
 	case "", "PROVISIONED":
 		t.billing = "PROVISIONED"
@@ -222,7 +224,7 @@ func (t *table) describe(status string) map[string]any {
 	d := map[string]any{
 		"TableName":                 t.name,
 		"TableArn":                  arn,
-		"TableId":                   arn, // stable for the table's life
+		"TableId":                   t.id,
 		"TableStatus":               status,
 		"KeySchema":                 ks(t.key),
 		"AttributeDefinitions":      attrs,

@@ -33,6 +33,7 @@ func (ks keySchema) names() []string {
 // as a scan reads them, and its indexes.
 type table struct {
 	name      string
+	id        string // a random UUID, as DynamoDB's TableId
 	created   time.Time
 	key       keySchema
 	attrs     []keyPart // the attribute definitions, in the order given
