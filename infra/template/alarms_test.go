@@ -53,6 +53,9 @@ type Alarm struct {
 	Threshold                            float64
 	EvaluationPeriods, DatapointsToAlarm int
 	TreatMissingData                     string
+	// Quiet is an alarm that notifies no one (no AlarmActions, no
+	// OKActions): a release alarm, which CodeDeploy reads.
+	Quiet bool
 }
 
 func ref(id string) string    { return "!Ref " + id }
@@ -67,8 +70,43 @@ func throttles(metric, index string) AlarmMetric {
 	return m
 }
 
+// version is the number of the version a function's alias live runs, as
+// the template writes it (SAM resolves <Function>.Version to the version
+// it publishes).
+func version(fn string) string { return getAtt(fn + ".Version.Version") }
+
+// onVersion is a Lambda metric of the version a function's alias live runs.
+func onVersion(name, fn string) AlarmMetric {
+	return AlarmMetric{"AWS/Lambda", name, "Sum", 60, map[string]string{
+		"FunctionName": ref(fn), "Resource": sub("${" + fn + "}:" + ReleaseAlias), "ExecutedVersion": version(fn)}}
+}
+
+// apiRelease is the release alarm of an API function: 10% or more of the
+// requests of the version its alias runs failed (5xx answers and Lambda
+// errors) in 2 of 10 minutes.
+func apiRelease(fn string) Alarm {
+	return Alarm{
+		Metrics: []AlarmMetric{
+			{MetricNamespace, "Faults", "Sum", 60, map[string]string{"Function": ref(fn), "Version": version(fn)}},
+			onVersion("Errors", fn), onVersion("Invocations", fn),
+		},
+		Expression: "100 * (FILL(faults, 0) + FILL(errors, 0)) / invocations",
+		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 10, EvaluationPeriods: 10, DatapointsToAlarm: 2,
+		TreatMissingData: "notBreaching", Quiet: true,
+	}
+}
+
 // WantAlarms are the template's alarms, by logical id.
 var WantAlarms = map[string]Alarm{
+	// Each function's release alarm, on the version its alias runs.
+	"SessionStartReleaseAlarm":     apiRelease("SessionStartFunction"),
+	"AllocationLookupReleaseAlarm": apiRelease("AllocationLookupFunction"),
+	"TriggersReleaseAlarm":         apiRelease("TriggersFunction"),
+	"TriggerFireReleaseAlarm": {
+		Metrics:    []AlarmMetric{onVersion("Errors", FiringFunction)},
+		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 1, DatapointsToAlarm: 1,
+		TreatMissingData: "notBreaching", Quiet: true,
+	},
 	// Any message in the firing's dead-letter queue.
 	"TriggerFireDeadLetterAlarm": {
 		Metrics:    []AlarmMetric{{"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 60, map[string]string{"QueueName": getAtt("TriggerFireDeadLetterQueue.QueueName")}}},
@@ -177,7 +215,8 @@ func intrinsicText(v any) string {
 }
 
 // ReadAlarm reads an alarm's properties, with their values as the template
-// writes them (intrinsicText), into what it evaluates. It fails on a
+// writes them (intrinsicText), into what it evaluates and whether it
+// notifies anyone. It fails on a
 // metric math query that returns data beside the expression, or on a
 // metric that the expression does not use.
 func ReadAlarm(props map[string]any) (Alarm, error) {
@@ -197,6 +236,7 @@ func ReadAlarm(props map[string]any) (Alarm, error) {
 		EvaluationPeriods: num("EvaluationPeriods", props),
 		DatapointsToAlarm: num("DatapointsToAlarm", props),
 		TreatMissingData:  str("TreatMissingData", props),
+		Quiet:             props["AlarmActions"] == nil && props["OKActions"] == nil,
 	}
 	a.Threshold, _ = props["Threshold"].(float64)
 	queries, _ := props["Metrics"].([]any)

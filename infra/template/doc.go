@@ -13,7 +13,8 @@
 // (routes_test.go), the alarms and the dashboard (alarms_test.go, whose
 // WantAlarms a new alarm joins), least privilege on the SAM translator's
 // output (iam_test.go), the releases through each function's alias and
-// CodeDeploy (release_test.go), cfn-lint, and a deploy on moto's
+// CodeDeploy, and the release alarms that see the new version
+// (release_test.go), cfn-lint, and a deploy on moto's
 // CloudFormation (deploy_test.go). Development and tests only: no
 // function imports it.
 package template

@@ -97,12 +97,17 @@ func TestUnmarshallableBody(t *testing.T) {
 // Function dimension, ColdStart (1 on the environment's first invocation
 // only) and DynamoDBRequests; a 4xx problem adds Refusals 1 and a 5xx
 // Faults 1, each by [Function] and by [Function, Code] with the problem's
-// code, whichever check answered it; an answer that is no problem adds
+// code, whichever check answered it, and Faults by [Function, Version]
+// with the environment's version too; an answer that is no problem adds
 // neither. The line's own members stay as they are.
 func TestLogLineMetrics(t *testing.T) {
 	user := map[string]string{"sub": "u1"}
-	metrics := invocation.NewMetrics("TestFunction")
+	metrics := invocation.NewMetrics("TestFunction", "7")
 	api := func(log *slog.Logger) *API { return testAPI(log).WithMetrics(metrics) }
+	sets := map[string][]string{
+		Refusals: {"Function", "Function,Code"},
+		Faults:   {"Function", "Function,Code", "Function,Version"},
+	}
 	rows := []struct {
 		rule   string
 		ev     events.APIGatewayV2HTTPRequest
@@ -139,9 +144,12 @@ func TestLogLineMetrics(t *testing.T) {
 				case m != r.metric && ok:
 					t.Errorf("%s on the line: %s", m, raw)
 				case m == r.metric && (v != 1 || line.Members["Code"] != r.code || line.Members["code"] != r.code ||
-					!slices.Equal(line.Sets(m), []string{"Function", "Function,Code"})):
-					t.Errorf("%s %v by %v: %s", m, v, line.Sets(m), raw)
+					!slices.Equal(line.Sets(m), sets[m])):
+					t.Errorf("%s %v by %v, want by %v: %s", m, v, line.Sets(m), sets[m], raw)
 				}
+			}
+			if version, ok := line.Members["Version"]; ok != (r.metric == Faults) || ok && version != "7" {
+				t.Errorf("Version %v on the line: %s", version, raw)
 			}
 			want := []string{"ColdStart", "DynamoDBRequests"}
 			if r.metric != "" {
@@ -156,12 +164,14 @@ func TestLogLineMetrics(t *testing.T) {
 
 // TestNoIdentifierIsADimension: no user, org, bot, session or trigger id
 // (the caller's claims, the path's ids) is a dimension value: dimensions
-// are the function, a problem's code, and a sandbox's provider and
-// allocation only.
+// are the function, its version, a problem's code, and a sandbox's
+// provider and allocation only.
 func TestNoIdentifierIsADimension(t *testing.T) {
 	claims := map[string]string{"sub": "user-7", "org_ids": "[org-9]", "bot_id": "bot-3"}
 	ids := []string{"user-7", "org-9", "bot-3", "workspace_0f8fad5b-d9cb-469f-a165-70867728950e", "trg_7c9e6679-7425-40de-944b-e07fc1f90ae7"}
-	api := func(log *slog.Logger) *API { return testAPI(log).WithMetrics(invocation.NewMetrics("TestFunction")) }
+	api := func(log *slog.Logger) *API {
+		return testAPI(log).WithMetrics(invocation.NewMetrics("TestFunction", "1"))
+	}
 	for _, ev := range []events.APIGatewayV2HTTPRequest{
 		event("GET", "/v1/things/"+ids[3], claims, ""),
 		event("GET", "/v1/fail/"+ids[4], claims, ""),
@@ -170,7 +180,7 @@ func TestNoIdentifierIsADimension(t *testing.T) {
 	} {
 		line := emftest.Check(t, strings.TrimSpace(serve(t, api, ev).log))
 		for name, v := range line.Dimensions() {
-			if !slices.Contains([]string{"Function", "Code"}, name) {
+			if !slices.Contains([]string{"Function", "Version", "Code"}, name) {
 				t.Errorf("dimension %s=%s", name, v)
 			}
 			for _, id := range ids {

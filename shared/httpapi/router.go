@@ -56,7 +56,8 @@ type Route struct {
 const (
 	// Refusals counts a 4xx problem.
 	Refusals = "Refusals"
-	// Faults counts a 5xx.
+	// Faults counts a 5xx, by Version as well: a release's alarm counts
+	// the new version's.
 	Faults = "Faults"
 	// DimCode is a problem's code.
 	DimCode = "Code"
@@ -88,7 +89,8 @@ func (a *API) WithMetrics(m *invocation.Metrics) *API {
 // with the request id. It logs one JSON line per invocation: the request
 // id, the route, the status, a problem's code, and for a 5xx its cause;
 // what the invocation gathered (invocation.Record.Attrs), the metrics
-// Refusals (a 4xx problem) or Faults (a 5xx) by Code among them.
+// Refusals (a 4xx problem) or Faults (a 5xx) by Code among them, Faults by
+// the function's Version too.
 func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	start := time.Now()
 	ctx, record := a.metrics.Begin(ctx)
@@ -113,11 +115,11 @@ func (a *API) Handle(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (ev
 	}
 	if p, ok := resp.Body.(ProblemBody); ok {
 		attrs = append(attrs, slog.String("code", string(p.Code)))
-		metric := Refusals
+		m := invocation.Count(Refusals, 1, invocation.Dimension{Name: DimCode, Value: string(p.Code)})
 		if out.StatusCode >= 500 {
-			metric = Faults
+			m.Name, m.ByVersion = Faults, true
 		}
-		invocation.Add(ctx, invocation.Count(metric, 1, invocation.Dimension{Name: DimCode, Value: string(p.Code)}))
+		invocation.Add(ctx, m)
 	}
 	level := slog.LevelInfo
 	if out.StatusCode >= 500 {

@@ -91,7 +91,7 @@ func (r *Record) Attrs(now time.Time) []slog.Attr {
 		all := append([]Metric{Count(ColdStart, boolValue(r.cold)), Count(DynamoDBRequests, requests)}, r.metrics...)
 		r.mu.Unlock()
 		var left []string
-		metrics, left = render(now, Dimension{DimFunction, r.env.function}, all)
+		metrics, left = render(now, Dimension{DimFunction, r.env.function}, Dimension{DimVersion, r.env.version}, all)
 		warnings = append(warnings, left...)
 	}
 	if len(warnings) > 0 {

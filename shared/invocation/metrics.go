@@ -17,6 +17,11 @@ const Namespace = "CloudAgent/ControlPlane"
 // DimFunction is the dimension of every metric: the function's name.
 const DimFunction = "Function"
 
+// DimVersion is the version of the function that ran, beside Function for
+// the metrics that go by it (Metric.ByVersion): while a release shifts the
+// traffic of an alias between two versions, it tells the new one's apart.
+const DimVersion = "Version"
+
 // The metrics on every line in an execution environment.
 const (
 	// ColdStart is 1 on the environment's first invocation, else 0.
@@ -60,12 +65,14 @@ type Dimension struct{ Name, Value string }
 
 // Metric is one metric of an invocation: a value, published by the Function
 // dimension alone and, when By names dimensions, by Function and those as
-// well (a second dimension set).
+// well (a second dimension set); when ByVersion is set, by Function and
+// Version as well (a further set).
 type Metric struct {
-	Name  string
-	Unit  Unit
-	Value float64
-	By    []Dimension
+	Name      string
+	Unit      Unit
+	Value     float64
+	By        []Dimension
+	ByVersion bool
 }
 
 // Count is a count of n by Function and, when by is not empty, by Function
@@ -75,16 +82,19 @@ func Count(name string, n int, by ...Dimension) Metric {
 }
 
 // Metrics is one execution environment's part in the metrics of its
-// invocations: the Function dimension of every metric and whether an
-// invocation has begun, for ColdStart. Invocations may begin at once.
+// invocations: the Function dimension of every metric, the Version
+// dimension of those that go by it, and whether an invocation has begun,
+// for ColdStart. Invocations may begin at once.
 type Metrics struct {
-	function string
-	begun    atomic.Bool
+	function, version string
+	begun             atomic.Bool
 }
 
 // NewMetrics returns the metrics of an execution environment of the named
-// function.
-func NewMetrics(function string) *Metrics { return &Metrics{function: function} }
+// function, at a version of it.
+func NewMetrics(function, version string) *Metrics {
+	return &Metrics{function: function, version: version}
+}
 
 // Begin returns a context that carries a new record of an invocation in the
 // environment: its line carries the metrics, ColdStart 1 for the first
@@ -117,15 +127,17 @@ type metricDefinition struct {
 // line is what the metrics of one line name: its dimensions with their
 // values, and its metrics grouped by the dimensions they go by.
 type line struct {
-	dims   []Dimension // Function first
-	groups []group
+	dims    []Dimension // Function first
+	version Dimension   // of the metrics that go by it
+	groups  []group
 }
 
 // group is the metrics that go by the same dimensions beside Function: the
-// By of its first.
+// By and ByVersion of its first.
 type group struct {
-	by      []Dimension
-	metrics []Metric
+	by        []Dimension
+	byVersion bool
+	metrics   []Metric
 }
 
 // render renders metrics as the members of one line in Embedded Metric
@@ -134,11 +146,11 @@ type group struct {
 // dimension and each metric as a member of its own. A metric that breaks
 // the format's rules, or that names a member the line has already given
 // another meaning or value, is left out; left says why.
-func render(now time.Time, function Dimension, metrics []Metric) (attrs []slog.Attr, left []string) {
+func render(now time.Time, function, version Dimension, metrics []Metric) (attrs []slog.Attr, left []string) {
 	if err := checkDimension(function); err != nil {
 		return nil, []string{"metrics left out: " + err.Error()}
 	}
-	l := line{dims: make([]Dimension, 1, 4), groups: make([]group, 0, 4)}
+	l := line{dims: make([]Dimension, 1, 4), version: version, groups: make([]group, 0, 4)}
 	l.dims[0] = function
 	for _, m := range metrics {
 		if err := l.add(m); err != nil {
@@ -160,6 +172,9 @@ func render(now time.Time, function Dimension, metrics []Metric) (attrs []slog.A
 				set = append(set, d.Name)
 			}
 			sets = append(sets, set)
+		}
+		if g.byVersion {
+			sets = append(sets, []string{function.Name, version.Name})
 		}
 		for chunk := range slices.Chunk(g.metrics, maxMetrics) {
 			d := directive{Namespace: Namespace, Dimensions: sets, Metrics: make([]metricDefinition, len(chunk))}
@@ -188,32 +203,36 @@ func (l *line) add(m Metric) error {
 	case l.named(m.Name):
 		return fmt.Errorf("the line has a member %s already", m.Name)
 	}
+	dims := m.By
+	if m.ByVersion {
+		dims = append(slices.Clip(m.By), l.version)
+	}
 	known := len(l.dims)
-	for i, d := range m.By {
-		if err := l.addDimension(m, i, d); err != nil {
+	for i, d := range dims {
+		if err := l.addDimension(m.Name, dims, i, d); err != nil {
 			l.dims = l.dims[:known]
 			return err
 		}
 	}
 	i := slices.IndexFunc(l.groups, func(g group) bool {
-		return slices.EqualFunc(g.by, m.By, func(a, b Dimension) bool { return a.Name == b.Name })
+		return g.byVersion == m.ByVersion && slices.EqualFunc(g.by, m.By, func(a, b Dimension) bool { return a.Name == b.Name })
 	})
 	if i < 0 {
-		l.groups = append(l.groups, group{by: m.By})
+		l.groups = append(l.groups, group{by: m.By, byVersion: m.ByVersion})
 		i = len(l.groups) - 1
 	}
 	l.groups[i].metrics = append(l.groups[i].metrics, m)
 	return nil
 }
 
-// addDimension adds the i-th dimension of a metric to the line's, unless
-// the line has it already with the same value.
-func (l *line) addDimension(m Metric, i int, d Dimension) error {
+// addDimension adds d, the i-th of the dimensions dims of a metric, to the
+// line's, unless the line has it already with the same value.
+func (l *line) addDimension(metric string, dims []Dimension, i int, d Dimension) error {
 	if err := checkDimension(d); err != nil {
 		return err
 	}
 	switch {
-	case d.Name == l.dims[0].Name || d.Name == m.Name || slices.ContainsFunc(m.By[:i], func(o Dimension) bool { return o.Name == d.Name }):
+	case d.Name == l.dims[0].Name || d.Name == metric || slices.ContainsFunc(dims[:i], func(o Dimension) bool { return o.Name == d.Name }):
 		return fmt.Errorf("dimension %s is named twice", d.Name)
 	case l.metric(d.Name):
 		return fmt.Errorf("dimension %s is a metric of the line", d.Name)

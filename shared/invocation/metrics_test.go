@@ -29,11 +29,12 @@ func write(r *invocation.Record) string {
 // TestEMFLine: the metrics of a line follow the Embedded Metric Format:
 // _aws.Timestamp is the time of the line in epoch milliseconds; metrics that
 // go by the same dimensions share one directive of the namespace, with
-// [Function] and, for those that go by more, [Function, ...]; every
+// [Function] and, for those that go by more, [Function, ...], and
+// [Function, Version] for those that go by the version; every
 // dimension and metric is a top-level member, dimensions strings and
 // metrics numbers; ColdStart and DynamoDBRequests are on every line.
 func TestEMFLine(t *testing.T) {
-	m := invocation.NewMetrics("SessionStartFunction")
+	m := invocation.NewMetrics("SessionStartFunction", "12")
 	ctx, rec := m.Begin(context.Background())
 	invocation.CountRequest(ctx)
 	invocation.CountRequest(ctx)
@@ -41,6 +42,8 @@ func TestEMFLine(t *testing.T) {
 		invocation.Count("Starts", 1, invocation.Dimension{Name: "Provider", Value: "vercel"}, invocation.Dimension{Name: "Allocation", Value: "vercel/byoc/small"}),
 		invocation.Count("Refusals", 1, invocation.Dimension{Name: "Code", Value: "not_found"}),
 		invocation.Metric{Name: "FiringLag", Unit: invocation.UnitSeconds, Value: 2.5},
+		invocation.Metric{Name: "Faults", Unit: invocation.UnitCount, Value: 1, By: []invocation.Dimension{{Name: "Code", Value: "not_found"}}, ByVersion: true},
+		invocation.Metric{Name: "Failures", Unit: invocation.UnitCount, Value: 3, ByVersion: true},
 	)
 	raw := write(rec)
 	line := emftest.Check(t, raw)
@@ -56,16 +59,18 @@ func TestEMFLine(t *testing.T) {
 		"FiringLag":        {2.5, []string{"Function"}},
 		"Starts":           {1, []string{"Function", "Function,Provider,Allocation"}},
 		"Refusals":         {1, []string{"Function", "Function,Code"}},
+		"Faults":           {1, []string{"Function", "Function,Code", "Function,Version"}},
+		"Failures":         {3, []string{"Function", "Function,Version"}},
 	}
 	for name, w := range want {
 		if v, ok := line.Value(name); !ok || v != w.value || !slices.Equal(line.Sets(name), w.sets) {
 			t.Errorf("%s: %v %v by %v, want %v by %v", name, v, ok, line.Sets(name), w.value, w.sets)
 		}
 	}
-	if len(line.Directives) != 3 || len(line.Metrics()) != len(want) {
+	if len(line.Directives) != 5 || len(line.Metrics()) != len(want) {
 		t.Errorf("%d directives of %v: %s", len(line.Directives), line.Metrics(), raw)
 	}
-	dims := map[string]string{"Function": "SessionStartFunction", "Provider": "vercel", "Allocation": "vercel/byoc/small", "Code": "not_found"}
+	dims := map[string]string{"Function": "SessionStartFunction", "Version": "12", "Provider": "vercel", "Allocation": "vercel/byoc/small", "Code": "not_found"}
 	if got := line.Dimensions(); !mapsEqual(got, dims) {
 		t.Errorf("dimensions %v, want %v", got, dims)
 	}
@@ -94,7 +99,7 @@ func TestDirectiveLimit(t *testing.T) {
 	for i := range 248 {
 		ms = append(ms, invocation.Count(fmt.Sprintf("M%d", i), i))
 	}
-	ctx, rec := invocation.NewMetrics("f").Begin(context.Background())
+	ctx, rec := invocation.NewMetrics("f", "1").Begin(context.Background())
 	invocation.Add(ctx, ms...)
 	line := emftest.Check(t, write(rec))
 	var sizes []int
@@ -150,10 +155,14 @@ func TestLeftOut(t *testing.T) {
 		{"Function as a further dimension", invocation.Count("Again", 1, invocation.Dimension{Name: "Function", Value: "f"}), false},
 		{"a dimension named twice", invocation.Count("Twice", 1, code("a"), code("a")), false},
 		{"a dimension named as its metric", invocation.Count("Self", 1, invocation.Dimension{Name: "Self", Value: "x"}), false},
+		{"by the version", invocation.Metric{Name: "Versioned", Unit: invocation.UnitCount, Value: 1, ByVersion: true}, true},
+		{"by the version and a dimension Version", invocation.Metric{Name: "VersionTwice", Unit: invocation.UnitCount, Value: 1,
+			By: []invocation.Dimension{{Name: "Version", Value: "1"}}, ByVersion: true}, false},
+		{"a metric named Version by the version", invocation.Metric{Name: "Version", Unit: invocation.UnitCount, Value: 1, ByVersion: true}, false},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
-			ctx, rec := invocation.NewMetrics("f").Begin(context.Background())
+			ctx, rec := invocation.NewMetrics("f", "1").Begin(context.Background())
 			invocation.Add(ctx, r.m)
 			raw := write(rec)
 			line := emftest.Check(t, raw)
@@ -180,10 +189,16 @@ func TestLeftOut(t *testing.T) {
 		{"a metric named Function", invocation.Count("Starts", 1), invocation.Count("Function", 1)},
 		{"a metric named ColdStart", invocation.Count("Starts", 1), invocation.Count("ColdStart", 0)},
 		{"a dimension with another value", invocation.Count("Refusals", 1, code("a")), invocation.Count("Faults", 1, code("b"))},
+		{"a dimension Version with another value than the version's", invocation.Count("Refusals", 1, invocation.Dimension{Name: "Version", Value: "2"}),
+			invocation.Metric{Name: "Faults", Unit: invocation.UnitCount, Value: 1, ByVersion: true}},
+		{"a metric named Version, then one by the version", invocation.Count("Version", 1),
+			invocation.Metric{Name: "Faults", Unit: invocation.UnitCount, Value: 1, ByVersion: true}},
+		{"one by the version, then a metric named Version", invocation.Metric{Name: "Faults", Unit: invocation.UnitCount, Value: 1, ByVersion: true},
+			invocation.Count("Version", 1)},
 	}
 	for _, c := range conflicts {
 		t.Run(c.rule, func(t *testing.T) {
-			ctx, rec := invocation.NewMetrics("f").Begin(context.Background())
+			ctx, rec := invocation.NewMetrics("f", "1").Begin(context.Background())
 			invocation.Add(ctx, c.first, c.second)
 			raw := write(rec)
 			line := emftest.Check(t, raw)
@@ -197,7 +212,7 @@ func TestLeftOut(t *testing.T) {
 		})
 	}
 	// The same dimension with the same value is one member for both.
-	ctx, rec := invocation.NewMetrics("f").Begin(context.Background())
+	ctx, rec := invocation.NewMetrics("f", "1").Begin(context.Background())
 	invocation.Add(ctx, invocation.Count("Refusals", 1, code("a")), invocation.Count("Faults", 1, code("a")))
 	if line := emftest.Check(t, write(rec)); len(line.Directives) != 2 || !slices.Equal(line.Sets("Faults"), []string{"Function", "Function,Code"}) {
 		t.Errorf("%v", line.Directives)
@@ -205,11 +220,20 @@ func TestLeftOut(t *testing.T) {
 }
 
 // TestUnnamedFunction: a Function dimension that breaks the rules leaves
-// every metric out, and the line says so.
+// every metric out, and the line says so; a Version dimension that breaks
+// them leaves out the metrics that go by it.
 func TestUnnamedFunction(t *testing.T) {
-	_, rec := invocation.NewMetrics("").Begin(context.Background())
+	_, rec := invocation.NewMetrics("", "1").Begin(context.Background())
 	raw := write(rec)
 	if strings.Contains(raw, "_aws") || !strings.Contains(raw, `"warnings":["metrics left out: dimension Function: the value is not`) {
+		t.Errorf("%s", raw)
+	}
+	ctx, rec := invocation.NewMetrics("f", "").Begin(context.Background())
+	invocation.Add(ctx, invocation.Count("Refusals", 1), invocation.Metric{Name: "Faults", Unit: invocation.UnitCount, Value: 1, ByVersion: true})
+	raw = write(rec)
+	line := emftest.Check(t, raw)
+	if _, ok := line.Value("Faults"); ok || !slices.Equal(line.Metrics(), []string{"ColdStart", "DynamoDBRequests", "Refusals"}) ||
+		!strings.Contains(raw, `"warnings":["metric \"Faults\" left out: dimension Version: the value is not`) {
 		t.Errorf("%s", raw)
 	}
 }
@@ -218,7 +242,7 @@ func TestUnnamedFunction(t *testing.T) {
 // is its cold start, whatever begins at the same time; every other is not;
 // each environment has its own.
 func TestColdStart(t *testing.T) {
-	m := invocation.NewMetrics("f")
+	m := invocation.NewMetrics("f", "1")
 	recs := make([]*invocation.Record, 64)
 	var wg sync.WaitGroup
 	for i := range recs {
@@ -237,7 +261,7 @@ func TestColdStart(t *testing.T) {
 	if v, _ := emftest.Check(t, write(next)).Value("ColdStart"); v != 0 {
 		t.Errorf("a later invocation: ColdStart %v", v)
 	}
-	_, other := invocation.NewMetrics("g").Begin(context.Background())
+	_, other := invocation.NewMetrics("g", "1").Begin(context.Background())
 	if v, _ := emftest.Check(t, write(other)).Value("ColdStart"); v != 1 {
 		t.Errorf("another environment's first: ColdStart %v", v)
 	}
@@ -263,7 +287,7 @@ func TestNoEnvironment(t *testing.T) {
 // BenchmarkAPILine is the metrics' part in writing a session start's line:
 // the record's members rendered and written as JSON.
 func BenchmarkAPILine(b *testing.B) {
-	m := invocation.NewMetrics("SessionStartFunction")
+	m := invocation.NewMetrics("SessionStartFunction", "1")
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	for b.Loop() {
 		ctx, rec := m.Begin(context.Background())

@@ -2,7 +2,8 @@
 // function needs: the JSON logger, the table, the cached settings, and the
 // environment's metrics, from the environment the template sets
 // (TABLE_NAME, CONFIG_PATH, CONFIG_TTL_SECONDS) and the one Lambda sets (the
-// region, the credentials of the function's role, the function's name). It does not load the SDK's default
+// region, the credentials of the function's role, the function's name and
+// version). It does not load the SDK's default
 // configuration: its credential chain links the SDK's STS, SSO and sign-in
 // clients, whose initialisation and file reads cost every cold start more
 // than the rest of this package (docs/performance.md), and a function's
@@ -41,11 +42,20 @@ const (
 // Variables are the names of every variable a function reads.
 var Variables = []string{varTable, varConfig, varConfigTTL}
 
-// varFunction is the function's name, which Lambda sets.
-const varFunction = "AWS_LAMBDA_FUNCTION_NAME"
+// varFunction and varVersion are the function's name and the version of
+// it that runs, which Lambda sets.
+const (
+	varFunction = "AWS_LAMBDA_FUNCTION_NAME"
+	varVersion  = "AWS_LAMBDA_FUNCTION_VERSION"
+)
 
-// unnamed is the Function dimension of a function whose name is not set.
-const unnamed = "local"
+// unnamed is the Function dimension of a function whose name is not set,
+// unpublished the Version dimension of one whose version is not: the
+// version Lambda gives a function's code before any is published.
+const (
+	unnamed     = "local"
+	unpublished = "$LATEST"
+)
 
 // attemptTimeout bounds one attempt of an AWS request.
 const attemptTimeout = 2 * time.Second
@@ -66,6 +76,8 @@ type Env struct {
 	// it is not set, as when a bootstrap is run by hand, the dimension is
 	// "local": the line keeps the members it has in Lambda, under a name that
 	// says where it ran rather than failing a start the metrics do not need.
+	// Its Version dimension is AWS_LAMBDA_FUNCTION_VERSION, the version the
+	// alias live ran, "$LATEST" where it is not set.
 	Metrics *invocation.Metrics
 }
 
@@ -96,8 +108,9 @@ func newLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, n
 // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); an
 // endpoint is the service's own unless AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_ENDPOINT_URL_SSM or AWS_ENDPOINT_URL sets another, as the SDK's
-// default configuration reads them. The function's name is
-// AWS_LAMBDA_FUNCTION_NAME, read once here. Nothing here does I/O.
+// default configuration reads them. The function's name and version are
+// AWS_LAMBDA_FUNCTION_NAME and AWS_LAMBDA_FUNCTION_VERSION, read once here.
+// Nothing here does I/O.
 func Load() (*Env, error) {
 	table, path := os.Getenv(varTable), os.Getenv(varConfig)
 	if table == "" || path == "" {
@@ -125,7 +138,7 @@ func Load() (*Env, error) {
 		Log:      newLogger(),
 		Table:    store.New(dynamo, table),
 		Settings: settings.New(params, path, ttl),
-		Metrics:  invocation.NewMetrics(cmp.Or(os.Getenv(varFunction), unnamed)),
+		Metrics:  invocation.NewMetrics(cmp.Or(os.Getenv(varFunction), unnamed), cmp.Or(os.Getenv(varVersion), unpublished)),
 	}, nil
 }
 

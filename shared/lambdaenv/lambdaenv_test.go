@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/cloud-agent/control-plane/shared/invocation"
 )
 
 // TestEndpoint: a service's endpoint is AWS_ENDPOINT_URL_<SERVICE>, else
@@ -60,32 +62,38 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-// TestFunctionDimension: the metrics' Function dimension is
-// AWS_LAMBDA_FUNCTION_NAME, read when the environment loads; "local" when
-// it is not set.
-func TestFunctionDimension(t *testing.T) {
+// TestFunctionDimensions: the metrics' Function dimension is
+// AWS_LAMBDA_FUNCTION_NAME and their Version dimension
+// AWS_LAMBDA_FUNCTION_VERSION, read when the environment loads; "local"
+// and "$LATEST" when they are not set.
+func TestFunctionDimensions(t *testing.T) {
 	for k, v := range map[string]string{
 		varTable: "SessionsTable", varConfig: "/cloud-agent/dev", varConfigTTL: "",
 		"AWS_REGION": "eu-central-1", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret",
 	} {
 		t.Setenv(k, v)
 	}
-	for set, want := range map[string]string{"cloud-agent-SessionStartFunction-Ab12": "cloud-agent-SessionStartFunction-Ab12", "": unnamed} {
-		t.Setenv(varFunction, set)
+	for _, r := range []struct{ function, version, wantFunction, wantVersion string }{
+		{"cloud-agent-SessionStartFunction-Ab12", "7", "cloud-agent-SessionStartFunction-Ab12", "7"},
+		{"", "", unnamed, unpublished},
+	} {
+		t.Setenv(varFunction, r.function)
+		t.Setenv(varVersion, r.version)
 		env, err := Load()
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Setenv(varFunction, "read once")
-		_, rec := env.Metrics.Begin(context.Background())
-		got := ""
+		t.Setenv(varVersion, "read once")
+		ctx, rec := env.Metrics.Begin(context.Background())
+		invocation.Add(ctx, invocation.Metric{Name: "Faults", Unit: invocation.UnitCount, Value: 1, ByVersion: true})
+		got := map[string]string{}
 		for _, a := range rec.Attrs(time.Now()) {
-			if a.Key == "Function" {
-				got = a.Value.String()
-			}
+			got[a.Key] = a.Value.String()
 		}
-		if got != want {
-			t.Errorf("%s=%q: Function %q, want %q", varFunction, set, got, want)
+		if got["Function"] != r.wantFunction || got["Version"] != r.wantVersion {
+			t.Errorf("%s=%q, %s=%q: Function %q, Version %q; want %q, %q", varFunction, r.function, varVersion, r.version,
+				got["Function"], got["Version"], r.wantFunction, r.wantVersion)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	tbl := store.New(api, name)
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
 	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start}
-	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction)}
+	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")}
 	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers)
 	tpl, err := templateRoutes()
 	if err != nil {
@@ -114,7 +114,7 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	for _, id := range slices.Sorted(maps.Keys(fns)) {
 		routes = append(routes, fns[id]...)
 	}
-	h.API = httpapi.New(log, routes...).WithMetrics(invocation.NewMetrics(APIFunction))
+	h.API = httpapi.New(log, routes...).WithMetrics(invocation.NewMetrics(APIFunction, "$LATEST"))
 	return h
 }
 

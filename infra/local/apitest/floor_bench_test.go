@@ -175,8 +175,8 @@ func newFloorBench(b testing.TB) *floorBench {
 	cfg := settings.New(sm, apitest.ConfigPath, settings.DefaultTTL)
 	tbl := store.New(f.client, name)
 	logger := slog.New(slog.NewJSONHandler(f.log, nil))
-	f.startAPI = httpapi.New(logger, start.Route(&start.Service{Table: tbl, Settings: cfg})).WithMetrics(invocation.NewMetrics("SessionStartFunction"))
-	f.lookupAPI = httpapi.New(logger, (&lookup.Service{Table: tbl, Settings: cfg}).Routes()...).WithMetrics(invocation.NewMetrics("AllocationLookupFunction"))
+	f.startAPI = httpapi.New(logger, start.Route(&start.Service{Table: tbl, Settings: cfg})).WithMetrics(invocation.NewMetrics("SessionStartFunction", "$LATEST"))
+	f.lookupAPI = httpapi.New(logger, (&lookup.Service{Table: tbl, Settings: cfg}).Routes()...).WithMetrics(invocation.NewMetrics("AllocationLookupFunction", "$LATEST"))
 
 	f.key = fmt.Sprintf("s-%09d", 0)
 	resp, err := f.startAPI.Handle(context.Background(), f.startEvent(f.key))
