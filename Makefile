@@ -47,6 +47,7 @@ unit:
 	@command -v moto_server >/dev/null || echo "moto_server is not on the PATH: the tests against moto are skipped"
 	@command -v cfn-lint >/dev/null || echo "cfn-lint is not on the PATH: template.yaml is not linted"
 	@command -v npx >/dev/null || echo "npx is not on the PATH: docs/openapi.yaml is not linted with Redocly"
+	@python3 -c "import samtranslator" 2>/dev/null || echo "the SAM translator (samtranslator, installed with cfn-lint) is not installed: least privilege is not judged on its output, the releases are not checked and the template is not deployed on moto"
 	$(GO) test -count=1 -race ./...
 
 ## bench: every benchmark, with allocations, then one table of the figures

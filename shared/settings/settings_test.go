@@ -21,6 +21,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/invocation"
@@ -322,11 +323,7 @@ func TestJitter(t *testing.T) {
 // TestMoto reads the same parameters from moto's Parameter Store, when moto
 // is installed.
 func TestMoto(t *testing.T) {
-	url, err := dynamotest.Moto()
-	if err != nil {
-		t.Skipf("moto backend skipped: %v", err)
-	}
-	c := client(url)
+	c := client(motoserver.URL(t))
 	ctx := context.Background()
 	for name, v := range map[string]string{settings.ParamDefault: "vercel-large", settings.ParamSelectionOwners: "-"} {
 		typ := ssmtypes.ParameterTypeString

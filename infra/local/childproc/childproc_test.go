@@ -66,7 +66,7 @@ func TestMain(m *testing.M) {
 func startHelper(helper string) (string, error) {
 	switch helper {
 	case "moto":
-		url, err := motoserver.URL()
+		url, err := motoserver.Start()
 		return strings.TrimPrefix(url, "http://"), err
 	case "emulator":
 		return startEmulator(os.Getenv(dirEnv))
