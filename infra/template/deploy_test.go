@@ -39,6 +39,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/firing"
+	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -503,12 +504,9 @@ func checkParameters(t *testing.T, sm *ssm.Client) {
 	for _, p := range out.Parameters {
 		got[aws.ToString(p.Name)] = string(p.Type) + " " + aws.ToString(p.Value)
 	}
-	want := map[string]string{
-		"/cloud-agent/test/allocation/default":    "String cloudflare-containers-standard-4",
-		"/cloud-agent/test/allocation/selectable": "StringList cloudflare-containers-standard-3,cloudflare-containers-standard-4,vercel-small,vercel-large",
-		"/cloud-agent/test/allocation/retired":    "StringList -",
-		"/cloud-agent/test/provider/retired":      "StringList -",
-		"/cloud-agent/test/selection/owners":      "StringList *",
+	want := map[string]string{}
+	for _, p := range settings.Builtin() {
+		want["/cloud-agent/test/"+p.Name] = p.Type + " " + p.Value
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parameters %v, want %v", got, want)

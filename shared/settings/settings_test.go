@@ -216,6 +216,21 @@ func TestConfigValues(t *testing.T) {
 	}
 }
 
+// TestBuiltin: the built-in parameters read back as the built-in settings,
+// one parameter for each.
+func TestBuiltin(t *testing.T) {
+	values := map[string]string{}
+	for _, p := range settings.Builtin() {
+		if _, ok := values[p.Name]; ok {
+			t.Errorf("%s twice", p.Name)
+		}
+		values[p.Name] = p.Value
+	}
+	if got, want := settings.Config(values), allocation.BuiltinConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the built-in parameters %v read as %+v, want %+v", values, got, want)
+	}
+}
+
 // TestCacheAndLastGood: settings are read once per TTL; a failed refresh
 // keeps the last good ones, with a warning; a cold start that cannot read them is 503.
 func TestCacheAndLastGood(t *testing.T) {
