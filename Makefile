@@ -82,8 +82,9 @@ fuzz:
 
 ## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
 run:
-	$(GO) build -o bin/run ./infra/cmd/run
-	exec bin/run $(RUN_ARGS)
+	@echo "Building bin/run, the local stack's command (on empty caches, the go command first fetches the modules go.mod pins, then compiles them: a minute or more)…"
+	@SECONDS=0; $(GO) build -o bin/run ./infra/cmd/run && echo "built bin/run in $${SECONDS}s"
+	@exec bin/run $(RUN_ARGS)
 
 ## audit: what a table still holds from the shared-sandbox era; the report
 ## writes nothing, -rewrite-triggers clears the saved allocations that fall

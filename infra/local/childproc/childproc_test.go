@@ -90,7 +90,7 @@ func startHelper(helper string) (string, error) {
 // of the emulator's runtime API, which the function writes to a file in
 // dir. The emulator starts the function at the first invocation.
 func startEmulator(dir string) (string, error) {
-	emulator, err := lambdarun.EmulatorPath(context.Background(), "../../..")
+	emulator, err := lambdarun.EmulatorPath(context.Background(), io.Discard, "../../..")
 	if err != nil {
 		return "", err
 	}
