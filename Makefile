@@ -47,6 +47,7 @@ unit:
 	@command -v moto_server >/dev/null || echo "moto_server is not on the PATH: the tests against moto are skipped"
 	@command -v cfn-lint >/dev/null || echo "cfn-lint is not on the PATH: template.yaml is not linted"
 	@command -v npx >/dev/null || echo "npx is not on the PATH: docs/openapi.yaml is not linted with Redocly"
+	@python3 -c "import samtranslator" 2>/dev/null || echo "the SAM translator (samtranslator, installed with cfn-lint) is not installed: least privilege is not judged on its output, the releases are not checked and the template is not deployed on moto"
 	$(GO) test -count=1 -race ./...
 
 ## bench: every benchmark, with allocations, then one table of the figures
@@ -81,8 +82,9 @@ fuzz:
 
 ## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
 run:
-	$(GO) build -o bin/run ./infra/cmd/run
-	exec bin/run $(RUN_ARGS)
+	@echo "Building bin/run, the local stack's command (on empty caches, the go command first fetches the modules go.mod pins, then compiles them: a minute or more)…"
+	@SECONDS=0; $(GO) build -o bin/run ./infra/cmd/run && echo "built bin/run in $${SECONDS}s"
+	@exec bin/run $(RUN_ARGS)
 
 ## audit: what a table still holds from the shared-sandbox era; the report
 ## writes nothing, -rewrite-triggers clears the saved allocations that fall

@@ -18,6 +18,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -113,10 +114,7 @@ func TestCommand(t *testing.T) {
 // TestCommandParameterStore reads the settings from Parameter Store under
 // -config-path (moto's), through the same settings code as the functions.
 func TestCommandParameterStore(t *testing.T) {
-	url, err := dynamotest.Moto()
-	if err != nil {
-		t.Skipf("moto_server is not on the PATH: %v", err)
-	}
+	url := motoserver.URL(t)
 	t.Setenv("AWS_ENDPOINT_URL_SSM", url)
 	t.Setenv("AWS_ACCESS_KEY_ID", "local")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "local")

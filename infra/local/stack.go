@@ -36,6 +36,9 @@ type Config struct {
 	// several goroutines and processes at once: it must be safe for that
 	// (an *os.File is; a bytes.Buffer is not).
 	Logs io.Writer
+	// Progress, when set, takes a line for each step of the start that
+	// can take long: each function's build, the emulator's.
+	Progress io.Writer
 }
 
 // DynamoAddr is where `make run` serves its embedded DynamoDB endpoint,
@@ -153,14 +156,18 @@ func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
 		return err
 	}
 	s.buildDir = dir
+	progress := s.cfg.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
 	var ids []string
 	for _, fn := range s.Functions {
 		ids = append(ids, fn.LogicalID)
 	}
-	if err := lambdarun.Build(ctx, s.cfg.Repo, dir, ids...); err != nil {
+	if err := lambdarun.Build(ctx, progress, s.cfg.Repo, dir, ids...); err != nil {
 		return err
 	}
-	emulator, err := lambdarun.EmulatorPath(ctx, s.cfg.Repo)
+	emulator, err := lambdarun.EmulatorPath(ctx, progress, s.cfg.Repo)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@
 // defaults, and a Ref to a resource is its logical id.
 //
 // Its tests are the tests of template.yaml: the functions and their
-// builds, the schedule and the table (template_test.go), the routes that
-// Go, the template, docs/openapi.yaml and events/ must agree on
-// (routes_test.go), the alarms and the dashboard (alarms_test.go, whose
+// builds, the schedule, the table and the settings at their built-in
+// values (template_test.go), the routes that Go, the template,
+// docs/openapi.yaml and events/ must agree on (routes_test.go), the alarms and the dashboard (alarms_test.go, whose
 // WantAlarms a new alarm joins), least privilege on the SAM translator's
 // output (iam_test.go), the releases through each function's alias and
 // CodeDeploy, and the release alarms that see the new version

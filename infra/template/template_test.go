@@ -16,6 +16,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
 func loadFunctions(t *testing.T) []Function {
@@ -138,6 +139,36 @@ func TestTemplateTable(t *testing.T) {
 	if *tbl.BillingMode != "PAY_PER_REQUEST" || tbl.TimeToLiveSpecification == nil || *tbl.TimeToLiveSpecification.AttributeName != "expiresAt" ||
 		!tbl.TimeToLiveSpecification.Enabled || tbl.PointInTimeRecoverySpecification == nil || !*tbl.PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled {
 		t.Errorf("table %+v", tbl)
+	}
+}
+
+// TestTemplateSettings: the settings parameters the stack owns, under the
+// functions' CONFIG_PATH, hold the built-in values (settings.Builtin): a
+// new stage, and a new local settings file, start as no parameter at all
+// would.
+func TestTemplateSettings(t *testing.T) {
+	tpl, err := Load("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := Functions(tpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := fns[0].Environment["CONFIG_PATH"]
+	for _, fn := range fns {
+		if fn.Environment["CONFIG_PATH"] != path {
+			t.Fatalf("%s reads its settings under %s, %s under %s", fn.LogicalID, fn.Environment["CONFIG_PATH"], fns[0].LogicalID, path)
+		}
+	}
+	got := Settings(tpl, path)
+	if n := len(tpl.GetAllSSMParameterResources()); n != len(got) {
+		t.Errorf("%d of the %d parameters are under %s", len(got), n, path)
+	}
+	want := settings.Builtin()
+	slices.SortFunc(want, func(a, b settings.Parameter) int { return strings.Compare(a.Name, b.Name) })
+	if !slices.Equal(got, want) {
+		t.Errorf("the template's settings %+v, the built-in ones %+v", got, want)
 	}
 }
 

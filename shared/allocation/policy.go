@@ -7,7 +7,8 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
-// Built-in settings (section 7 of the contract).
+// Built-in settings (section 7 of the contract): the one source of the
+// value each setting takes when it is not set (BuiltinConfig).
 const (
 	BuiltinDefault = ContainersStandard4
 	// allOwners in the selection owners setting lets every owner select.
@@ -30,6 +31,20 @@ type Config struct {
 	RetiredAllocations []string
 	RetiredProviders   []string
 	SelectionOwners    []string
+}
+
+// BuiltinConfig is every setting at its built-in value: the policy of it is
+// DefaultPolicy's. The retired lists add nothing to the built-in retired
+// sets, which no setting can take an entry out of.
+func BuiltinConfig() Config {
+	d := BuiltinDefault
+	return Config{
+		Default:            &d,
+		Selectable:         slices.Clone(builtinSelectable),
+		RetiredAllocations: []string{},
+		RetiredProviders:   []string{},
+		SelectionOwners:    []string{allOwners},
+	}
 }
 
 // Policy is the validated allocation settings: which allocations and

@@ -1,6 +1,7 @@
 package allocation
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -82,6 +83,29 @@ func TestCheckRouting(t *testing.T) {
 	}
 	wantCode(t, CheckRouting(a, KindIsolated), "")
 	wantCode(t, CheckRouting(Allocation{}, KindCodeReview), "")
+}
+
+// TestBuiltinConfig: the built-in values are section 7's, valid, and their
+// policy is the policy of no settings at all.
+func TestBuiltinConfig(t *testing.T) {
+	c := BuiltinConfig()
+	if *c.Default != "cloudflare-containers-standard-4" ||
+		!slices.Equal(c.Selectable, []string{"cloudflare-containers-standard-3", "cloudflare-containers-standard-4", "vercel-small", "vercel-large"}) ||
+		len(c.RetiredAllocations) != 0 || c.RetiredAllocations == nil || len(c.RetiredProviders) != 0 || c.RetiredProviders == nil ||
+		!slices.Equal(c.SelectionOwners, []string{"*"}) {
+		t.Errorf("built-in settings %+v", c)
+	}
+	p, warnings := NewPolicy(c)
+	if len(warnings) > 0 {
+		t.Errorf("warnings %q", warnings)
+	}
+	if !reflect.DeepEqual(p, DefaultPolicy()) {
+		t.Errorf("the policy of the built-in settings %+v, of none %+v", p, DefaultPolicy())
+	}
+	c.Selectable[0] = VercelSmall
+	if BuiltinConfig().Selectable[0] != ContainersStandard3 {
+		t.Error("a change to one BuiltinConfig changes the next")
+	}
 }
 
 // TestSettings: settings add to the retired sets but never take a built-in

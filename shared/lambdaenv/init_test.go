@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json/v2"
 	"errors"
+	"io"
 	"maps"
 	"os/exec"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestInitFailure(t *testing.T) {
 		ids = append(ids, fn.LogicalID)
 	}
 	dir := t.TempDir()
-	if err := lambdarun.Build(context.Background(), "../..", dir, ids...); err != nil {
+	if err := lambdarun.Build(context.Background(), io.Discard, "../..", dir, ids...); err != nil {
 		t.Fatal(err)
 	}
 	const secret, token = "secret-access-key-value", "session-token-value"

@@ -201,3 +201,24 @@ func Config(values map[string]string) allocation.Config {
 	c.SelectionOwners = list(paramSelectionOwners)
 	return c
 }
+
+// Builtin is every parameter at its built-in value
+// (allocation.BuiltinConfig), as Parameter Store holds it: the parameters
+// of template.yaml, which the stack owns, are these (a test of
+// infra/template holds them to it).
+func Builtin() []Parameter {
+	c := allocation.BuiltinConfig()
+	list := func(items []string) string {
+		if len(items) == 0 {
+			return emptyList
+		}
+		return strings.Join(items, ",")
+	}
+	return []Parameter{
+		{Name: paramDefault, Type: "String", Value: *c.Default},
+		{Name: paramSelectable, Type: "StringList", Value: list(c.Selectable)},
+		{Name: paramRetiredAllocations, Type: "StringList", Value: list(c.RetiredAllocations)},
+		{Name: paramRetiredProviders, Type: "StringList", Value: list(c.RetiredProviders)},
+		{Name: paramSelectionOwners, Type: "StringList", Value: list(c.SelectionOwners)},
+	}
+}

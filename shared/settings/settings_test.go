@@ -21,6 +21,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/invocation"
@@ -215,6 +216,21 @@ func TestConfigValues(t *testing.T) {
 	}
 }
 
+// TestBuiltin: the built-in parameters read back as the built-in settings,
+// one parameter for each.
+func TestBuiltin(t *testing.T) {
+	values := map[string]string{}
+	for _, p := range settings.Builtin() {
+		if _, ok := values[p.Name]; ok {
+			t.Errorf("%s twice", p.Name)
+		}
+		values[p.Name] = p.Value
+	}
+	if got, want := settings.Config(values), allocation.BuiltinConfig(); !reflect.DeepEqual(got, want) {
+		t.Errorf("the built-in parameters %v read as %+v, want %+v", values, got, want)
+	}
+}
+
 // TestCacheAndLastGood: settings are read once per TTL; a failed refresh
 // keeps the last good ones, with a warning; a cold start that cannot read them is 503.
 func TestCacheAndLastGood(t *testing.T) {
@@ -322,11 +338,7 @@ func TestJitter(t *testing.T) {
 // TestMoto reads the same parameters from moto's Parameter Store, when moto
 // is installed.
 func TestMoto(t *testing.T) {
-	url, err := dynamotest.Moto()
-	if err != nil {
-		t.Skipf("moto backend skipped: %v", err)
-	}
-	c := client(url)
+	c := client(motoserver.URL(t))
 	ctx := context.Background()
 	for name, v := range map[string]string{settings.ParamDefault: "vercel-large", settings.ParamSelectionOwners: "-"} {
 		typ := ssmtypes.ParameterTypeString

@@ -23,7 +23,7 @@ import (
 )
 
 func main() {
-	cfg := local.Config{Repo: ".", DynamoURL: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), Logs: os.Stderr}
+	cfg := local.Config{Repo: ".", DynamoURL: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), Logs: os.Stderr, Progress: os.Stdout}
 	flag.StringVar(&cfg.DynamoAddr, "dynamo-addr", local.DynamoAddr, "address of the embedded DynamoDB endpoint")
 	flag.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:3000", "address of the HTTP API")
 	flag.StringVar(&cfg.SettingsFile, "settings", ".local/settings.json", "the settings file (created from template.yaml's parameters when missing)")
@@ -40,7 +40,7 @@ func main() {
 func run(cfg local.Config) (err error) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Println("Building the functions and starting the local stack…")
+	fmt.Println("Starting the local stack: each function of template.yaml is built as sam build builds it, then run under the Lambda runtime interface emulator (on empty caches, the first build takes a minute or more).")
 	s, err := local.Start(ctx, cfg)
 	if err != nil {
 		return err

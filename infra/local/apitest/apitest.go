@@ -78,7 +78,7 @@ func New(t testing.TB, b *dynamotest.Backend, optFns ...func(*dynamodb.Options))
 		b = &dynamotest.Backends(t)[0]
 	}
 	c, name := dynamotest.Table(t, *b)
-	return NewOn(t, localdb.Client(b.URL, append([]func(*dynamodb.Options){store.Counting}, optFns...)...), c, name)
+	return NewOn(t, localdb.Client(b.Endpoint(t), append([]func(*dynamodb.Options){store.Counting}, optFns...)...), c, name)
 }
 
 // NewOn builds the API over table name, reached by api (which may go

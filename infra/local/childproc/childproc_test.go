@@ -66,7 +66,7 @@ func TestMain(m *testing.M) {
 func startHelper(helper string) (string, error) {
 	switch helper {
 	case "moto":
-		url, err := motoserver.URL()
+		url, err := motoserver.Start()
 		return strings.TrimPrefix(url, "http://"), err
 	case "emulator":
 		return startEmulator(os.Getenv(dirEnv))
@@ -90,7 +90,7 @@ func startHelper(helper string) (string, error) {
 // of the emulator's runtime API, which the function writes to a file in
 // dir. The emulator starts the function at the first invocation.
 func startEmulator(dir string) (string, error) {
-	emulator, err := lambdarun.EmulatorPath(context.Background(), "../../..")
+	emulator, err := lambdarun.EmulatorPath(context.Background(), io.Discard, "../../..")
 	if err != nil {
 		return "", err
 	}

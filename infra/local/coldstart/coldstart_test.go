@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -93,14 +94,14 @@ func BenchmarkColdStart(b *testing.B) {
 	ctx := context.Background()
 	tpl, fns, ids := templateFunctions(b)
 	dir := b.TempDir()
-	if err := lambdarun.Build(ctx, "../../..", dir, ids...); err != nil {
+	if err := lambdarun.Build(ctx, io.Discard, "../../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
 	hello, err := buildHello(ctx, runtime.GOARCH, "../../..", dir)
 	if err != nil {
 		b.Fatal(err)
 	}
-	rie, err := lambdarun.EmulatorPath(ctx, "../../..")
+	rie, err := lambdarun.EmulatorPath(ctx, io.Discard, "../../..")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -385,7 +386,7 @@ func BenchmarkSize(b *testing.B) {
 	ctx := context.Background()
 	_, _, ids := templateFunctions(b)
 	dir := b.TempDir()
-	if err := lambdarun.BuildFor(ctx, "arm64", "../../..", dir, ids...); err != nil {
+	if err := lambdarun.BuildFor(ctx, io.Discard, "arm64", "../../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := buildHello(ctx, "arm64", "../../..", dir); err != nil {

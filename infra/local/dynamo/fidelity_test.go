@@ -41,12 +41,7 @@ func TestFidelity(t *testing.T) {
 		runFidelity(t, fidelityEndpoint{url: embeddedURL(t)}, cases)
 	})
 	t.Run("moto", func(t *testing.T) {
-		url, err := motoserver.URL()
-		if err != nil {
-			t.Logf("moto run skipped: %v", err)
-			return
-		}
-		runFidelity(t, fidelityEndpoint{url: url, moto: true}, cases)
+		runFidelity(t, fidelityEndpoint{url: motoserver.URL(t), moto: true}, cases)
 	})
 }
 

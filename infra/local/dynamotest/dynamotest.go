@@ -1,7 +1,8 @@
 // Package dynamotest gives tests real DynamoDB endpoints over HTTP: the
-// embedded one always, and moto when moto_server is on the PATH (skipped
-// with a message when it is not). Each test gets a fresh table created from
-// template.yaml. The moto server also serves SSM.
+// embedded one, and moto, started when a test first uses it (a test on
+// moto skips, saying why, where moto_server is not on the PATH). Each test
+// gets a fresh table created from template.yaml. The moto server also
+// serves SSM.
 package dynamotest
 
 import (
@@ -27,7 +28,19 @@ import (
 // Backend is a DynamoDB-compatible endpoint.
 type Backend struct {
 	Name string
+	// URL is the endpoint's; moto's is found by Endpoint, which starts it.
 	URL  string
+	moto bool
+}
+
+// Endpoint is the backend's URL. Moto's server starts the first time; where
+// there is none, the test skips with the reason (motoserver.URL).
+func (b Backend) Endpoint(t testing.TB) string {
+	t.Helper()
+	if b.moto {
+		return motoserver.URL(t)
+	}
+	return b.URL
 }
 
 var (
@@ -52,8 +65,9 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// Backends returns the embedded endpoint, and moto when it is installed.
-// Tests run once per backend with t.Run.
+// Backends returns the embedded endpoint, then moto. Tests run once per
+// backend with t.Run; on moto, Table (or Endpoint) skips the subtest where
+// moto_server is not installed.
 func Backends(t testing.TB) []Backend {
 	t.Helper()
 	// The tests' endpoint does not sweep expired items: the contract's
@@ -64,17 +78,8 @@ func Backends(t testing.TB) []Backend {
 	if embeddedErr != nil {
 		t.Fatalf("embedded DynamoDB endpoint: %v", embeddedErr)
 	}
-	bs := []Backend{{"embedded", embedded.URL}}
-	if url, err := Moto(); err == nil {
-		bs = append(bs, Backend{"moto", url})
-	} else {
-		t.Logf("moto backend skipped: %v", err)
-	}
-	return bs
+	return []Backend{{Name: "embedded", URL: embedded.URL}, {Name: "moto", moto: true}}
 }
-
-// Moto returns the URL of the moto server (see motoserver).
-func Moto() (string, error) { return motoserver.URL() }
 
 // templateOnce is template.yaml, read once per test binary.
 var templateOnce = sync.OnceValues(func() (*template.Template, error) {
@@ -83,11 +88,12 @@ var templateOnce = sync.OnceValues(func() (*template.Template, error) {
 })
 
 // Table creates a fresh table with the template's definition on the backend
-// and returns a client for it and the table's name.
+// and returns a client for it and the table's name; on moto, where there is
+// none, the test skips (Endpoint).
 func Table(t testing.TB, b Backend) (*dynamodb.Client, string) {
 	t.Helper()
+	c := localdb.Client(b.Endpoint(t))
 	name := fmt.Sprintf("table-%d", tables.Add(1))
-	c := localdb.Client(b.URL)
 	createTable(t, c, name, true)
 	t.Cleanup(func() {
 		_, _ = c.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(name)})

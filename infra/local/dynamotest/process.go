@@ -71,7 +71,7 @@ func Separate(t testing.TB) *Process {
 	if err != nil {
 		t.Fatalf("the endpoint's process gave no URL: %v", err)
 	}
-	return &Process{Backend: Backend{"embedded, own process", strings.TrimSpace(url)}, cmd: cmd}
+	return &Process{Backend: Backend{Name: "embedded, own process", URL: strings.TrimSpace(url)}, cmd: cmd}
 }
 
 // clockTicks is the unit of the CPU times in /proc/PID/stat (USER_HZ,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -34,10 +35,10 @@ func built(t *testing.T, fns []template.Function) (dir, rie string) {
 		ids = append(ids, fn.LogicalID)
 	}
 	dir = t.TempDir()
-	if err := Build(context.Background(), "../../..", dir, ids...); err != nil {
+	if err := Build(context.Background(), io.Discard, "../../..", dir, ids...); err != nil {
 		t.Fatal(err)
 	}
-	rie, err := EmulatorPath(context.Background(), "../../..")
+	rie, err := EmulatorPath(context.Background(), io.Discard, "../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

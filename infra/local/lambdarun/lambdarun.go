@@ -32,37 +32,64 @@ type Invoker func(ctx context.Context, functionID string, event []byte) ([]byte,
 
 // Build builds the bootstrap of each function as `sam build` would,
 // through the Makefile's build-<LogicalId> target, for the machine's own
-// architecture, into dir/<LogicalId>/bootstrap. repo is the folder of the
-// Makefile.
-func Build(ctx context.Context, repo, dir string, ids ...string) error {
-	return BuildFor(ctx, runtime.GOARCH, repo, dir, ids...)
+// architecture, into dir/<LogicalId>/bootstrap, one after the other. repo
+// is the folder of the Makefile. Progress gets a line for each build, such
+// as "building TriggersFunction (3/4)… done in 12.3s" (io.Discard for
+// none): on empty caches the first build takes a minute or more.
+func Build(ctx context.Context, progress io.Writer, repo, dir string, ids ...string) error {
+	return BuildFor(ctx, progress, runtime.GOARCH, repo, dir, ids...)
 }
 
 // BuildFor is Build for the architecture goarch (arm64
 // is what Lambda runs).
-func BuildFor(ctx context.Context, goarch, repo, dir string, ids ...string) error {
-	for _, id := range ids {
-		cmd := childproc.CommandContext(ctx, "make", "--no-print-directory", "build-"+id,
-			"ARTIFACTS_DIR="+filepath.Join(dir, id), "LAMBDA_GOARCH="+goarch)
-		cmd.Dir = repo
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("building %s: %w\n%s", id, err, out)
+func BuildFor(ctx context.Context, progress io.Writer, goarch, repo, dir string, ids ...string) error {
+	for i, id := range ids {
+		err := step(progress, fmt.Sprintf("building %s (%d/%d)", id, i+1, len(ids)), func() error {
+			cmd := childproc.CommandContext(ctx, "make", "--no-print-directory", "build-"+id,
+				"ARTIFACTS_DIR="+filepath.Join(dir, id), "LAMBDA_GOARCH="+goarch)
+			cmd.Dir = repo
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("building %s: %w\n%s", id, err, out)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // EmulatorPath is the Lambda runtime interface emulator, built from the
-// version go.mod pins (`go tool aws-lambda-rie`). repo is the module's
-// folder.
-func EmulatorPath(ctx context.Context, repo string) (string, error) {
-	cmd := childproc.CommandContext(ctx, "go", "tool", "-n", "aws-lambda-rie")
-	cmd.Dir = repo
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("finding the runtime interface emulator: %w", err)
+// version go.mod pins (`go tool aws-lambda-rie`) when the build cache
+// lacks it. repo is the module's folder. Progress gets a line for the
+// build, as for Build's.
+func EmulatorPath(ctx context.Context, progress io.Writer, repo string) (string, error) {
+	var path string
+	err := step(progress, "building the Lambda runtime interface emulator", func() error {
+		cmd := childproc.CommandContext(ctx, "go", "tool", "-n", "aws-lambda-rie")
+		cmd.Dir = repo
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("finding the runtime interface emulator: %w", err)
+		}
+		path = strings.TrimSpace(string(out))
+		return nil
+	})
+	return path, err
+}
+
+// step runs f, saying on w what it does, then how long it took, or that it
+// failed: one line.
+func step(w io.Writer, what string, f func() error) error {
+	fmt.Fprintf(w, "%s… ", what)
+	start := time.Now()
+	if err := f(); err != nil {
+		fmt.Fprintln(w, "failed")
+		return err
 	}
-	return strings.TrimSpace(string(out)), nil
+	fmt.Fprintf(w, "done in %v\n", time.Since(start).Round(100*time.Millisecond))
+	return nil
 }
 
 // Lambda is one function's bootstrap running under the runtime interface

@@ -1,8 +1,10 @@
 // Package motoserver starts moto's server, once per test binary, for tests
 // that run against it as a second AWS backend (it serves DynamoDB and SSM
-// on one endpoint). Where moto_server is not on the PATH, URL says so and
-// the tests skip. The server is tied to the test binary (see childproc): on
-// Linux it dies with it, however the binary ends.
+// on one endpoint). A test gets it through URL, which skips the test,
+// saying why, where there is none (moto_server is not on the PATH, say):
+// `go test -v` lists it as SKIP, never as PASS. The server is tied to the
+// test binary (see childproc): on Linux it dies with it, however the
+// binary ends.
 package motoserver
 
 import (
@@ -11,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
@@ -25,10 +28,22 @@ var (
 	err    error
 )
 
-// URL returns the endpoint of the moto server, starting it on a free
+// URL returns the endpoint of the moto server (Start); where there is
+// none, it skips the test with the reason.
+func URL(t testing.TB) string {
+	t.Helper()
+	url, err := Start()
+	if err != nil {
+		t.Skipf("moto backend skipped: %v", err)
+	}
+	return url
+}
+
+// Start returns the endpoint of the moto server, starting it on a free
 // loopback port the first time; the error says why there is none (a server
-// that exits at start says so at once).
-func URL() (string, error) {
+// that exits at start says so at once). Tests call URL; Start is for a
+// test binary's own processes, before its tests run.
+func Start() (string, error) {
 	once.Do(func() {
 		path, lookErr := exec.LookPath("moto_server")
 		if lookErr != nil {
@@ -72,8 +87,9 @@ func URL() (string, error) {
 }
 
 // Stop kills the server's process group if it was started, and when tests
-// asked for it in vain, says so on standard error, so that a run without
-// moto shows what it did not test.
+// asked for it in vain, says so on standard error: the output of a run
+// without moto (with -v, or of a package that fails) ends saying what it
+// did not test.
 func Stop() {
 	if exited != nil {
 		_ = childproc.Kill(cmd)
