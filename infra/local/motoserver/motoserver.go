@@ -8,6 +8,7 @@
 package motoserver
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -28,16 +29,23 @@ var (
 	err    error
 )
 
-// URL returns the endpoint of the moto server (Start); where there is
-// none, it skips the test with the reason.
+// URL returns the endpoint of the moto server (Start). Where moto_server
+// is not installed, it skips the test with the reason; one installed that
+// does not start fails the test: that is a broken machine, not a missing
+// tool.
 func URL(t testing.TB) string {
 	t.Helper()
 	url, err := Start()
-	if err != nil {
+	switch {
+	case errors.Is(err, errNotInstalled):
 		t.Skipf("moto backend skipped: %v", err)
+	case err != nil:
+		t.Fatalf("moto backend: %v", err)
 	}
 	return url
 }
+
+var errNotInstalled = errors.New("moto_server is not on the PATH")
 
 // Start returns the endpoint of the moto server, starting it on a free
 // loopback port the first time; the error says why there is none (a server
@@ -47,7 +55,7 @@ func Start() (string, error) {
 	once.Do(func() {
 		path, lookErr := exec.LookPath("moto_server")
 		if lookErr != nil {
-			err = fmt.Errorf("moto_server is not on the PATH")
+			err = errNotInstalled
 			return
 		}
 		ln, listenErr := net.Listen("tcp", "127.0.0.1:0")
