@@ -534,10 +534,7 @@ func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, cod
 // fault that leaves the slot due.
 func (f *Firing) run(ctx context.Context, policy *allocation.Policy, j slotJob) (fired, error) {
 	tr := j.tr
-	cmd, choice, err := Session(tr, policy, start.PlatformScheduled)
-	if err != nil {
-		return fired{}, err // no usable default
-	}
+	cmd, choice := Session(tr, policy, start.PlatformScheduled)
 	if err := cmd.Request.Validate(); err != nil {
 		return f.refused(ctx, j, choice, err)
 	}
@@ -559,23 +556,22 @@ func (f *Firing) run(ctx context.Context, policy *allocation.Policy, j slotJob) 
 // now make it: for the trigger's user and org, never a bot, with its
 // repository, agent and prompt, created on platform, and its saved
 // allocation as the policy chose it (the effective default when the saved
-// one fails checks 3 to 6). The error is the policy's: no usable
-// default. The request has no operation key (StartSlot and StartNow give
+// one fails checks 3 to 6). Without a usable default, the start's own
+// placement refuses it (503), after the key's ledger row, if any, was
+// judged: a row answers first, as on the start route. The request has no
+// operation key (StartSlot and StartNow give
 // it one) and is not validated: a stored trigger holds what its route
 // validated, by the rules of the release that wrote it, and one that does
 // not pass the start's rules now (an older writer's, or a hand's) is
 // refused like a bad request (docs/decisions.md) by its caller.
-func Session(tr *trigger.Trigger, policy *allocation.Policy, platform string) (start.Command, allocation.Choice, error) {
-	choice, err := policy.Resolve(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
-	if err != nil {
-		return start.Command{}, choice, err
-	}
+func Session(tr *trigger.Trigger, policy *allocation.Policy, platform string) (start.Command, allocation.Choice) {
+	choice, _ := policy.Resolve(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
 	prompt := tr.Prompt
 	req := &start.Request{
 		OrgID: tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
 		Prompt: &prompt, CreatedOnPlatform: platform,
 	}
-	return start.Command{UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy}, choice, nil
+	return start.Command{UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy}, choice
 }
 
 // refused settles a slot whose start was refused with err. Any ledger row

@@ -61,13 +61,11 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 // startNow starts the trigger tr's session now, as it was read. A replay
 // answers the manual run as it was stored.
 func (s *Service) startNow(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, key string) (httpapi.Response, error) {
-	cmd, choice, err := firing.Session(tr, policy, start.PlatformNow)
-	if err != nil {
-		return httpapi.Response{}, err
-	}
+	cmd, choice := firing.Session(tr, policy, start.PlatformNow)
 	manual := &store.ManualRun{Seen: tr, Status: firing.RunStatus(choice, nil)}
 	var res *start.Result
-	if err = cmd.Request.Validate(); err == nil {
+	err := cmd.Request.Validate()
+	if err == nil {
 		res, err = s.Start.StartNow(ctx, cmd, manual, key)
 	}
 	if err != nil {

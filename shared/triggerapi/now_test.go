@@ -487,3 +487,22 @@ func TestRunNowOrder(t *testing.T) {
 		t.Errorf("runs %v, want %v", got, want)
 	}
 }
+
+// TestRunNowNoDefault: without a usable default, a key's row still
+// answers first (its allocation retired: 422, as on the start route); a
+// start that needs the default is 503 and records no run.
+func TestRunNowNoDefault(t *testing.T) {
+	h := newHarness(t)
+	id := newTrigger(t, h, nil)
+	if r := runNowCall(h, user, id, "k1", ""); r.Status != 201 {
+		t.Fatalf("%d %s", r.Status, r.Raw)
+	}
+	h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "cloudflare-containers-standard-4"}})
+	runs := func() int { return count(h, `"PK":{"S":"TRIGGER#`+id+`"}`, `"SK":{"S":"RUN#`) }
+	if r := runNowCall(h, user, id, "k1", ""); r.Status != 422 || r.Code() != "sandbox_allocation_retired" || runs() != 1 {
+		t.Errorf("the key's row: %d %s, %d runs", r.Status, r.Raw, runs())
+	}
+	if r := runNowCall(h, user, id, "k2", ""); r.Status != 503 || r.Code() != "service_unavailable" || runs() != 1 {
+		t.Errorf("a new key: %d %s, %d runs", r.Status, r.Raw, runs())
+	}
+}
