@@ -163,9 +163,9 @@ func (s *Sessions) add(p *allocation.Policy, rec *session.Record) {
 	count(&s.RawOwnerKey, class == allocation.ClassLegacyOwnerKey)
 	count(&s.LegacyIsolatedPrefix, class == allocation.ClassLegacyIsolated)
 	count(&s.SbxNoKind, class == allocation.ClassSandbox && sb.Kind == "")
-	allocationRetired, providerRetired := p.SessionRetirement(rec.Allocation(), sb.Provider)
-	count(&s.OnRetiredProvider, providerRetired)
-	count(&s.OnRetiredAllocation, allocationRetired)
+	retired := p.Retirement(rec.Allocation(), sb.Provider, false)
+	count(&s.OnRetiredProvider, retired.Provider)
+	count(&s.OnRetiredAllocation, retired.Allocation)
 }
 
 func (l *Ledger) add(p *allocation.Policy, row *session.LedgerRow) {

@@ -188,11 +188,10 @@ func (p *Policy) MaySelect(owner string) bool {
 // not enabled for the owner, not selectable. Naming the effective default
 // skips checks 5 and 6; a byoc request follows vercel-<instanceType> there.
 func (p *Policy) Check(a Allocation, owner string) error {
+	if err := p.Retirement(a, a.Provider(), false).Err(NewStart); err != nil {
+		return err
+	}
 	switch {
-	case p.AllocationRetired(a):
-		return problem.New(problem.SandboxAllocationRetired, AllocationRetiredDetail(a))
-	case p.retiredProviders[a.spec.Provider]:
-		return problem.New(problem.SandboxRuntimeRetired, runtimeRetiredDetail(a))
 	case p.isDefault(a):
 		return nil
 	case !p.MaySelect(owner):
@@ -232,8 +231,7 @@ func (p *Policy) Place(k Kind, a Allocation, owner string) (Placement, error) {
 		return Placement{}, err
 	}
 	if k == KindShared {
-		shared, _ := ByName(CloudflareShared)
-		return Placement{}, problem.New(problem.SandboxAllocationRetired, AllocationRetiredDetail(shared))
+		return Placement{}, p.Retirement(Allocation{}, "", true).Err(NewStart)
 	}
 	if !a.IsZero() {
 		if err := p.Check(a, owner); err != nil {
@@ -404,76 +402,4 @@ func (p *Policy) OptionsFor(owner string) Options {
 		}
 	}
 	return o
-}
-
-// Runtime is the state of a stored session's sandbox runtime.
-type Runtime struct {
-	State   string        `json:"state"`
-	Code    *problem.Code `json:"code"`
-	Message *string       `json:"message"`
-}
-
-// The runtime states.
-const (
-	StateAllocated = "allocated"
-	StateRetired   = "retired"
-)
-
-// SessionRetirement says whether a stored session with allocation a (zero
-// when it has none) on provider prov is on a retired allocation, and
-// whether on a retired provider: its own, or its allocation's.
-func (p *Policy) SessionRetirement(a Allocation, prov Provider) (allocationRetired, providerRetired bool) {
-	allocationRetired = !a.IsZero() && p.AllocationRetired(a)
-	providerRetired = p.retiredProviders[prov] || !a.IsZero() && p.retiredProviders[a.Provider()]
-	return allocationRetired, providerRetired
-}
-
-// SessionRuntime is the runtime state of a stored session with allocation a
-// (zero when it has none) on provider prov: retired when the allocation or
-// the provider is retired (SessionRetirement). The code is
-// sandbox_allocation_retired for a retired allocation on a provider that
-// is not retired, else sandbox_runtime_retired.
-func (p *Policy) SessionRuntime(a Allocation, prov Provider) Runtime {
-	var code problem.Code
-	var msg string
-	allocationRetired, providerRetired := p.SessionRetirement(a, prov)
-	switch {
-	case providerRetired:
-		if !p.retiredProviders[prov] {
-			prov = a.Provider()
-		}
-		code, msg = problem.SandboxRuntimeRetired, sessionRuntimeRetiredMessage(prov)
-	case allocationRetired:
-		code, msg = problem.SandboxAllocationRetired, sessionAllocationRetiredMessage(a)
-	default:
-		return Runtime{State: StateAllocated}
-	}
-	return Runtime{State: StateRetired, Code: &code, Message: &msg}
-}
-
-// AllocationRetiredDetail is the detail of check 3: it names the allocation
-// and says that one sandbox now serves one workspace.
-func AllocationRetiredDetail(a Allocation) string {
-	return fmt.Sprintf("The %s sandbox allocation is retired: one sandbox now serves one workspace. "+
-		"Start the session without an allocation to use the default, or choose another allocation.", a)
-}
-
-// runtimeRetiredDetail is the detail of check 4.
-func runtimeRetiredDetail(a Allocation) string {
-	return fmt.Sprintf("The %s allocation runs on the retired %s runtime and cannot start new sessions. "+
-		"Start the session without an allocation to use the default, or choose another allocation.", a, a.Provider().DisplayName())
-}
-
-// sessionAllocationRetiredMessage is the lookup's message for a stored
-// session whose allocation is retired on a provider that is not.
-func sessionAllocationRetiredMessage(a Allocation) string {
-	return fmt.Sprintf("The %s sandbox allocation is retired: this session cannot be started or resumed. "+
-		"Start a new session with the default sandbox to continue.", a)
-}
-
-// sessionRuntimeRetiredMessage is the lookup's message for a stored session
-// whose provider is retired.
-func sessionRuntimeRetiredMessage(p Provider) string {
-	return fmt.Sprintf("This session ran on the retired %s runtime and cannot be started or resumed. "+
-		"Start a new session with the default sandbox to continue.", p.DisplayName())
 }

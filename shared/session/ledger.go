@@ -1,12 +1,10 @@
 package session
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 // Ledger row statuses. The current writer stores rows completed; the others
@@ -87,26 +85,14 @@ func (l *LedgerRow) RecordsShared() bool {
 		l.Route != nil && l.Route.Kind == string(allocation.KindShared)
 }
 
-// Retirement is ledger rules 2 and 3 under the policy: a row that records
-// the shared kind or a retired allocation is sandbox_allocation_retired,
-// one whose provider (Provider) is retired is sandbox_runtime_retired, and
-// neither is ever replayed; nil when the row is on neither.
+// Retirement is ledger rules 2 and 3 under the policy, the policy's one
+// decision on the sandbox the row records (its allocation, the shared
+// kind, its provider as Provider gives it), as a key's row is told it: a
+// row on a retired sandbox is never replayed; nil when it is on none.
 func (l *LedgerRow) Retirement(p *allocation.Policy) error {
-	recorded, known := allocation.ByName(l.SandboxAllocation)
-	retired := known && p.AllocationRetired(recorded)
-	if !retired {
-		recorded, _ = allocation.ByName(allocation.CloudflareShared) // what the shared kind was
-	}
-	provider, providerKnown := l.Provider()
-	switch {
-	case retired || l.SandboxKind == string(allocation.KindShared):
-		return problem.New(problem.SandboxAllocationRetired, allocation.AllocationRetiredDetail(recorded))
-	case providerKnown && p.ProviderRetired(provider):
-		return problem.New(problem.SandboxRuntimeRetired, fmt.Sprintf(
-			"The operation key's session runs on the retired %s runtime and cannot be started or resumed. "+
-				"Start a new session with another operation key to use the default sandbox.", provider.DisplayName()))
-	}
-	return nil
+	recorded, _ := allocation.ByName(l.SandboxAllocation)
+	provider, _ := l.Provider()
+	return p.Retirement(recorded, provider, l.SandboxKind == string(allocation.KindShared)).Err(allocation.KeyRow)
 }
 
 // Expired reports whether the row counts as absent at now: its expiresAt has

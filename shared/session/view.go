@@ -59,7 +59,7 @@ func (r *Record) View(p *allocation.Policy) View {
 		SessionID: r.SessionID,
 		Owner:     OwnerView{UserID: r.UserID, OrgID: nullable(r.OrgID), BotID: nullable(r.BotID)},
 		Sandbox:   r.SandboxView(),
-		Runtime:   p.SessionRuntime(r.Allocation(), r.Sandbox.Provider),
+		Runtime:   p.Retirement(r.Allocation(), r.Sandbox.Provider, false).Runtime(),
 		Record:    RecordInfo{SchemaVersion: r.SchemaVersion, Legacy: r.Legacy()},
 	}
 	if !r.CreatedAt.IsZero() {
