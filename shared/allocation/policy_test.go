@@ -368,4 +368,3 @@ func TestOptionsFor(t *testing.T) {
 		})
 	}
 }
-
