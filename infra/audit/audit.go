@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -168,13 +169,13 @@ func (s *Sessions) add(p *allocation.Policy, rec *session.Record) {
 	count(&s.OnRetiredAllocation, retired.Allocation)
 }
 
-func (l *Ledger) add(p *allocation.Policy, row *session.LedgerRow) {
+func (l *Ledger) add(p *allocation.Policy, row *ledger.Row) {
 	switch row.Status {
-	case session.StatusCompleted:
+	case ledger.StatusCompleted:
 		l.Completed++
-	case session.StatusInProgress:
+	case ledger.StatusInProgress:
 		l.InProgress++
-	case session.StatusFailed:
+	case ledger.StatusFailed:
 		l.Failed++
 	}
 	if row.RecordsShared() {

@@ -17,6 +17,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/store"
 )
 
 // emptyDynamo serves an empty embedded endpoint for the test and returns
@@ -176,8 +177,8 @@ func TestFixturesRoundTripTheEndpoint(t *testing.T) {
 		}
 	})
 	putAndGet(t, c, "../../shared/session/testdata/ledger", func(name string, put, got map[string]types.AttributeValue) {
-		want, wantErr := session.DecodeLedger(put)
-		row, gotErr := session.DecodeLedger(got)
+		want, wantErr := store.DecodeLedger(put)
+		row, gotErr := store.DecodeLedger(got)
 		if (wantErr == nil) != (gotErr == nil) {
 			t.Fatalf("%s: in memory %v, from the endpoint %v", name, wantErr, gotErr)
 		}

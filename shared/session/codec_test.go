@@ -19,11 +19,7 @@ import (
 // name starting "ledger-" or "invalid-ledger-".
 func fixture(t testing.TB, name string) Item {
 	t.Helper()
-	dir := "items"
-	if strings.HasPrefix(name, "ledger-") || strings.HasPrefix(name, "invalid-ledger-") {
-		dir = "ledger"
-	}
-	data, err := os.ReadFile(filepath.Join("testdata", dir, name+".json"))
+	data, err := os.ReadFile(filepath.Join("testdata", "items", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

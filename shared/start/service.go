@@ -59,7 +59,7 @@ type Refused struct {
 	ByRow bool
 	// Row is the key's ledger row as the start judged it (an expired one
 	// counts as none); nil when the key had none.
-	Row *session.LedgerRow
+	Row *ledger.Row
 	// SessionRead says whether the start read the row's session, and
 	// Session is that session as read: nil when it does not exist.
 	SessionRead bool
@@ -215,7 +215,7 @@ var errAgain = errors.New("start: the ledger row changed under the start")
 // what the ledger says.
 func (s *Service) round(ctx context.Context, a *attempt) (*Result, error) {
 	var mine *session.Record
-	var row *session.LedgerRow
+	var row *ledger.Row
 	if a.refusal == nil {
 		mine = s.newRecord(a, s.newSessionID())
 		var err error
@@ -244,7 +244,7 @@ func (s *Service) round(ctx context.Context, a *attempt) (*Result, error) {
 // create writes a new session with the key's row (and the advance). When
 // the row exists, the error is store.ErrLedgerExists and the row is as
 // the refusal found it, or nil when the refusal did not carry it.
-func (s *Service) create(ctx context.Context, a *attempt, mine *session.Record) (*session.LedgerRow, error) {
+func (s *Service) create(ctx context.Context, a *attempt, mine *session.Record) (*ledger.Row, error) {
 	existing, err := s.Table.CreateSession(ctx, mine, s.newRow(a, mine), a.claim.Now, a.adv)
 	return existing, s.lost(ctx, mine, err) // a lost answer: the row (and the advance) went in with the session
 }
@@ -252,7 +252,7 @@ func (s *Service) create(ctx context.Context, a *attempt, mine *session.Record) 
 // replace starts afresh, with the row's session id, the session of a row
 // that rule 5 found without one, replacing the row on the condition that
 // it is unchanged.
-func (s *Service) replace(ctx context.Context, a *attempt, row *session.LedgerRow) (*Result, error) {
+func (s *Service) replace(ctx context.Context, a *attempt, row *ledger.Row) (*Result, error) {
 	rec := s.newRecord(a, row.SessionID)
 	_, err := s.Table.ReplaceLedger(ctx, rec, s.newRow(a, rec), row, a.adv)
 	if errors.Is(err, store.ErrLedgerExists) || errors.Is(err, store.ErrSessionExists) {
@@ -278,7 +278,7 @@ func resultOf(rec *session.Record, err error) (*Result, error) {
 // exist.
 type ruling struct {
 	ledger.Verdict
-	row  *session.LedgerRow
+	row  *ledger.Row
 	read bool
 	rec  *session.Record
 }
@@ -295,7 +295,7 @@ func (r ruling) refused(err error, byRow bool) error {
 // finds it, the row again, since a concurrent start may have replaced the
 // row with that very session since it was read; then the new row is the
 // one judged.
-func (s *Service) judge(ctx context.Context, a *attempt, mine *session.Record, row *session.LedgerRow) (ruling, error) {
+func (s *Service) judge(ctx context.Context, a *attempt, mine *session.Record, row *ledger.Row) (ruling, error) {
 	c := a.claim
 	if mine != nil {
 		c.Mine = mine.SessionID
@@ -310,7 +310,7 @@ func (s *Service) judge(ctx context.Context, a *attempt, mine *session.Record, r
 	}
 	r, err := s.judgeRow(ctx, c, row)
 	if err == nil && r.Step == ledger.CheckSession && r.rec != nil { // rule 5 found the session: read the row again
-		var fresh *session.LedgerRow
+		var fresh *ledger.Row
 		if fresh, err = s.readRow(ctx, a); err == nil && ledger.Replaced(row, fresh, c.Now) {
 			r, err = s.judgeRow(ctx, c, fresh)
 		}
@@ -324,7 +324,7 @@ func (s *Service) judge(ctx context.Context, a *attempt, mine *session.Record, r
 
 // judgeRow is the ledger's verdict on a row, with the row's session read
 // when the verdict asks for it.
-func (s *Service) judgeRow(ctx context.Context, c ledger.Claim, row *session.LedgerRow) (ruling, error) {
+func (s *Service) judgeRow(ctx context.Context, c ledger.Claim, row *ledger.Row) (ruling, error) {
 	r := ruling{Verdict: ledger.Judge(row, c), row: row}
 	if r.Step != ledger.CheckSession && r.Step != ledger.ReadSession {
 		return r, nil
@@ -363,7 +363,7 @@ func (s *Service) lost(ctx context.Context, rec *session.Record, err error) erro
 }
 
 // readRow reads the start's ledger row; nil when there is none.
-func (s *Service) readRow(ctx context.Context, a *attempt) (*session.LedgerRow, error) {
+func (s *Service) readRow(ctx context.Context, a *attempt) (*ledger.Row, error) {
 	row, err := s.Table.GetLedger(ctx, a.cmd.UserID, a.cmd.Request.OperationKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -389,14 +389,14 @@ func (s *Service) newRecord(a *attempt, id string) *session.Record {
 }
 
 // newRow is the ledger row the attempt writes with rec: completed.
-func (s *Service) newRow(a *attempt, rec *session.Record) session.LedgerRow {
+func (s *Service) newRow(a *attempt, rec *session.Record) ledger.Row {
 	cmd, now := a.cmd, a.claim.Now
-	return session.LedgerRow{
-		UserID: cmd.UserID, OperationKey: cmd.Request.OperationKey, Intent: session.IntentCreateSession,
-		OrgID: cmd.Request.OrgID, BotID: cmd.BotID, Fingerprint: a.claim.Fingerprint, Status: session.StatusCompleted,
+	return ledger.Row{
+		UserID: cmd.UserID, OperationKey: cmd.Request.OperationKey, Intent: ledger.IntentCreateSession,
+		OrgID: cmd.Request.OrgID, BotID: cmd.BotID, Fingerprint: a.claim.Fingerprint, Status: ledger.StatusCompleted,
 		SessionID: rec.SessionID, SandboxID: rec.Sandbox.ID, SandboxKind: string(rec.Sandbox.Kind),
 		SandboxProvider: string(rec.Sandbox.Provider), SandboxAllocation: rec.Sandbox.Allocation.Name(),
-		CreatedAt: now.UTC().Format(session.TimeFormat), ExpiresAt: now.Add(session.LedgerTTL),
+		CreatedAt: now.UTC().Format(session.TimeFormat), ExpiresAt: now.Add(ledger.TTL),
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -35,7 +36,7 @@ func goodItems() map[string]struct {
 		decode func(session.Item) (any, error)
 	}{
 		"session": {session.Encode(rec), func(it session.Item) (any, error) { return session.Decode(it) }},
-		"ledger":  {session.EncodeLedger(newRow("k", "workspace_a", now)), func(it session.Item) (any, error) { return session.DecodeLedger(it) }},
+		"ledger":  {EncodeLedger(newRow("k", "workspace_a", now)), func(it session.Item) (any, error) { return DecodeLedger(it) }},
 		"trigger": {encodeTrigger(tr), func(it session.Item) (any, error) { return decodeTrigger(it) }},
 		"run": {encodeRun("trg_a", trigger.Run{At: now, SessionID: "workspace_a", Status: trigger.StatusFired, RecordedAt: now}),
 			func(it session.Item) (any, error) { return decodeRun(it) }},
@@ -77,7 +78,7 @@ func TestStrictItems(t *testing.T) {
 	wrongS, wrongN, wrongBool := session.S(secret), &types.AttributeValueMemberN{Value: "987654321"}, session.Bool(true)
 	empty := session.S("")
 	rec := func(v any) *session.Record { return v.(*session.Record) }
-	row := func(v any) *session.LedgerRow { return v.(*session.LedgerRow) }
+	row := func(v any) *ledger.Row { return v.(*ledger.Row) }
 	trg := func(v any) *trigger.Trigger { return v.(*trigger.Trigger) }
 	run := func(v any) trigger.Run { return v.(trigger.Run) }
 	for _, r := range []struct {
@@ -159,7 +160,7 @@ func TestKindOf(t *testing.T) {
 		want ItemKind
 	}{
 		{session.Key("workspace_a"), KindSession},
-		{session.LedgerKey("u1", "k"), KindLedger},
+		{LedgerKey("u1", "k"), KindLedger},
 		{triggerKey("trg_a"), KindTrigger},
 		{runKey("trg_a", trigger.Run{At: now}), KindOther},
 		{ownerCountKey(&trigger.Trigger{UserID: "u1"}), KindOther},
@@ -248,7 +249,7 @@ func TestRefusals(t *testing.T) {
 	t.Run("create session: the row that refused it, handed back", func(t *testing.T) {
 		want := newRow("k", "workspace_a", now)
 		tce := &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{
-			{Code: aws.String("None")}, {Code: aws.String("ConditionalCheckFailed"), Item: session.EncodeLedger(want)},
+			{Code: aws.String("None")}, {Code: aws.String("ConditionalCheckFailed"), Item: EncodeLedger(want)},
 		}}
 		got, err := transactionError(wrapped(tce))
 		if !errors.Is(err, ErrLedgerExists) || got == nil || got.SessionID != want.SessionID {
@@ -283,7 +284,7 @@ func FuzzDecodeItem(f *testing.F) {
 		}
 		s := decodeScanned(item)
 		var rec *session.InvalidRecordError
-		var row *session.InvalidLedgerError
+		var row *InvalidLedgerError
 		var tr *InvalidTriggerError
 		if s.Err != nil && !errors.As(s.Err, &rec) && !errors.As(s.Err, &row) && !errors.As(s.Err, &tr) {
 			t.Fatalf("kind %d: untyped error %v", s.Kind, s.Err)

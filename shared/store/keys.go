@@ -13,7 +13,7 @@ import (
 )
 
 // The keys of the store's own items. A session's and a ledger row's are
-// the session package's (session.Key, session.LedgerKey).
+// the session package's (session.Key, LedgerKey).
 const (
 	// A trigger's item is TRIGGER#<id> / TRIGGER; its runs share its
 	// partition, RUN#<slot>, which sort by slot, all of them below the
@@ -95,7 +95,7 @@ func kindOf(item session.Item) ItemKind {
 		return KindOther
 	case session.IsKey(pk.Value, sk.Value):
 		return KindSession
-	case session.IsLedgerKey(pk.Value, sk.Value):
+	case IsLedgerKey(pk.Value, sk.Value):
 		return KindLedger
 	case strings.HasPrefix(pk.Value, triggerPrefix) && sk.Value == triggerSortKey:
 		return KindTrigger

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
@@ -192,8 +193,8 @@ func TestReplaceLedgerAdvance(t *testing.T) {
 		ctx := context.Background()
 		createDue(t, tbl)
 		old := newRow("trigger:trg_a:1", "workspace_r", now.Add(24*time.Hour))
-		old.Status = session.StatusFailed
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: session.EncodeLedger(old)}); err != nil {
+		old.Status = ledger.StatusFailed
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: EncodeLedger(old)}); err != nil {
 			t.Fatal(err)
 		}
 		seen, _ := tbl.GetTrigger(ctx, "trg_a")
@@ -213,7 +214,7 @@ func TestReplaceLedgerAdvance(t *testing.T) {
 		if got.LastRun.SessionID != "workspace_r" || !got.NextRunAt.Equal(now.Add(time.Hour)) || got.Version != seen.Version+1 {
 			t.Errorf("%+v", got)
 		}
-		if r, err := tbl.GetLedger(ctx, "u1", "trigger:trg_a:1"); err != nil || r.Status != session.StatusCompleted {
+		if r, err := tbl.GetLedger(ctx, "u1", "trigger:trg_a:1"); err != nil || r.Status != ledger.StatusCompleted {
 			t.Errorf("the row: %+v %v", r, err)
 		}
 		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now); err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_r" {

@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
@@ -17,7 +18,7 @@ import (
 // count, a trigger's run).
 type Scanned struct {
 	Session *session.Record
-	Ledger  *session.LedgerRow
+	Ledger  *ledger.Row
 	Trigger *trigger.Trigger
 	Kind    ItemKind
 	Err     error
@@ -72,7 +73,7 @@ func decodeScanned(item session.Item) Scanned {
 	case KindSession:
 		s.Session, s.Err = session.Decode(item)
 	case KindLedger:
-		s.Ledger, s.Err = session.DecodeLedger(item)
+		s.Ledger, s.Err = DecodeLedger(item)
 	case KindTrigger:
 		s.Trigger, s.Err = decodeTrigger(item)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
@@ -26,7 +26,7 @@ func TestScan(t *testing.T) {
 		want := map[string]ItemKind{}
 		for i := range 6 {
 			id := fmt.Sprintf("workspace_%d", i)
-			if _, err := tbl.CreateSession(ctx, newRecord(id), *newRow("k"+id, id, now.Add(session.LedgerTTL)), now, nil); err != nil {
+			if _, err := tbl.CreateSession(ctx, newRecord(id), *newRow("k"+id, id, now.Add(ledger.TTL)), now, nil); err != nil {
 				t.Fatal(err)
 			}
 			want["SESSION#"+id] = KindSession

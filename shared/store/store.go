@@ -19,6 +19,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -72,7 +73,7 @@ func (t *Table) PutSession(ctx context.Context, rec *session.Record, beside Besi
 // moved on with the session it started). When the row exists the error is
 // ErrLedgerExists and existing is the row as the refusal found it, or nil
 // when the refusal did not carry it (a transaction conflict): read it then.
-func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row session.LedgerRow, now time.Time, adv Beside) (existing *session.LedgerRow, err error) {
+func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row ledger.Row, now time.Time, adv Beside) (existing *ledger.Row, err error) {
 	cond := expression.AttributeNotExists(expression.Name("PK")).Or(
 		expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
 	return t.writeSessionAndRow(ctx, rec, &row, cond, adv)
@@ -83,7 +84,7 @@ func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row sess
 // session id, and the row replaced, on the condition that its status,
 // fingerprint, session id and lease are still those of old; an advance, when
 // given, goes in the same transaction.
-func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row session.LedgerRow, old *session.LedgerRow, adv Beside) (existing *session.LedgerRow, err error) {
+func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row ledger.Row, old *ledger.Row, adv Beside) (existing *ledger.Row, err error) {
 	var lease any
 	if !old.LeaseUntil.IsZero() {
 		lease = old.LeaseUntil.UnixMilli()
@@ -113,7 +114,7 @@ func unchanged(name string, v any) expression.ConditionBuilder {
 
 const sessionIsNew = "attribute_not_exists(PK)"
 
-func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *session.LedgerRow, rowCond expression.ConditionBuilder, adv Beside) (*session.LedgerRow, error) {
+func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *ledger.Row, rowCond expression.ConditionBuilder, adv Beside) (*ledger.Row, error) {
 	cond, err := expression.NewBuilder().WithCondition(rowCond).Build()
 	if err != nil {
 		return nil, err
@@ -126,7 +127,7 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 		}},
 		{Put: &types.Put{
 			TableName:                           aws.String(t.name),
-			Item:                                session.EncodeLedger(row),
+			Item:                                EncodeLedger(row),
 			ConditionExpression:                 cond.Condition(),
 			ExpressionAttributeNames:            cond.Names(),
 			ExpressionAttributeValues:           cond.Values(),
@@ -171,7 +172,7 @@ func putSessionError(err error) error {
 // means the row exists (real DynamoDB answers concurrent transactions on
 // one item with TransactionConflict), and a failed condition carries the
 // row. Anything else is a fault.
-func transactionError(err error) (*session.LedgerRow, error) {
+func transactionError(err error) (*ledger.Row, error) {
 	r := refusalOf(err)
 	switch {
 	case err == nil:
@@ -182,7 +183,7 @@ func transactionError(err error) (*session.LedgerRow, error) {
 		return nil, ErrTriggerMoved
 	case r.on(1, condition):
 		if item := r.old[1]; len(item) > 0 {
-			if row, err := session.DecodeLedger(item); err == nil {
+			if row, err := DecodeLedger(item); err == nil {
 				return row, ErrLedgerExists
 			}
 		}
@@ -205,12 +206,12 @@ func (t *Table) GetSession(ctx context.Context, sessionID string) (*session.Reco
 
 // GetLedger reads a user's ledger row for an operation key, strongly
 // consistent. An expired row is returned as it is: the caller judges it.
-func (t *Table) GetLedger(ctx context.Context, userID, operationKey string) (*session.LedgerRow, error) {
-	item, err := t.get(ctx, session.LedgerKey(userID, operationKey))
+func (t *Table) GetLedger(ctx context.Context, userID, operationKey string) (*ledger.Row, error) {
+	item, err := t.get(ctx, LedgerKey(userID, operationKey))
 	if err != nil {
 		return nil, err
 	}
-	return session.DecodeLedger(item)
+	return DecodeLedger(item)
 }
 
 func (t *Table) get(ctx context.Context, key session.Item) (session.Item, error) {

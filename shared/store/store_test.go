@@ -16,6 +16,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
@@ -33,10 +34,10 @@ func newRecord(id string) *session.Record {
 	}
 }
 
-func newRow(key, sessionID string, expires time.Time) *session.LedgerRow {
-	return &session.LedgerRow{
-		UserID: "u1", OperationKey: key, Intent: session.IntentCreateSession, Fingerprint: "fp",
-		Status: session.StatusCompleted, SessionID: sessionID, CreatedAt: now.Format(session.TimeFormat), ExpiresAt: expires,
+func newRow(key, sessionID string, expires time.Time) *ledger.Row {
+	return &ledger.Row{
+		UserID: "u1", OperationKey: key, Intent: ledger.IntentCreateSession, Fingerprint: "fp",
+		Status: ledger.StatusCompleted, SessionID: sessionID, CreatedAt: now.Format(session.TimeFormat), ExpiresAt: expires,
 	}
 }
 
@@ -325,19 +326,19 @@ func TestReplaceLedgerConditions(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
 		planted := newRow("k", "workspace_old", now.Add(time.Hour))
-		planted.Status, planted.LeaseUntil = session.StatusInProgress, now.Add(-time.Minute)
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: session.EncodeLedger(planted)}); err != nil {
+		planted.Status, planted.LeaseUntil = ledger.StatusInProgress, now.Add(-time.Minute)
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: EncodeLedger(planted)}); err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range []struct {
 			rule   string
-			change func(old *session.LedgerRow)
+			change func(old *ledger.Row)
 		}{
-			{"another status", func(old *session.LedgerRow) { old.Status = session.StatusFailed }},
-			{"another fingerprint", func(old *session.LedgerRow) { old.Fingerprint = "other" }},
-			{"another session id", func(old *session.LedgerRow) { old.SessionID = "workspace_other" }},
-			{"another lease", func(old *session.LedgerRow) { old.LeaseUntil = old.LeaseUntil.Add(time.Second) }},
-			{"no lease", func(old *session.LedgerRow) { old.LeaseUntil = time.Time{} }},
+			{"another status", func(old *ledger.Row) { old.Status = ledger.StatusFailed }},
+			{"another fingerprint", func(old *ledger.Row) { old.Fingerprint = "other" }},
+			{"another session id", func(old *ledger.Row) { old.SessionID = "workspace_other" }},
+			{"another lease", func(old *ledger.Row) { old.LeaseUntil = old.LeaseUntil.Add(time.Second) }},
+			{"no lease", func(old *ledger.Row) { old.LeaseUntil = time.Time{} }},
 		} {
 			t.Run(r.rule, func(t *testing.T) {
 				old := *planted
@@ -346,7 +347,7 @@ func TestReplaceLedgerConditions(t *testing.T) {
 				if !errors.Is(err, ErrLedgerExists) {
 					t.Fatalf("%v", err)
 				}
-				if row, err := tbl.GetLedger(ctx, "u1", "k"); err != nil || row.Status != session.StatusInProgress {
+				if row, err := tbl.GetLedger(ctx, "u1", "k"); err != nil || row.Status != ledger.StatusInProgress {
 					t.Errorf("the row changed: %+v %v", row, err)
 				}
 				if n := count(t, c, name); n != 1 {

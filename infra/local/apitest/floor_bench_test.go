@@ -101,7 +101,7 @@ func BenchmarkAgainstFloor(b *testing.B) {
 		cleanup: func(b testing.TB) {
 			var body struct{ SessionID string }
 			_ = json.Unmarshal([]byte(answer.Body), &body)
-			f.delete(b, session.Key(body.SessionID), session.LedgerKey(benchCaller["sub"], fresh))
+			f.delete(b, session.Key(body.SessionID), store.LedgerKey(benchCaller["sub"], fresh))
 		},
 	}, namedFloor{"x-floor", transact})
 
@@ -189,7 +189,7 @@ func newFloorBench(b testing.TB) *floorBench {
 	}
 	f.sessionID = body.SessionID
 	f.sessionItem = f.read(b, session.Key(f.sessionID))
-	f.rowItem = f.read(b, session.LedgerKey(benchCaller["sub"], f.key))
+	f.rowItem = f.read(b, store.LedgerKey(benchCaller["sub"], f.key))
 	f.seed(b)
 	return f
 }

@@ -4,7 +4,7 @@
 // service reads and writes the table, and asks this package what to do
 // with what it read. The row's own facts (its provider, whether it
 // records a retired sandbox, whether it has expired) are methods of
-// session.LedgerRow.
+// Row.
 package ledger
 
 import (
@@ -66,13 +66,13 @@ type Verdict struct {
 // Judge applies the ledger rules, in the contract's order, to the row a
 // start met: nil when there is none. A row that needs its session to be
 // judged is CheckSession or ReadSession.
-func Judge(row *session.LedgerRow, c Claim) Verdict {
+func Judge(row *Row, c Claim) Verdict {
 	switch {
 	case row == nil || row.Expired(c.Now):
 		return Verdict{Step: Create}
 	case c.Mine != "" && row.SessionID == c.Mine:
 		return Verdict{Step: Own}
-	case row.OrgID != c.OrgID || row.BotID != c.BotID || row.Intent != session.IntentCreateSession: // rule 1
+	case row.OrgID != c.OrgID || row.BotID != c.BotID || row.Intent != IntentCreateSession: // rule 1
 		return refuse(problem.New(problem.OperationKeyReuseMismatch,
 			"The operation key was used for another org, bot or kind of operation."))
 	}
@@ -80,7 +80,7 @@ func Judge(row *session.LedgerRow, c Claim) Verdict {
 		return refuse(err)
 	}
 	switch {
-	case row.Status == session.StatusInProgress && row.LeaseUntil.After(c.Now): // rule 4
+	case row.Status == StatusInProgress && row.LeaseUntil.After(c.Now): // rule 4
 		return refuse(&problem.Error{Code: problem.CreationInProgress,
 			Detail: "A session for this operation key is being created. Try again shortly.", RetryAfter: row.LeaseUntil.Sub(c.Now)})
 	case lapsed(row): // rule 5
@@ -96,7 +96,7 @@ func Judge(row *session.LedgerRow, c Claim) Verdict {
 // it does not exist. Rule 5 without a session runs afresh, whatever the
 // fingerprint; with one, rules 6 and 7 apply to it. A session that is not
 // the claim's user's and org's is, to this start, one that does not exist.
-func JudgeSession(row *session.LedgerRow, c Claim, rec *session.Record) Verdict {
+func JudgeSession(row *Row, c Claim, rec *session.Record) Verdict {
 	switch {
 	case rec == nil && lapsed(row):
 		return Verdict{Step: Afresh}
@@ -113,15 +113,15 @@ func JudgeSession(row *session.LedgerRow, c Claim, rec *session.Record) Verdict 
 // differs from old in what rule 5's replacement is conditioned on (status,
 // fingerprint, session id, lease). A concurrent start that replaced old
 // wrote that session with its own row: that row is the one to judge.
-func Replaced(old, fresh *session.LedgerRow, now time.Time) bool {
+func Replaced(old, fresh *Row, now time.Time) bool {
 	return fresh != nil && !fresh.Expired(now) && (fresh.Status != old.Status || fresh.Fingerprint != old.Fingerprint ||
 		fresh.SessionID != old.SessionID || !fresh.LeaseUntil.Equal(old.LeaseUntil))
 }
 
 // lapsed is rule 5's row, once rule 4 has passed it: in progress (its
 // lease lapsed) or failed.
-func lapsed(row *session.LedgerRow) bool {
-	return row.Status == session.StatusInProgress || row.Status == session.StatusFailed
+func lapsed(row *Row) bool {
+	return row.Status == StatusInProgress || row.Status == StatusFailed
 }
 
 func refuse(err error) Verdict { return Verdict{Step: Refuse, Err: err} }
