@@ -15,6 +15,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
+	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -264,7 +265,7 @@ func rewriteOne(ctx context.Context, tbl *store.Table, p *allocation.Policy, fb 
 			return Outcome{Fallback: fb, Result: Cleared}
 		}
 		// A firing or a change came first, or is under way.
-		if err := store.Pause(ctx, 5*time.Millisecond, "the rewrite was stopped"); err != nil {
+		if err := problem.Pause(ctx, 5*time.Millisecond, "the rewrite was stopped"); err != nil {
 			return Outcome{Fallback: fb, Result: Failed, Err: err}
 		}
 		tr, err := tbl.GetTrigger(ctx, fb.Trigger.ID)

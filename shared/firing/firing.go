@@ -18,6 +18,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -402,7 +403,7 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 		}
 		// Another invocation, a change or a deletion came first, or is
 		// under way: give it a moment to land, then judge again.
-		if err := store.Pause(ctx, 5*time.Millisecond, "the firing ran out of time"); err != nil {
+		if err := problem.Pause(ctx, 5*time.Millisecond, "the firing ran out of time"); err != nil {
 			return failure(d.ID, time.Time{}, err)
 		}
 		tr = nil
@@ -600,20 +601,20 @@ func (f *Firing) refused(ctx context.Context, j slotJob, choice allocation.Choic
 // slotRow is what is known of the slot's ledger row after a start refused
 // with err: what the start read, when it judged the row, else the row as
 // read now (the start was refused before it judged one, or not started).
-func (f *Firing) slotRow(ctx context.Context, j slotJob, err error) (*start.Refused, error) {
-	if seen, ok := errors.AsType[*start.Refused](err); ok {
+func (f *Firing) slotRow(ctx context.Context, j slotJob, err error) (*ledger.Refused, error) {
+	if seen, ok := errors.AsType[*ledger.Refused](err); ok {
 		return seen, nil
 	}
 	row, err := f.Table.GetLedger(ctx, j.tr.UserID, start.SlotKey(j.tr.ID, j.slot))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
-	return &start.Refused{Row: row}, nil
+	return &ledger.Refused{Row: row}, nil
 }
 
 // rowSession is the session that the slot's ledger row names, as the
 // start read it, else as read now: nil when it is gone or does not decode.
-func (f *Firing) rowSession(ctx context.Context, seen *start.Refused) (*session.Record, error) {
+func (f *Firing) rowSession(ctx context.Context, seen *ledger.Refused) (*session.Record, error) {
 	if seen.SessionRead {
 		return seen.Session, nil
 	}

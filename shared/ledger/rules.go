@@ -1,10 +1,3 @@
-// Package ledger holds the rules of the operation ledger (the contract's
-// start route): what a start with an operation key does about the ledger
-// row the key already has. It decides and does nothing else: the start
-// service reads and writes the table, and asks this package what to do
-// with what it read. The row's own facts (its provider, whether it
-// records a retired sandbox, whether it has expired) are methods of
-// Row.
 package ledger
 
 import (

@@ -17,6 +17,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
@@ -159,7 +160,7 @@ func TestRefusedCarriesWhatItRead(t *testing.T) {
 			}
 			a, _ := allocation.ByName(r.alloc)
 			_, err = h.Start.Start(t.Context(), start.Command{UserID: "u1", Request: req, Allocation: a})
-			var refused *start.Refused
+			var refused *ledger.Refused
 			if !errors.As(err, &refused) || problem.CodeOf(err) != r.code {
 				t.Fatalf("%T %v", err, err)
 			}

@@ -39,43 +39,7 @@ type Command struct {
 }
 
 // Result is the session a start obtained, new or replayed.
-type Result struct {
-	Record   *session.Record
-	Replayed bool
-}
-
-// Refused is a start with an operation key refused once the key's ledger
-// row was judged (by a ledger rule, or by checks 3 to 6 when no row stood
-// in the way), with what the start read, so that a caller to whom any row
-// of the key matters (the firing: a row consumes its slot) need not read
-// it again. It unwraps to the refusal: problem.CodeOf and the answer are
-// the refusal's.
-type Refused struct {
-	Err error
-	// ByRow says that the key's row decided the answer (ledger rules 1 to
-	// 4 and 6, or rule 7 finding its session gone): no start was judged
-	// afresh. Otherwise checks 3 to 6 refused a start that no row stood in
-	// the way of.
-	ByRow bool
-	// Row is the key's ledger row as the start judged it (an expired one
-	// counts as none); nil when the key had none.
-	Row *ledger.Row
-	// SessionRead says whether the start read the row's session, and
-	// Session is that session as read: nil when it does not exist.
-	SessionRead bool
-	Session     *session.Record
-}
-
-func (e *Refused) Error() string { return e.Err.Error() }
-
-func (e *Refused) Unwrap() error { return e.Err }
-
-// maxRounds bounds how often a start re-judges a ledger row that others keep
-// changing under it.
-const maxRounds = 4
-
-// busy is the detail of a start whose key others keep changing.
-const busy = "The operation key is busy. Try again shortly."
+type Result = ledger.Result
 
 // Start obtains the session of a command: a new one, or, with an operation
 // key whose ledger row exists, what the ledger rules say. The session and
@@ -191,154 +155,53 @@ func (s *Service) startUnkeyed(ctx context.Context, a *attempt) (*Result, error)
 }
 
 // startKeyed writes a new session with its ledger row, or does what the
-// ledger rules say about the row that stands in the way, round after
-// round while others keep changing the row.
+// ledger says about the row that stands in the way (ledger.Run).
 func (s *Service) startKeyed(ctx context.Context, a *attempt) (*Result, error) {
-	for range maxRounds {
-		res, err := s.round(ctx, a)
-		if res != nil || !errors.Is(err, errAgain) {
-			return res, err
-		}
-		if err := store.Pause(ctx, 10*time.Millisecond, busy); err != nil {
-			return nil, err
-		}
+	res, err := ledger.Run(ctx, keyed{s, a.adv}, ledger.Start{
+		Claim: a.claim, Key: a.cmd.Request.OperationKey,
+		New:   func(id string) *session.Record { return s.newRecord(a, id) },
+		NewID: s.newSessionID, Refusal: a.refusal,
+	})
+	if err != nil && !errors.Is(err, store.ErrTriggerMoved) {
+		return nil, unexpected(err)
 	}
-	return nil, problem.New(problem.ServiceUnavailable, busy)
+	return res, err
 }
 
-// errAgain is a round that met a row others were changing: judge again,
-// after a short pause.
-var errAgain = errors.New("start: the ledger row changed under the start")
-
-// round is one try: write the session with a new row (unless checks 3 to
-// 6 refused the start), then judge the row that refused the write, and do
-// what the ledger says.
-func (s *Service) round(ctx context.Context, a *attempt) (*Result, error) {
-	var mine *session.Record
-	var row *ledger.Row
-	if a.refusal == nil {
-		mine = s.newRecord(a, s.newSessionID())
-		var err error
-		if row, err = s.create(ctx, a, mine); !errors.Is(err, store.ErrLedgerExists) {
-			return resultOf(mine, err)
-		}
-	}
-	r, err := s.judge(ctx, a, mine, row)
-	switch {
-	case err != nil:
-		return nil, err
-	case r.Step == ledger.Own:
-		return &Result{Record: mine}, nil
-	case r.Step == ledger.Replay:
-		return &Result{Record: r.rec, Replayed: true}, nil
-	case r.Step == ledger.Refuse:
-		return nil, r.refused(r.Err, true)
-	case a.refusal != nil: // Create or Afresh: a new session, which checks 3 to 6 refused
-		return nil, r.refused(a.refusal, false)
-	case r.Step == ledger.Create:
-		return nil, errAgain // the row expired, or a concurrent transaction held it and has not written it
-	}
-	return s.replace(ctx, a, r.row)
+// keyed is the table as the ledger asks it, for a start whose new session
+// writes adv beside it.
+type keyed struct {
+	s   *Service
+	adv store.Beside
 }
 
-// create writes a new session with the key's row (and the advance). When
-// the row exists, the error is store.ErrLedgerExists and the row is as
-// the refusal found it, or nil when the refusal did not carry it.
-func (s *Service) create(ctx context.Context, a *attempt, mine *session.Record) (*ledger.Row, error) {
-	existing, err := s.Table.CreateSession(ctx, mine, s.newRow(a, mine), a.claim.Now, a.adv)
-	return existing, s.lost(ctx, mine, err) // a lost answer: the row (and the advance) went in with the session
+func (k keyed) Create(ctx context.Context, rec *session.Record, row ledger.Row, now time.Time) (*ledger.Row, error) {
+	existing, err := k.s.Table.CreateSession(ctx, rec, row, now, k.adv)
+	return existing, k.s.lost(ctx, rec, err) // a lost answer: the row (and the advance) went in with the session
 }
 
-// replace starts afresh, with the row's session id, the session of a row
-// that rule 5 found without one, replacing the row on the condition that
-// it is unchanged.
-func (s *Service) replace(ctx context.Context, a *attempt, row *ledger.Row) (*Result, error) {
-	rec := s.newRecord(a, row.SessionID)
-	_, err := s.Table.ReplaceLedger(ctx, rec, s.newRow(a, rec), row, a.adv)
-	if errors.Is(err, store.ErrLedgerExists) || errors.Is(err, store.ErrSessionExists) {
-		return nil, errAgain // someone else moved first
+func (k keyed) Replace(ctx context.Context, rec *session.Record, row ledger.Row, old *ledger.Row) error {
+	_, err := k.s.Table.ReplaceLedger(ctx, rec, row, old, k.adv)
+	if errors.Is(err, store.ErrSessionExists) {
+		return ledger.ErrRowExists // the start that replaced the row first wrote the session
 	}
-	return resultOf(rec, err)
+	return err
 }
 
-// resultOf is a write of the new session rec as the start answers it: the
-// session, the trigger's move as it is, any other error unexpected.
-func resultOf(rec *session.Record, err error) (*Result, error) {
-	switch {
-	case err == nil:
-		return &Result{Record: rec}, nil
-	case errors.Is(err, store.ErrTriggerMoved):
-		return nil, err
+func (k keyed) Row(ctx context.Context, userID, key string) (*ledger.Row, error) {
+	row, err := k.s.Table.GetLedger(ctx, userID, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
 	}
-	return nil, unexpected(err)
+	return row, err
 }
 
-// ruling is the ledger's verdict on a row, with the row it judged and, when
-// it read that row's session (read), the session: nil when it does not
-// exist.
-type ruling struct {
-	ledger.Verdict
-	row  *ledger.Row
-	read bool
-	rec  *session.Record
-}
-
-// refused is the start refused with err once r was ruled, with what the
-// ruling read; byRow when the ruling itself is the refusal.
-func (r ruling) refused(err error, byRow bool) error {
-	return &Refused{Err: err, ByRow: byRow, Row: r.row, SessionRead: r.read, Session: r.rec}
-}
-
-// judge rules on the row that refused the start's write (nil when the
-// refusal did not carry it, or nothing was written: it is read then),
-// with the reads the rules ask for: the row's session, and, when rule 5
-// finds it, the row again, since a concurrent start may have replaced the
-// row with that very session since it was read; then the new row is the
-// one judged.
-func (s *Service) judge(ctx context.Context, a *attempt, mine *session.Record, row *ledger.Row) (ruling, error) {
-	c := a.claim
-	if mine != nil {
-		c.Mine = mine.SessionID
+func (k keyed) Session(ctx context.Context, id string) (*session.Record, error) {
+	rec, err := k.s.Table.GetSession(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
 	}
-	var err error
-	if row == nil {
-		// The ledger comes before checks 3 to 6: a start they refused is
-		// judged by its key's row, when it has one.
-		if row, err = s.readRow(ctx, a); err != nil {
-			return ruling{}, err
-		}
-	}
-	r, err := s.judgeRow(ctx, c, row)
-	if err == nil && r.Step == ledger.CheckSession && r.rec != nil { // rule 5 found the session: read the row again
-		var fresh *ledger.Row
-		if fresh, err = s.readRow(ctx, a); err == nil && ledger.Replaced(row, fresh, c.Now) {
-			r, err = s.judgeRow(ctx, c, fresh)
-		}
-	}
-	if err != nil || r.Step != ledger.CheckSession && r.Step != ledger.ReadSession {
-		return r, err
-	}
-	r.Verdict = ledger.JudgeSession(r.row, c, r.rec)
-	return r, nil
-}
-
-// judgeRow is the ledger's verdict on a row, with the row's session read
-// when the verdict asks for it.
-func (s *Service) judgeRow(ctx context.Context, c ledger.Claim, row *ledger.Row) (ruling, error) {
-	r := ruling{Verdict: ledger.Judge(row, c), row: row}
-	if r.Step != ledger.CheckSession && r.Step != ledger.ReadSession {
-		return r, nil
-	}
-	rec, err := s.Table.GetSession(ctx, row.SessionID)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return ruling{}, unexpected(err)
-	default:
-		r.rec = rec
-	}
-	r.read = true
-	return r, nil
+	return rec, err
 }
 
 // lost settles err, the answer to a write of the new session rec. When
@@ -362,18 +225,6 @@ func (s *Service) lost(ctx context.Context, rec *session.Record, err error) erro
 	return err
 }
 
-// readRow reads the start's ledger row; nil when there is none.
-func (s *Service) readRow(ctx context.Context, a *attempt) (*ledger.Row, error) {
-	row, err := s.Table.GetLedger(ctx, a.cmd.UserID, a.cmd.Request.OperationKey)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, nil
-	case err != nil:
-		return nil, unexpected(err)
-	}
-	return row, nil
-}
-
 // newRecord is the session the attempt writes, with the id given.
 func (s *Service) newRecord(a *attempt, id string) *session.Record {
 	cmd, p, req := a.cmd, a.placement, a.cmd.Request
@@ -385,18 +236,6 @@ func (s *Service) newRecord(a *attempt, id string) *session.Record {
 		Sandbox: session.Sandbox{
 			ID: allocation.SandboxID(id), Kind: p.Kind, Provider: p.Provider, ProviderStored: true, Allocation: p.Allocation,
 		},
-	}
-}
-
-// newRow is the ledger row the attempt writes with rec: completed.
-func (s *Service) newRow(a *attempt, rec *session.Record) ledger.Row {
-	cmd, now := a.cmd, a.claim.Now
-	return ledger.Row{
-		UserID: cmd.UserID, OperationKey: cmd.Request.OperationKey, Intent: ledger.IntentCreateSession,
-		OrgID: cmd.Request.OrgID, BotID: cmd.BotID, Fingerprint: a.claim.Fingerprint, Status: ledger.StatusCompleted,
-		SessionID: rec.SessionID, SandboxID: rec.Sandbox.ID, SandboxKind: string(rec.Sandbox.Kind),
-		SandboxProvider: string(rec.Sandbox.Provider), SandboxAllocation: rec.Sandbox.Allocation.Name(),
-		CreatedAt: now.UTC().Format(session.TimeFormat), ExpiresAt: now.Add(ledger.TTL),
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
@@ -22,7 +23,7 @@ var (
 	ErrSessionExists = errors.New("store: session exists")
 	// ErrLedgerExists: the operation key's ledger row exists and has not
 	// expired (or a concurrent transaction holds it); read it and judge it.
-	ErrLedgerExists = errors.New("store: ledger row exists")
+	ErrLedgerExists = ledger.ErrRowExists
 	// ErrTriggerLimit: the owner already has the most triggers allowed.
 	ErrTriggerLimit = errors.New("store: trigger limit reached")
 	// ErrTriggerMoved: the trigger is gone, or it changed since it was

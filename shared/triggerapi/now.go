@@ -10,6 +10,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -103,7 +104,7 @@ func (s *Service) startNow(ctx context.Context, tr *trigger.Trigger, policy *all
 // for another payload or request, its allocation retired since) records
 // nothing: a retried key never adds runs.
 func (s *Service) refused(ctx context.Context, tr *trigger.Trigger, err error) error {
-	var byRow *start.Refused
+	var byRow *ledger.Refused
 	code := problem.CodeOf(err)
 	if code.Status() >= 500 || errors.As(err, &byRow) && byRow.ByRow {
 		return err

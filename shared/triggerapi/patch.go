@@ -260,7 +260,7 @@ func (s *Service) settled(ctx context.Context, r *httpapi.Request, write func(*t
 		if !errors.Is(err, store.ErrTriggerMoved) {
 			return res, err
 		}
-		if err := store.Pause(ctx, 5*time.Millisecond, busyDetail); err != nil {
+		if err := problem.Pause(ctx, 5*time.Millisecond, busyDetail); err != nil {
 			return httpapi.Response{}, err
 		}
 	}

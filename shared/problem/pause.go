@@ -1,15 +1,13 @@
-package store
+package problem
 
 import (
 	"context"
 	"math/rand/v2"
 	"time"
-
-	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 // Pause waits a random while from d to 5d before an item that moved under
-// a conditioned write (ErrTriggerMoved, ErrLedgerExists) is read again, so
+// a conditioned write (a trigger, a ledger row) is read again, so
 // that a transaction in flight on it can land and writers that met do not
 // meet again at once. When ctx ends first the error is
 // service_unavailable with detail.
@@ -18,6 +16,6 @@ func Pause(ctx context.Context, d time.Duration, detail string) error {
 	case <-time.After(d + rand.N(4*d)):
 		return nil
 	case <-ctx.Done():
-		return problem.Wrap(problem.ServiceUnavailable, detail, ctx.Err())
+		return Wrap(ServiceUnavailable, detail, ctx.Err())
 	}
 }
