@@ -25,6 +25,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/triggerrun"
 )
 
 const (
@@ -535,44 +536,22 @@ func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, cod
 // fault that leaves the slot due.
 func (f *Firing) run(ctx context.Context, policy *allocation.Policy, j slotJob) (fired, error) {
 	tr := j.tr
-	cmd, choice := Session(tr, policy, start.PlatformScheduled)
+	cmd, choice := triggerrun.Command(tr, policy, start.PlatformScheduled, triggerrun.SlotKey(tr.ID, j.slot))
 	if err := cmd.Request.Validate(); err != nil {
 		return f.refused(ctx, j, choice, err)
 	}
-	status := RunStatus(choice, nil) // a new session's
-	res, err := f.Start.StartSlot(ctx, cmd, store.Advance{Seen: tr, Slot: j.slot, Status: status, Next: j.next, At: f.now()})
+	status := triggerrun.Status(choice, nil) // a new session's
+	res, err := f.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Slot: j.slot, Status: status, Next: j.next, At: f.now()})
 	switch {
 	case err == nil && !res.Replayed: // the run went in with the session
 		return fired{run: trigger.Run{At: j.slot, SessionID: res.Record.SessionID, Status: status}, choice: choice}, nil
 	case err == nil:
 		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: res.Record.SessionID,
-			Status: RunStatus(choice, res.Record)}, duplicate: true, choice: choice})
+			Status: triggerrun.Status(choice, res.Record)}, duplicate: true, choice: choice})
 	case errors.Is(err, store.ErrTriggerMoved) || problem.CodeOf(err) == problem.ServiceUnavailable:
 		return fired{}, err
 	}
 	return f.refused(ctx, j, choice, err)
-}
-
-// Session is the start of a trigger's session, as a firing and a start
-// now make it: for the trigger's user and org, never a bot, with its
-// repository, agent and prompt, created on platform, and its saved
-// allocation as the policy chose it (the effective default when the saved
-// one fails checks 3 to 6). Without a usable default, the start's own
-// placement refuses it (503), after the key's ledger row, if any, was
-// judged: a row answers first, as on the start route. The request has no
-// operation key (StartSlot and StartNow give
-// it one) and is not validated: a stored trigger holds what its route
-// validated, by the rules of the release that wrote it, and one that does
-// not pass the start's rules now (an older writer's, or a hand's) is
-// refused like a bad request (docs/decisions.md) by its caller.
-func Session(tr *trigger.Trigger, policy *allocation.Policy, platform string) (start.Command, allocation.Choice) {
-	choice, _ := policy.Resolve(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
-	prompt := tr.Prompt
-	req := &start.Request{
-		OrgID: tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
-		Prompt: &prompt, CreatedOnPlatform: platform,
-	}
-	return start.Command{UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy}, choice
 }
 
 // refused settles a slot whose start was refused with err. Any ledger row
@@ -589,7 +568,7 @@ func (f *Firing) refused(ctx context.Context, j slotJob, choice allocation.Choic
 		if err != nil {
 			return fired{}, err // not known what ran: leave the slot due
 		}
-		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: seen.Row.SessionID, Status: RunStatus(choice, rec)}, duplicate: true, choice: choice})
+		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: seen.Row.SessionID, Status: triggerrun.Status(choice, rec)}, duplicate: true, choice: choice})
 	}
 	code := problem.CodeOf(err)
 	if code.Status() >= 500 {
@@ -605,7 +584,7 @@ func (f *Firing) slotRow(ctx context.Context, j slotJob, err error) (*ledger.Ref
 	if seen, ok := errors.AsType[*ledger.Refused](err); ok {
 		return seen, nil
 	}
-	row, err := f.Table.GetLedger(ctx, j.tr.UserID, start.SlotKey(j.tr.ID, j.slot))
+	row, err := f.Table.GetLedger(ctx, j.tr.UserID, triggerrun.SlotKey(j.tr.ID, j.slot))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return nil, err
 	}
@@ -631,21 +610,6 @@ func (f *Firing) rowSession(ctx context.Context, seen *ledger.Refused) (*session
 func (f *Firing) record(ctx context.Context, j slotJob, fd fired) (fired, error) {
 	fd.run.RecordedAt = f.now()
 	return fd, f.Table.RecordRun(ctx, j.tr, fd.run, j.next)
-}
-
-// RunStatus is the status of a trigger's run, whose session is rec, by the
-// policy's choice: fired when the session ran as its trigger saved,
-// fallback when not. A session not written yet (a new one), gone or
-// unreadable (nil) runs as the choice has it now.
-func RunStatus(choice allocation.Choice, rec *session.Record) string {
-	asSaved := !choice.FellBack()
-	if rec != nil {
-		asSaved = choice.Ran(rec.Allocation())
-	}
-	if asSaved {
-		return trigger.StatusFired
-	}
-	return trigger.StatusFallback
 }
 
 func (f *Firing) now() time.Time {

@@ -1,8 +1,8 @@
 // Package start starts sessions: it validates a start request, selects the
 // allocation, derives the sandbox identity, and records the session with its
 // operation ledger row; about a row the key already has, it does what the
-// ledger rules (package ledger) say. The session start route and the
-// trigger firing (Service.StartSlot) share it.
+// ledger rules (package ledger) say. The session start route and a
+// trigger's runs (package triggerrun: the firing, a start now) share it.
 package start
 
 import (
@@ -172,11 +172,12 @@ func (r *Request) validate() error {
 // Validate checks what every start must pass, whoever built it: the
 // limits, no control character in the agent's names or createdOnPlatform,
 // and no secret marker in a member but the prompt (the allocation as sent
-// included). The reserved values are not checked here: the firing uses
-// them.
+// included). The reserved values are not checked here: a trigger's runs
+// use them, and the operation keys they build (trigger:…) are not held to
+// a caller's 128 characters.
 func (r *Request) Validate() error {
 	switch {
-	case r.OperationKey != "" && !validOperationKey(r.OperationKey):
+	case r.OperationKey != "" && !strings.HasPrefix(r.OperationKey, ReservedKeyPrefix) && !validOperationKey(r.OperationKey):
 		return bad("operationKey must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
 	case r.OrgID != "" && !httpapi.IsID(r.OrgID):
 		return bad("orgId is not a valid org id.")

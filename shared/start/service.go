@@ -48,42 +48,14 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 	return s.start(ctx, cmd, nil)
 }
 
-// StartSlot obtains the session of a trigger's slot: a start whose
-// operation key is the slot's (SlotKey; the request's own key, if any, is
-// replaced), written in one transaction with the trigger's advance. A
-// replay writes no advance. When the trigger has moved since it was read,
-// nothing is written and the error is store.ErrTriggerMoved.
-func (s *Service) StartSlot(ctx context.Context, cmd Command, adv store.Advance) (*Result, error) {
-	req := *cmd.Request
-	req.OperationKey = SlotKey(adv.Seen.ID, adv.Slot)
-	cmd.Request = &req
-	return s.start(ctx, cmd, &adv)
-}
-
-// StartNow obtains the session of a trigger started now (POST
-// /v1/triggers/{triggerId}/run): with key, the caller's Idempotency-Key
-// ("" for none), a start whose operation key is NowKey (the request's own
-// is replaced), else one without a key; the trigger's manual run is
-// written in the new session's transaction. A replay writes none.
-func (s *Service) StartNow(ctx context.Context, cmd Command, run *store.ManualRun, key string) (*Result, error) {
-	req := *cmd.Request
-	req.OperationKey = ""
-	if key != "" {
-		req.OperationKey = NowKey(run.Seen.ID, key)
-	}
-	cmd.Request = &req
-	return s.start(ctx, cmd, run)
-}
-
-// NowKey is the operation key of a trigger started now with the
-// Idempotency-Key key.
-func NowKey(triggerID, key string) string {
-	return ReservedKeyPrefix + triggerID + ":now:" + key
-}
-
-// SlotKey is the operation key of a trigger's slot.
-func SlotKey(triggerID string, slot time.Time) string {
-	return ReservedKeyPrefix + triggerID + ":" + slot.Format(session.TimeFormat)
+// StartBeside obtains the session of a command whose request carries
+// the operation key a trigger's run gives it (package triggerrun), or
+// none, with beside written in the new session's transaction (a slot's
+// advance, a manual run). A replay writes nothing. When beside is
+// conditioned on the trigger as read and the trigger moved, nothing is
+// written and the error is store.ErrTriggerMoved.
+func (s *Service) StartBeside(ctx context.Context, cmd Command, beside store.Beside) (*Result, error) {
+	return s.start(ctx, cmd, beside)
 }
 
 // start is the steps of a start: prepare it, then write its session, with

@@ -1,0 +1,96 @@
+package triggerrun
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// Runner runs a trigger's starts on the start service and the table.
+type Runner struct {
+	Start *start.Service
+	Table *store.Table
+	// Now defaults to the clock.
+	Now func() time.Time
+}
+
+// Started is what a trigger's start obtained: the session, new or
+// replayed, and its run.
+type Started struct {
+	*start.Result
+	Run trigger.Run
+}
+
+// StartNow starts the session of the trigger tr, as it was read, now,
+// paused or not, created on trigger-now, with the Idempotency-Key key ("":
+// none, and every call starts a new session; else the operation key is
+// NowKey). The new session and its manual run are written together on the
+// condition that the trigger is as read, and so is a refused start's
+// failed run (Failed); a replay writes nothing and answers the run as it
+// was stored. The trigger's schedule state and version are left as they
+// are. store.ErrTriggerMoved when the trigger moved: read it and start
+// again.
+func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, key string) (*Started, error) {
+	if key != "" {
+		key = NowKey(tr.ID, key)
+	}
+	cmd, choice := Command(tr, policy, start.PlatformNow, key)
+	manual := &store.ManualRun{Seen: tr, Status: Status(choice, nil)}
+	err := cmd.Request.Validate()
+	var res *start.Result
+	if err == nil {
+		res, err = r.Start.StartBeside(ctx, cmd, manual)
+	}
+	if err != nil {
+		return nil, r.refusedNow(ctx, tr, err)
+	}
+	run := manual.Run(res.Record)
+	if !res.Replayed {
+		return &Started{res, run}, nil
+	}
+	switch stored, err := r.Table.GetManualRun(ctx, tr.ID, res.Record); {
+	case err == nil:
+		run = stored
+	case errors.Is(err, store.ErrNotFound):
+		// Written with its session, so never missing but by a hand's
+		// edit: the run as the replayed session ran.
+		run.Status = Status(choice, res.Record)
+	default:
+		return nil, err
+	}
+	return &Started{res, run}, nil
+}
+
+// refusedNow records a start now refused with err as a failed manual run
+// when Failed counts it, on the condition that the trigger is as it was
+// read, and returns the refusal, or the fault that kept it from being
+// recorded (store.ErrTriggerMoved among them).
+func (r *Runner) refusedNow(ctx context.Context, tr *trigger.Trigger, err error) error {
+	code, failed := Failed(err)
+	if !failed {
+		return err
+	}
+	now := r.now().UTC()
+	run := trigger.Run{
+		Kind: trigger.KindManual, ID: "run_" + uuid.NewString(), At: now,
+		Status: trigger.StatusFailed, Error: string(code), RecordedAt: now,
+	}
+	if perr := r.Table.PutRun(ctx, tr, run); perr != nil {
+		return perr
+	}
+	return err
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}

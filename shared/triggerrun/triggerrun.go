@@ -1,0 +1,83 @@
+// Package triggerrun is how a trigger starts a session, for each kind of
+// run: a scheduled slot (the firing), a start now (POST
+// /v1/triggers/{triggerId}/run) and, from contract v6, a webhook
+// delivery. It builds the start from the trigger (Command), gives each
+// kind its operation key (SlotKey, NowKey), says what a run's status is
+// (Status) and which refused start records a failed run (Failed), and
+// runs a start now (Runner.Now). The start itself is package start's, the
+// ledger's and the table's.
+package triggerrun
+
+import (
+	"errors"
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// Command is the start of a trigger's session, for every kind of run: for
+// the trigger's user and org, never a bot, with its repository, agent and
+// prompt, created on platform, and its saved allocation as the policy
+// chose it (the effective default when the saved one fails checks 3 to
+// 6), with the operation key its kind gives it (SlotKey, NowKey; "" for
+// none). Without a usable default, the start's own placement refuses it
+// (503), after the key's ledger row, if any, was judged: a row answers
+// first, as on the start route. The request is not validated: a stored trigger holds what
+// its route validated, by the rules of the release that wrote it, and one
+// that does not pass the start's rules now (an older writer's, or a
+// hand's) is refused like a bad request (docs/decisions.md) by its caller.
+func Command(tr *trigger.Trigger, policy *allocation.Policy, platform, key string) (start.Command, allocation.Choice) {
+	choice, _ := policy.Resolve(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
+	prompt := tr.Prompt
+	req := &start.Request{
+		OrgID: tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
+		Prompt: &prompt, CreatedOnPlatform: platform, OperationKey: key,
+	}
+	return start.Command{UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy}, choice
+}
+
+// SlotKey is the operation key of a trigger's slot.
+func SlotKey(triggerID string, slot time.Time) string {
+	return start.ReservedKeyPrefix + triggerID + ":" + slot.Format(session.TimeFormat)
+}
+
+// NowKey is the operation key of a trigger started now with the
+// Idempotency-Key key.
+func NowKey(triggerID, key string) string {
+	return start.ReservedKeyPrefix + triggerID + ":now:" + key
+}
+
+// Status is the status of a trigger's run, whose session is rec, by the
+// policy's choice: fired when the session ran as its trigger saved,
+// fallback when not. A session not written yet (a new one), gone or
+// unreadable (nil) runs as the choice has it now.
+func Status(choice allocation.Choice, rec *session.Record) string {
+	asSaved := !choice.FellBack()
+	if rec != nil {
+		asSaved = choice.Ran(rec.Allocation())
+	}
+	if asSaved {
+		return trigger.StatusFired
+	}
+	return trigger.StatusFallback
+}
+
+// Failed says whether a start refused with err records a failed run, and
+// its code: only a start judged afresh and refused with a 4xx (checks 3
+// to 6, the start's rules). A fault records none, and neither does an
+// answer its key's ledger row decided (a replay's refusal, a start in
+// progress, a mismatch, a retirement since): a retried key never adds
+// runs. (A slot's row consumes the slot whatever it decided: the firing
+// records the slot's run from the row.)
+func Failed(err error) (problem.Code, bool) {
+	code := problem.CodeOf(err)
+	if refused, ok := errors.AsType[*ledger.Refused](err); ok && refused.ByRow || code.Status() >= 500 {
+		return "", false
+	}
+	return code, true
+}

@@ -1,0 +1,67 @@
+package triggerrun
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// TestFailed: which refused start records a failed run, and its code.
+func TestFailed(t *testing.T) {
+	retired := problem.New(problem.SandboxAllocationRetired, "retired")
+	for _, r := range []struct {
+		rule   string
+		err    error
+		code   problem.Code
+		failed bool
+	}{
+		{"a bad stored value, judged afresh", problem.New(problem.InvalidRequest, "bad"), problem.InvalidRequest, true},
+		{"checks 3 to 6, no row in the way", &ledger.Refused{Err: problem.New(problem.SandboxAllocationUnavailable, "no")}, problem.SandboxAllocationUnavailable, true},
+		{"the key's row: its allocation retired since", &ledger.Refused{Err: retired, ByRow: true}, "", false},
+		{"the key's row: another payload", &ledger.Refused{Err: problem.New(problem.OperationKeyPayloadMismatch, "x"), ByRow: true}, "", false},
+		{"the key's row: in progress", &ledger.Refused{Err: problem.New(problem.CreationInProgress, "x"), ByRow: true}, "", false},
+		{"no usable default", problem.New(problem.ServiceUnavailable, "none"), "", false},
+		{"the trigger moved", store.ErrTriggerMoved, "", false},
+		{"a fault", errors.New("boom"), "", false},
+	} {
+		t.Run(r.rule, func(t *testing.T) {
+			if code, failed := Failed(r.err); code != r.code || failed != r.failed {
+				t.Errorf("Failed %q %t, want %q %t", code, failed, r.code, r.failed)
+			}
+		})
+	}
+}
+
+// TestCommand: a trigger's start is for its user and org, never a bot,
+// with its repository, agent, prompt, the platform and the kind's key, and
+// the saved allocation as the policy chose it; each kind's key.
+func TestCommand(t *testing.T) {
+	tr := &trigger.Trigger{ID: "trg_a", UserID: "u1", OrgID: "o1", Prompt: "Go.", SavedAllocation: allocation.VercelSmall,
+		Repository: session.Repository{Type: "github", Repo: "acme/app"}, Agent: session.Agent{Mode: "code", Model: "m"}}
+	slot := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	cmd, choice := Command(tr, allocation.DefaultPolicy(), start.PlatformScheduled, SlotKey(tr.ID, slot))
+	req := cmd.Request
+	if cmd.UserID != "u1" || cmd.BotID != "" || req.OrgID != "o1" || *req.Prompt != "Go." || req.Repository.Repo != "acme/app" ||
+		req.CreatedOnPlatform != "scheduled" || req.OperationKey != "trigger:trg_a:2026-11-30T10:00:00Z" || cmd.Allocation.Name() != allocation.VercelSmall {
+		t.Errorf("command %+v, request %+v", cmd, req)
+	}
+	if Status(choice, nil) != trigger.StatusFired {
+		t.Error("a saved allocation that runs is fired")
+	}
+	if k := NowKey("trg_a", "k1"); k != "trigger:trg_a:now:k1" {
+		t.Errorf("now key %s", k)
+	}
+	p, _ := allocation.NewPolicy(allocation.Config{RetiredAllocations: []string{allocation.VercelSmall}})
+	cmd, choice = Command(tr, p, start.PlatformNow, "")
+	if !cmd.Allocation.IsZero() || Status(choice, nil) != trigger.StatusFallback || cmd.Request.OperationKey != "" {
+		t.Errorf("a retired saved allocation falls back: %+v %+v", cmd, choice)
+	}
+}
