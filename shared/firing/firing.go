@@ -18,7 +18,6 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/invocation"
-	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -459,32 +458,23 @@ func slotOf(tr *trigger.Trigger, at time.Time) (slotJob, error) {
 	return j, nil
 }
 
-// fired is what firing a slot did: the run it recorded, whether the
-// slot's ledger row existed already (a duplicate), and the policy's
-// choice of the trigger's saved allocation.
-type fired struct {
-	run       trigger.Run
-	duplicate bool
-	choice    allocation.Choice
-}
-
 // outcome is what firing the slot did: the run fd recorded (the others of
 // its count skipped), or the fault err that left the slot due.
-func (j slotJob) outcome(fd fired, err error) outcome {
+func (j slotJob) outcome(fd triggerrun.Fired, err error) outcome {
 	if err != nil {
 		return failure(j.tr.ID, j.slot, err) // the slot stays due, for the retry
 	}
-	n := &note{Trigger: j.tr.ID, Slot: j.slot.Format(session.TimeFormat), Outcome: fd.run.Status, Code: fd.run.Error, Reason: fd.choice.Fallback.Reason}
+	n := &note{Trigger: j.tr.ID, Slot: j.slot.Format(session.TimeFormat), Outcome: fd.Run.Status, Code: fd.Run.Error, Reason: fd.Choice.Fallback.Reason}
 	o := outcome{sum: Summary{Due: 1, Skipped: j.count - 1}, note: n, slot: j.slot}
 	switch {
-	case fd.duplicate:
+	case fd.Duplicate:
 		o.sum.Duplicates = 1
 		n.Outcome = "duplicate"
-	case fd.run.Status == trigger.StatusFailed:
+	case fd.Run.Status == trigger.StatusFailed:
 		o.sum.Failed = 1
 	default:
 		o.sum.Fired = 1
-		if fd.run.Status == trigger.StatusFallback {
+		if fd.Run.Status == trigger.StatusFallback {
 			o.sum.Fallbacks = 1
 		}
 	}
@@ -528,88 +518,11 @@ func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, cod
 	return o
 }
 
-// run obtains the session of a trigger's slot, with the allocation the
-// policy chose for the trigger once, and records the run: a new session
-// is written with the trigger's advance, in one transaction; a replayed
-// slot, or one refused, is recorded after it (refused). The error is
-// store.ErrTriggerMoved when the trigger changed since it was read, or a
-// fault that leaves the slot due.
-func (f *Firing) run(ctx context.Context, policy *allocation.Policy, j slotJob) (fired, error) {
-	tr := j.tr
-	cmd, choice := triggerrun.Command(tr, policy, start.PlatformScheduled, triggerrun.SlotKey(tr.ID, j.slot))
-	if err := cmd.Request.Validate(); err != nil {
-		return f.refused(ctx, j, choice, err)
-	}
-	status := triggerrun.Status(choice, nil) // a new session's
-	res, err := f.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Slot: j.slot, Status: status, Next: j.next, At: f.now()})
-	switch {
-	case err == nil && !res.Replayed: // the run went in with the session
-		return fired{run: trigger.Run{At: j.slot, SessionID: res.Record.SessionID, Status: status}, choice: choice}, nil
-	case err == nil:
-		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: res.Record.SessionID,
-			Status: triggerrun.Status(choice, res.Record)}, duplicate: true, choice: choice})
-	case errors.Is(err, store.ErrTriggerMoved) || problem.CodeOf(err) == problem.ServiceUnavailable:
-		return fired{}, err
-	}
-	return f.refused(ctx, j, choice, err)
-}
-
-// refused settles a slot whose start was refused with err. Any ledger row
-// for the slot consumes it, whatever the row records: a duplicate, with
-// the row's session. Without one, a 4xx consumes the slot as a failed run
-// with its code, and anything else leaves it due.
-func (f *Firing) refused(ctx context.Context, j slotJob, choice allocation.Choice, err error) (fired, error) {
-	seen, rerr := f.slotRow(ctx, j, err)
-	switch {
-	case rerr != nil:
-		return fired{}, rerr
-	case seen.Row != nil && !seen.Row.Expired(f.now()):
-		rec, err := f.rowSession(ctx, seen)
-		if err != nil {
-			return fired{}, err // not known what ran: leave the slot due
-		}
-		return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, SessionID: seen.Row.SessionID, Status: triggerrun.Status(choice, rec)}, duplicate: true, choice: choice})
-	}
-	code := problem.CodeOf(err)
-	if code.Status() >= 500 {
-		return fired{}, err // unexpected: leave the slot due
-	}
-	return f.record(ctx, j, fired{run: trigger.Run{At: j.slot, Status: trigger.StatusFailed, Error: string(code)}, choice: choice})
-}
-
-// slotRow is what is known of the slot's ledger row after a start refused
-// with err: what the start read, when it judged the row, else the row as
-// read now (the start was refused before it judged one, or not started).
-func (f *Firing) slotRow(ctx context.Context, j slotJob, err error) (*ledger.Refused, error) {
-	if seen, ok := errors.AsType[*ledger.Refused](err); ok {
-		return seen, nil
-	}
-	row, err := f.Table.GetLedger(ctx, j.tr.UserID, triggerrun.SlotKey(j.tr.ID, j.slot))
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
-	}
-	return &ledger.Refused{Row: row}, nil
-}
-
-// rowSession is the session that the slot's ledger row names, as the
-// start read it, else as read now: nil when it is gone or does not decode.
-func (f *Firing) rowSession(ctx context.Context, seen *ledger.Refused) (*session.Record, error) {
-	if seen.SessionRead {
-		return seen.Session, nil
-	}
-	rec, err := f.Table.GetSession(ctx, seen.Row.SessionID)
-	var invalid *session.InvalidRecordError
-	if errors.Is(err, store.ErrNotFound) || errors.As(err, &invalid) {
-		return nil, nil
-	}
-	return rec, err
-}
-
-// record records the run of a slot whose session the start did not write
-// with the trigger's advance.
-func (f *Firing) record(ctx context.Context, j slotJob, fd fired) (fired, error) {
-	fd.run.RecordedAt = f.now()
-	return fd, f.Table.RecordRun(ctx, j.tr, fd.run, j.next)
+// run obtains the session of the job's slot and records its run
+// (triggerrun.Runner.StartSlot).
+func (f *Firing) run(ctx context.Context, policy *allocation.Policy, j slotJob) (triggerrun.Fired, error) {
+	r := triggerrun.Runner{Start: f.Start, Table: f.Table, Now: f.now}
+	return r.StartSlot(ctx, policy, triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next})
 }
 
 func (f *Firing) now() time.Time {

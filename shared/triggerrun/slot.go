@@ -1,0 +1,116 @@
+package triggerrun
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// Slot is a trigger's slot to fire: the trigger as it was judged, the
+// slot, and its schedule's next time after the slot.
+type Slot struct {
+	Trigger  *trigger.Trigger
+	At, Next time.Time
+}
+
+// Fired is what firing a slot did: the run it recorded, whether the
+// slot's ledger row existed already (a duplicate), and the policy's
+// choice of the trigger's saved allocation.
+type Fired struct {
+	Run       trigger.Run
+	Duplicate bool
+	Choice    allocation.Choice
+}
+
+// StartSlot obtains the session of a trigger's slot, created on
+// scheduled with the slot's operation key (SlotKey), with the allocation
+// the policy chose, and records the slot's run: a new session is written
+// with the trigger's advance, in one transaction; a replayed slot, or one
+// refused, is recorded after it (refusedSlot). The error is
+// store.ErrTriggerMoved when the trigger changed since it was read, or a
+// fault that leaves the slot due.
+func (r *Runner) StartSlot(ctx context.Context, policy *allocation.Policy, s Slot) (Fired, error) {
+	tr := s.Trigger
+	cmd, choice := Command(tr, policy, start.PlatformScheduled, SlotKey(tr.ID, s.At))
+	if err := cmd.Request.Validate(); err != nil {
+		return r.refusedSlot(ctx, s, choice, err)
+	}
+	status := Status(choice, nil) // a new session's
+	res, err := r.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Slot: s.At, Status: status, Next: s.Next, At: r.now()})
+	switch {
+	case err == nil && !res.Replayed: // the run went in with the session
+		return Fired{Run: trigger.Run{At: s.At, SessionID: res.Record.SessionID, Status: status}, Choice: choice}, nil
+	case err == nil:
+		return r.record(ctx, s, Fired{Run: trigger.Run{At: s.At, SessionID: res.Record.SessionID,
+			Status: Status(choice, res.Record)}, Duplicate: true, Choice: choice})
+	case errors.Is(err, store.ErrTriggerMoved) || problem.CodeOf(err) == problem.ServiceUnavailable:
+		return Fired{}, err
+	}
+	return r.refusedSlot(ctx, s, choice, err)
+}
+
+// refusedSlot settles a slot whose start was refused with err. Any ledger
+// row for the slot consumes it, whatever the row records: a duplicate,
+// with the row's session. Without one, a 4xx consumes the slot as a
+// failed run with its code (Failed), and anything else leaves it due.
+func (r *Runner) refusedSlot(ctx context.Context, s Slot, choice allocation.Choice, err error) (Fired, error) {
+	seen, rerr := r.slotRow(ctx, s, err)
+	switch {
+	case rerr != nil:
+		return Fired{}, rerr
+	case seen.Row != nil && !seen.Row.Expired(r.now()):
+		rec, err := r.rowSession(ctx, seen)
+		if err != nil {
+			return Fired{}, err // not known what ran: leave the slot due
+		}
+		return r.record(ctx, s, Fired{Run: trigger.Run{At: s.At, SessionID: seen.Row.SessionID, Status: Status(choice, rec)}, Duplicate: true, Choice: choice})
+	}
+	code, failed := Failed(err)
+	if !failed {
+		return Fired{}, err // unexpected: leave the slot due
+	}
+	return r.record(ctx, s, Fired{Run: trigger.Run{At: s.At, Status: trigger.StatusFailed, Error: string(code)}, Choice: choice})
+}
+
+// slotRow is what is known of the slot's ledger row after a start refused
+// with err: what the start read, when it judged the row, else the row as
+// read now (the start was refused before it judged one, or not started).
+func (r *Runner) slotRow(ctx context.Context, s Slot, err error) (*ledger.Refused, error) {
+	if seen, ok := errors.AsType[*ledger.Refused](err); ok {
+		return seen, nil
+	}
+	row, err := r.Table.GetLedger(ctx, s.Trigger.UserID, SlotKey(s.Trigger.ID, s.At))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	return &ledger.Refused{Row: row}, nil
+}
+
+// rowSession is the session that the slot's ledger row names, as the
+// start read it, else as read now: nil when it is gone or does not decode.
+func (r *Runner) rowSession(ctx context.Context, seen *ledger.Refused) (*session.Record, error) {
+	if seen.SessionRead {
+		return seen.Session, nil
+	}
+	rec, err := r.Table.GetSession(ctx, seen.Row.SessionID)
+	var invalid *session.InvalidRecordError
+	if errors.Is(err, store.ErrNotFound) || errors.As(err, &invalid) {
+		return nil, nil
+	}
+	return rec, err
+}
+
+// record records the run of a slot whose session the start did not write
+// with the trigger's advance.
+func (r *Runner) record(ctx context.Context, s Slot, fd Fired) (Fired, error) {
+	fd.Run.RecordedAt = r.now()
+	return fd, r.Table.RecordRun(ctx, s.Trigger, fd.Run, s.Next)
+}
