@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -38,15 +37,6 @@ const (
 	// trigger's work ends, a straggler's as a fault, so that the summary is
 	// returned and logged.
 	lastWord = 3 * time.Second
-	// maxNotes bounds the triggers named in an invocation's log line,
-	// maxFaults the faults its line and its error name, and maxFaultText,
-	// in characters, the text of each fault, so that a burst of faults
-	// (a storage outage) keeps the line far under CloudWatch Logs' 256 KB
-	// per event, past which the line, and the metrics it carries, are lost.
-	// The line counts the rest.
-	maxNotes     = 100
-	maxFaults    = 20
-	maxFaultText = 500
 	// maxJudgements bounds how often one trigger is judged again after it
 	// changed under the firing's write.
 	maxJudgements = 3
@@ -76,40 +66,6 @@ func ParseConcurrency(s string) (int, error) {
 	return n, nil
 }
 
-// The metrics of every invocation, by Function: the summary's members, and
-// FiringLag, in seconds, the largest over the invocation's due triggers of
-// the time from the trigger's slot to when the firing settled it (its run
-// recorded, or the trigger stopped), or, for a trigger left due, to the end
-// of the invocation; 0 when nothing was due.
-const (
-	MetricDue        = "Due"
-	MetricFired      = "Fired"
-	MetricDuplicates = "Duplicates"
-	MetricSkipped    = "Skipped"
-	MetricFallbacks  = "Fallbacks"
-	MetricFailed     = "Failed"
-	MetricFiringLag  = "FiringLag"
-)
-
-// Summary is what one invocation did; Due = Fired + Duplicates + Failed.
-type Summary struct {
-	Due        int `json:"due"`
-	Fired      int `json:"fired"`
-	Duplicates int `json:"duplicates"`
-	Skipped    int `json:"skipped"`
-	Fallbacks  int `json:"fallbacks"`
-	Failed     int `json:"failed"`
-}
-
-func (s *Summary) add(o Summary) {
-	s.Due += o.Due
-	s.Fired += o.Fired
-	s.Duplicates += o.Duplicates
-	s.Skipped += o.Skipped
-	s.Fallbacks += o.Fallbacks
-	s.Failed += o.Failed
-}
-
 // Firing starts the sessions of due triggers through the start service,
 // once per trigger and slot.
 type Firing struct {
@@ -124,131 +80,6 @@ type Firing struct {
 	Now func() time.Time
 	// Metrics is the execution environment's; nil logs no metrics.
 	Metrics *invocation.Metrics
-}
-
-// note is what happened to one trigger, for the invocation's log line.
-type note struct {
-	Trigger string `json:"trigger"`
-	Slot    string `json:"slot,omitempty"`
-	Outcome string `json:"outcome"` // fired, fallback, duplicate, failed
-	Code    string `json:"code,omitempty"`
-	Reason  string `json:"reason,omitempty"`
-}
-
-// outcome is what firing one trigger did: its part of the summary, its
-// note (none when it was not due after all), the slot it judged (zero when
-// it did not get so far), and a fault that left its slot due.
-type outcome struct {
-	sum   Summary
-	note  *note
-	slot  time.Time
-	fault error
-}
-
-// tally is what one invocation did: its summary, its lag, and the notes,
-// faults and attributes of its one log line, the notes and faults up to
-// their bounds and the rest counted. Triggers firing at once add to it
-// under its lock.
-type tally struct {
-	mu sync.Mutex
-	Summary
-	notes      []note
-	moreNotes  int
-	faults     []error
-	moreFaults int
-	attrs      []slog.Attr
-	// lag is the largest lag of a trigger settled so far; waiting is the
-	// earliest slot of a trigger left due (zero for none), whose lag runs
-	// to the end of the invocation.
-	lag     time.Duration
-	waiting time.Time
-}
-
-// add adds the outcome of a due trigger settled (or left due by a fault)
-// at settled.
-func (inv *tally) add(o outcome, settled time.Time) {
-	inv.mu.Lock()
-	defer inv.mu.Unlock()
-	inv.Summary.add(o.sum)
-	switch {
-	case o.note == nil: // not due after all
-		return
-	case len(inv.notes) < maxNotes:
-		inv.notes = append(inv.notes, *o.note)
-	default:
-		inv.moreNotes++
-	}
-	switch {
-	case o.fault == nil:
-		inv.lag = max(inv.lag, settled.Sub(o.slot))
-		return
-	case len(inv.faults) < maxFaults:
-		inv.faults = append(inv.faults, o.fault)
-	default:
-		inv.moreFaults++
-	}
-	inv.wait(o.slot)
-}
-
-// err is the invocation's error, nil when no fault left a slot due.
-func (inv *tally) err() error {
-	if len(inv.faults) == 0 {
-		return nil
-	}
-	return &faultsError{inv.faults, inv.moreFaults}
-}
-
-// faultsError is the error of an invocation whose faults left slots due:
-// the text of each of the first, cut to maxFaultText characters, one a
-// line, then how many more there were.
-type faultsError struct {
-	first []error
-	more  int
-}
-
-func (e *faultsError) Error() string {
-	var b strings.Builder
-	for i, err := range e.first {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		text := err.Error()
-		if r := []rune(text); len(r) > maxFaultText {
-			text = string(r[:maxFaultText]) + "…"
-		}
-		b.WriteString(text)
-	}
-	if e.more > 0 {
-		fmt.Fprintf(&b, "\nand %d more faults", e.more)
-	}
-	return b.String()
-}
-
-func (e *faultsError) Unwrap() []error { return e.first }
-
-// wait counts a trigger of that slot as left due.
-func (inv *tally) wait(slot time.Time) {
-	if inv.waiting.IsZero() || slot.Before(inv.waiting) {
-		inv.waiting = slot
-	}
-}
-
-// end ends the invocation at now: the triggers left due count their lag
-// until then.
-func (inv *tally) end(now time.Time) {
-	if !inv.waiting.IsZero() {
-		inv.lag = max(inv.lag, now.Sub(inv.waiting))
-	}
-}
-
-// metrics are the invocation's metrics: the summary's members and the lag.
-func (inv *tally) metrics() []invocation.Metric {
-	return []invocation.Metric{
-		invocation.Count(MetricDue, inv.Due), invocation.Count(MetricFired, inv.Fired),
-		invocation.Count(MetricDuplicates, inv.Duplicates), invocation.Count(MetricSkipped, inv.Skipped),
-		invocation.Count(MetricFallbacks, inv.Fallbacks), invocation.Count(MetricFailed, inv.Failed),
-		{Name: MetricFiringLag, Unit: invocation.UnitSeconds, Value: inv.lag.Round(time.Millisecond).Seconds()},
-	}
 }
 
 // Handle answers one scheduled event. It returns an error, so that Lambda
@@ -317,12 +148,26 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 		}
 		return err
 	}
-	// Workers take the triggers longest due first, each to its end; none
-	// is taken once the reserve before the timeout has begun. An index
-	// entry that did not decode is read again (fireOne); the line counts
-	// those taken.
+	taken, undecoded := f.pool(ctx, policy, due, at, stop, inv)
+	if left := len(due) - taken; left > 0 {
+		inv.attrs = append(inv.attrs, slog.Int("leftDue", left))
+		for _, d := range due[taken:] {
+			inv.wait(indexSlot(d, at))
+		}
+	}
+	if undecoded > 0 {
+		invocation.Warn(ctx, fmt.Sprintf("due-index entries that did not decode, each read again: %d", undecoded))
+	}
+	return inv.err()
+}
+
+// pool fires the due triggers, concurrency() at a time: workers take the
+// triggers longest due first, each to its end; none is taken once stop
+// (the reserve before the timeout; zero: none) has begun. It returns how
+// many were taken, and how many of those were index entries that did not
+// decode, which fireOne reads again.
+func (f *Firing) pool(ctx context.Context, policy *allocation.Policy, due []store.Due, at, stop time.Time, inv *tally) (taken, undecoded int) {
 	var mu sync.Mutex
-	taken, undecoded := 0, 0
 	take := func() (store.Due, bool) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -348,16 +193,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 		})
 	}
 	wg.Wait()
-	if left := len(due) - taken; left > 0 {
-		inv.attrs = append(inv.attrs, slog.Int("leftDue", left))
-		for _, d := range due[taken:] {
-			inv.wait(indexSlot(d, at))
-		}
-	}
-	if undecoded > 0 {
-		invocation.Warn(ctx, fmt.Sprintf("due-index entries that did not decode, each read again: %d", undecoded))
-	}
-	return inv.err()
+	return taken, undecoded
 }
 
 func (f *Firing) concurrency() int {
@@ -492,15 +328,6 @@ func indexSlot(d store.Due, at time.Time) time.Time {
 		}
 	}
 	return at
-}
-
-// failure is a trigger whose slot (zero when not known) a fault left due.
-func failure(id string, slot time.Time, err error) outcome {
-	n := &note{Trigger: id, Outcome: trigger.StatusFailed, Code: string(problem.CodeOf(err))}
-	if !slot.IsZero() {
-		n.Slot = slot.Format(session.TimeFormat)
-	}
-	return outcome{sum: Summary{Due: 1, Failed: 1}, note: n, slot: slot, fault: err}
 }
 
 // park stops a trigger that a retry cannot mend, counted as failed: seen
