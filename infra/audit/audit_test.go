@@ -331,12 +331,11 @@ func TestRewrite(t *testing.T) {
 	})
 }
 
+// forEachBackend runs f on a fresh table of every backend, the backends
+// at once.
 func forEachBackend(t *testing.T, f func(t *testing.T, c *dynamodb.Client, name string)) {
-	for _, b := range dynamotest.Backends(t) {
-		t.Run(b.Name, func(t *testing.T) {
-			t.Parallel()
-			c, name := dynamotest.Table(t, b)
-			f(t, c, name)
-		})
-	}
+	dynamotest.ForEach(t, dynamotest.Backends(t), func(t *testing.T, c *dynamodb.Client, name string) {
+		t.Parallel()
+		f(t, c, name)
+	})
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -142,7 +143,7 @@ func onMoto(t *testing.T, body string) string {
 		return v
 	}
 	t.Logf("moto creates no AWS::Lambda::Alias and no CodeDeploy resources: the stack on moto invokes the functions %v without their aliases, which TestReleasesShiftThroughAliases checks on the template", slices.Sorted(maps.Values(functionOf)))
-	return mustJSON(rewrite(tpl))
+	return testkit.JSON(rewrite(tpl))
 }
 
 // TestTemplateDeploysOnMoto transforms template.yaml with the SAM
@@ -498,13 +499,13 @@ func checkSchedule(t *testing.T, eb *eventbridge.Client, physical map[string]str
 		t.Errorf("target %s, the firing is %s", aws.ToString(tg.Arn), fireARN)
 	}
 	if p := tg.RetryPolicy; p == nil || aws.ToInt32(p.MaximumRetryAttempts) != 2 || aws.ToInt32(p.MaximumEventAgeInSeconds) != 300 {
-		t.Errorf("retry policy %s, want 2 attempts within 300 s", mustJSON(p))
+		t.Errorf("retry policy %s, want 2 attempts within 300 s", testkit.JSON(p))
 	}
 	// The queue's physical id is its URL; its name ends it.
 	queue := physical["TriggerFireDeadLetterQueue"]
 	queue = queue[strings.LastIndex(queue, "/")+1:]
 	if d := tg.DeadLetterConfig; d == nil || !strings.HasSuffix(aws.ToString(d.Arn), ":"+queue) || !strings.HasPrefix(aws.ToString(d.Arn), "arn:aws:sqs:") {
-		t.Errorf("dead-letter config %s, the queue is %s", mustJSON(d), queue)
+		t.Errorf("dead-letter config %s, the queue is %s", testkit.JSON(d), queue)
 	}
 }
 
@@ -596,13 +597,9 @@ func runHandlers(t *testing.T, endpoint string, ddb *dynamodb.Client, table stri
 	created := time.Date(2026, 11, 30, 10, 0, 30, 0, time.UTC)
 	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
 	h.Triggers.Now = func() time.Time { return created }
-	c := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: owner, Body: apitest.Body(map[string]any{
+	tid := h.CreateTrigger(t, owner, apitest.Body(map[string]any{
 		"orgId": "o1", "schedule": map[string]any{"cron": "*/5 * * * *"}, "repository": repo, "agent": agent, "prompt": "Triage new issues.",
-	}, nil)})
-	if c.Status != 201 {
-		t.Fatalf("trigger: %d %s", c.Status, c.Raw)
-	}
-	tid, _ := c.Body["triggerId"].(string)
+	}, nil))
 	h.Firing.Now = func() time.Time { return slot }
 	sum, err := h.Firing.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: slot.Add(20 * time.Second)})
 	if err != nil || sum != (firing.Summary{Due: 1, Fired: 1}) {
@@ -627,8 +624,6 @@ func runHandlers(t *testing.T, endpoint string, ddb *dynamodb.Client, table stri
 		t.Errorf("sessions in the stack's table: %v", sessions)
 	}
 }
-
-func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // cloudWatchClient is a CloudWatch client for moto. The SDK speaks Smithy
 // RPC v2 CBOR to CloudWatch, which moto's server does not; CloudWatch also
@@ -862,7 +857,7 @@ func checkAlarms(t *testing.T, cw *cloudwatch.Client, s deployed, topic string) 
 			t.Fatalf("%s: %v", id, err)
 		}
 		var in cloudwatch.PutMetricAlarmInput
-		dec := json.NewDecoder(strings.NewReader(mustJSON(props)))
+		dec := json.NewDecoder(strings.NewReader(testkit.JSON(props)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&in); err != nil {
 			t.Fatalf("%s: a property that PutMetricAlarm does not take: %v", id, err)

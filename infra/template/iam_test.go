@@ -23,6 +23,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
@@ -360,14 +361,14 @@ func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 		events, _ := props["Events"].(map[string]any)
 		for name, e := range events {
 			if t, _ := dig(e, "Type").(string); !slices.Contains(quietEvents, t) {
-				v = append(v, fmt.Sprintf("%s: event %s of type %s, by which SAM may grant its role more", fn, name, mustJSON(dig(e, "Type"))))
+				v = append(v, fmt.Sprintf("%s: event %s of type %s, by which SAM may grant its role more", fn, name, testkit.JSON(dig(e, "Type"))))
 			}
 		}
 		granted, bad := invokeGrants(fn, props["EventInvokeConfig"])
 		v = append(v, bad...)
 		for _, p := range list(props["Policies"]) {
 			if dig(p, "Statement") == nil {
-				v = append(v, fmt.Sprintf("%s: policy %s is not an inline policy document with a Statement", fn, mustJSON(p)))
+				v = append(v, fmt.Sprintf("%s: policy %s is not an inline policy document with a Statement", fn, testkit.JSON(p)))
 				continue
 			}
 			g, bad := statements(fn, p)
@@ -411,7 +412,7 @@ func unjudged(where string, props map[string]any, judged ...string) []string {
 	var v []string
 	for key, val := range props {
 		if !slices.Contains(quiet, key) && !slices.Contains(judged, key) {
-			v = append(v, fmt.Sprintf("%s: %s %s, a property by which SAM may grant its role more", where, key, mustJSON(val)))
+			v = append(v, fmt.Sprintf("%s: %s %s, a property by which SAM may grant its role more", where, key, testkit.JSON(val)))
 		}
 	}
 	return v
@@ -427,7 +428,7 @@ func deploymentPreference(fn string, pref any) []string {
 	m, _ := pref.(map[string]any)
 	for key, val := range m {
 		if key != "Type" && key != "Alarms" && key != "Enabled" {
-			v = append(v, fmt.Sprintf("%s: DeploymentPreference %s %s, by which SAM may grant a role more", fn, key, mustJSON(val)))
+			v = append(v, fmt.Sprintf("%s: DeploymentPreference %s %s, by which SAM may grant a role more", fn, key, testkit.JSON(val)))
 		}
 	}
 	return v
@@ -457,11 +458,11 @@ func invokeGrants(fn string, config any) (granted, bad []string) {
 				if (when == "OnSuccess" || when == "OnFailure") && dig(d, "Type") == "SQS" && dig(d, "Destination") != nil {
 					granted = append(granted, "sqs:SendMessage "+policyText(dig(d, "Destination")))
 				} else {
-					bad = append(bad, fmt.Sprintf("%s: EventInvokeConfig destination %s %s names no SQS queue", fn, when, mustJSON(d)))
+					bad = append(bad, fmt.Sprintf("%s: EventInvokeConfig destination %s %s names no SQS queue", fn, when, testkit.JSON(d)))
 				}
 			}
 		default:
-			bad = append(bad, fmt.Sprintf("%s: EventInvokeConfig %s %s", fn, key, mustJSON(val)))
+			bad = append(bad, fmt.Sprintf("%s: EventInvokeConfig %s %s", fn, key, testkit.JSON(val)))
 		}
 	}
 	return granted, bad
@@ -481,14 +482,14 @@ func judgeTransformed(tpl map[string]any, used map[string][]string) []string {
 		if _, fn := used[strings.TrimSuffix(id, "Role")]; dig(r, "Type") != "AWS::IAM::Role" || fn {
 			continue
 		}
-		if got := mustJSON(dig(r, "Properties")); id != "CodeDeployServiceRole" || got != codeDeployRole {
+		if got := testkit.JSON(dig(r, "Properties")); id != "CodeDeployServiceRole" || got != codeDeployRole {
 			v = append(v, fmt.Sprintf("%s: a role beyond the functions' and CodeDeploy's as SAM makes it: %s", id, got))
 		}
 	}
 	for fn, needed := range used {
 		role, _ := dig(resources, fn, "Properties", "Role", "Fn::GetAtt", 0).(string)
 		if dig(resources, role, "Type") != "AWS::IAM::Role" {
-			v = append(v, fmt.Sprintf("%s: its role %s is not a role of the template", fn, mustJSON(dig(resources, fn, "Properties", "Role"))))
+			v = append(v, fmt.Sprintf("%s: its role %s is not a role of the template", fn, testkit.JSON(dig(resources, fn, "Properties", "Role"))))
 			continue
 		}
 		var granted []string
@@ -526,11 +527,11 @@ func statements(who string, doc any) (granted, bad []string) {
 		m, _ := st.(map[string]any)
 		for k := range m {
 			if k != "Sid" && k != "Effect" && k != "Action" && k != "Resource" {
-				bad = append(bad, fmt.Sprintf("%s: statement %s has %s", who, mustJSON(st), k))
+				bad = append(bad, fmt.Sprintf("%s: statement %s has %s", who, testkit.JSON(st), k))
 			}
 		}
 		if m["Effect"] != "Allow" {
-			bad = append(bad, fmt.Sprintf("%s: statement %s is not Allow", who, mustJSON(st)))
+			bad = append(bad, fmt.Sprintf("%s: statement %s is not Allow", who, testkit.JSON(st)))
 		}
 		for _, action := range list(m["Action"]) {
 			for _, res := range list(m["Resource"]) {
@@ -592,7 +593,7 @@ func policyText(v any) string {
 			return s
 		}
 	}
-	return mustJSON(v)
+	return testkit.JSON(v)
 }
 
 // references tells whether a value names a resource: by Ref, by

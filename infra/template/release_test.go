@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/infra/template"
 )
 
@@ -69,23 +70,23 @@ func TestReleasesShiftThroughAliases(t *testing.T) {
 		}
 		aliases[fn] = alias
 		if dig(resources, version, "Type") != "AWS::Lambda::Version" || dig(resources, version, "Properties", "FunctionName", "Ref") != fn {
-			t.Errorf("%s: the alias is on %s, not a version of the function", fn, mustJSON(dig(resources, alias, "Properties", "FunctionVersion")))
+			t.Errorf("%s: the alias is on %s, not a version of the function", fn, testkit.JSON(dig(resources, alias, "Properties", "FunctionVersion")))
 		}
 		update := dig(resources, alias, "UpdatePolicy", "CodeDeployLambdaAliasUpdate")
 		if dig(update, "ApplicationName", "Ref") != app || dig(resources, group, "Type") != "AWS::CodeDeploy::DeploymentGroup" {
-			t.Errorf("%s: the alias is updated by %s, not by a deployment group of %s", fn, mustJSON(update), app)
+			t.Errorf("%s: the alias is updated by %s, not by a deployment group of %s", fn, testkit.JSON(update), app)
 			continue
 		}
 		g := dig(resources, group, "Properties")
 		if got := fmt.Sprint(dig(g, "DeploymentConfigName", "Fn::Sub", 1, "ConfigName")); got != want.config || dig(g, "ApplicationName", "Ref") != app {
-			t.Errorf("%s: deployed by %s of %v, want %s", fn, mustJSON(dig(g, "DeploymentConfigName")), dig(g, "ApplicationName"), want.config)
+			t.Errorf("%s: deployed by %s of %v, want %s", fn, testkit.JSON(dig(g, "DeploymentConfigName")), dig(g, "ApplicationName"), want.config)
 		}
 		if rb := dig(g, "AutoRollbackConfiguration"); dig(rb, "Enabled") != true || !slices.Contains(list(dig(rb, "Events")), any("DEPLOYMENT_STOP_ON_ALARM")) {
-			t.Errorf("%s: rollback %s, want automatic on alarm", fn, mustJSON(rb))
+			t.Errorf("%s: rollback %s, want automatic on alarm", fn, testkit.JSON(rb))
 		}
 		alarms := groupAlarms(t, resources, group)
 		if dig(g, "AlarmConfiguration", "Enabled") != true || !slices.Equal(alarms, want.alarms) {
-			t.Errorf("%s: rolled back by the alarms %v (%s), want %v", fn, alarms, mustJSON(dig(g, "AlarmConfiguration")), want.alarms)
+			t.Errorf("%s: rolled back by the alarms %v (%s), want %v", fn, alarms, testkit.JSON(dig(g, "AlarmConfiguration")), want.alarms)
 		}
 	}
 
@@ -191,12 +192,12 @@ func alarmID(t *testing.T, resources map[string]any, name any) string {
 		return id
 	}
 	for id, r := range resources {
-		if dig(r, "Type") == "AWS::CloudWatch::Alarm" && mustJSON(dig(r, "Properties", "AlarmName")) == mustJSON(name) {
+		if dig(r, "Type") == "AWS::CloudWatch::Alarm" && testkit.JSON(dig(r, "Properties", "AlarmName")) == testkit.JSON(name) {
 			return id
 		}
 	}
-	t.Errorf("the deployment group's alarm %s is no alarm of the template", mustJSON(name))
-	return mustJSON(name)
+	t.Errorf("the deployment group's alarm %s is no alarm of the template", testkit.JSON(name))
+	return testkit.JSON(name)
 }
 
 // onAlias says how a function reference misses the functions' aliases:
@@ -205,7 +206,7 @@ func onAlias(aliases map[string]string, ref any) string {
 	if id, _ := dig(ref, "Ref").(string); slices.Contains(slices.Collect(maps.Values(aliases)), id) {
 		return ""
 	}
-	return fmt.Sprintf("invokes %s, not a function's alias %s", mustJSON(ref), template.ReleaseAlias)
+	return fmt.Sprintf("invokes %s, not a function's alias %s", testkit.JSON(ref), template.ReleaseAlias)
 }
 
 // shifts are the new version's share of a function's traffic in each

@@ -1,4 +1,4 @@
-package template
+package template_test
 
 import (
 	"context"
@@ -13,38 +13,27 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
-// emptyDynamo serves an empty embedded endpoint for the test and returns
-// a client of it and its URL.
-func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
-	t.Helper()
-	d, err := dynamo.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	return localdb.Client(d.URL), d.URL
-}
-
 // templateTable is the CreateTable and UpdateTimeToLive requests of the
 // template's table.
 func templateTable(t *testing.T) (*dynamodb.CreateTableInput, *dynamodb.UpdateTimeToLiveInput) {
 	t.Helper()
-	tpl, err := Load("../../template.yaml")
+	tpl, err := template.Load("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := CreateTableInput(tpl, TableLogicalID, TableLogicalID)
+	in, err := template.CreateTableInput(tpl, template.TableLogicalID, template.TableLogicalID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ttl, err := TimeToLiveInput(tpl, TableLogicalID, TableLogicalID)
+	ttl, err := template.TimeToLiveInput(tpl, template.TableLogicalID, template.TableLogicalID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +44,10 @@ func templateTable(t *testing.T) (*dynamodb.CreateTableInput, *dynamodb.UpdateTi
 // without its time to live, and returns a client of it and its URL.
 func startTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
-	c, url := emptyDynamo(t)
+	c, url := dynamotest.Empty(t)
 	in, _ := templateTable(t)
 	for i, want := range []bool{true, false} {
-		created, err := EnsureTable(context.Background(), c, in, nil)
+		created, err := template.EnsureTable(context.Background(), c, in, nil)
 		if err != nil || created != want {
 			t.Fatalf("EnsureTable #%d: created=%v err=%v", i+1, created, err)
 		}
@@ -69,7 +58,7 @@ func startTable(t *testing.T) (*dynamodb.Client, string) {
 // TestOlderTableRefused: a table that exists without the template's
 // indexes (an older local one) is refused with a clear error, not used.
 func TestOlderTableRefused(t *testing.T) {
-	c, _ := emptyDynamo(t)
+	c, _ := dynamotest.Empty(t)
 	in, _ := templateTable(t)
 	older := *in
 	older.GlobalSecondaryIndexes = older.GlobalSecondaryIndexes[:1]
@@ -84,7 +73,7 @@ func TestOlderTableRefused(t *testing.T) {
 	if _, err := c.CreateTable(context.Background(), &older); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := EnsureTable(context.Background(), c, in, nil); err == nil || !strings.Contains(err.Error(), "without the index") {
+	if _, err := template.EnsureTable(context.Background(), c, in, nil); err == nil || !strings.Contains(err.Error(), "without the index") {
 		t.Errorf("%v", err)
 	}
 }
@@ -93,9 +82,9 @@ func TestOlderTableRefused(t *testing.T) {
 // another attribute than the template's is refused, not changed: its
 // items would never expire by expiresAt.
 func TestTimeToLiveOnAnotherAttributeRefused(t *testing.T) {
-	c, _ := emptyDynamo(t)
+	c, _ := dynamotest.Empty(t)
 	in, ttl := templateTable(t)
-	if _, err := EnsureTable(context.Background(), c, in, nil); err != nil {
+	if _, err := template.EnsureTable(context.Background(), c, in, nil); err != nil {
 		t.Fatal(err)
 	}
 	other := *ttl
@@ -103,7 +92,7 @@ func TestTimeToLiveOnAnotherAttributeRefused(t *testing.T) {
 	if _, err := c.UpdateTimeToLive(context.Background(), &other); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := EnsureTable(context.Background(), c, in, ttl); err == nil || !strings.Contains(err.Error(), "time to live on ttl, not on expiresAt") {
+	if _, err := template.EnsureTable(context.Background(), c, in, ttl); err == nil || !strings.Contains(err.Error(), "time to live on ttl, not on expiresAt") {
 		t.Errorf("%v", err)
 	}
 }
@@ -112,7 +101,7 @@ func TestTimeToLiveOnAnotherAttributeRefused(t *testing.T) {
 // definition, with its string keys PK and SK.
 func TestTableFromTemplate(t *testing.T) {
 	c, _ := startTable(t)
-	out, err := c.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(TableLogicalID)})
+	out, err := c.DescribeTable(context.Background(), &dynamodb.DescribeTableInput{TableName: aws.String(template.TableLogicalID)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,11 +132,11 @@ func putAndGet(t *testing.T, c *dynamodb.Client, dir string, check func(name str
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(TableLogicalID), Item: item}); err != nil {
+		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {
 			t.Fatalf("%s: %v", e.Name(), err)
 		}
 		got, err := c.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: aws.String(TableLogicalID), Key: map[string]types.AttributeValue{"PK": item["PK"], "SK": item["SK"]}, ConsistentRead: aws.Bool(true),
+			TableName: aws.String(template.TableLogicalID), Key: map[string]types.AttributeValue{"PK": item["PK"], "SK": item["SK"]}, ConsistentRead: aws.Bool(true),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -268,7 +269,7 @@ func TestTemplateAlarmActions(t *testing.T) {
 			t.Errorf("AllowedPattern %q on %q: %v", pattern, value, !ok)
 		}
 	}
-	cond := mustJSONText(tpl["Conditions"].(map[string]any)["HasAlarmTopic"])
+	cond := testkit.JSON(tpl["Conditions"].(map[string]any)["HasAlarmTopic"])
 	if cond != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"AlarmTopicArn"},""]}]}` {
 		t.Errorf("condition HasAlarmTopic %s", cond)
 	}
@@ -279,7 +280,7 @@ func TestTemplateAlarmActions(t *testing.T) {
 			want = "null"
 		}
 		for _, k := range []string{"AlarmActions", "OKActions"} {
-			if got := mustJSONText(props[k]); got != want {
+			if got := testkit.JSON(props[k]); got != want {
 				t.Errorf("%s %s: %s, want %s", id, k, got, want)
 			}
 		}
@@ -307,10 +308,10 @@ func TestTemplateAlarmActions(t *testing.T) {
 		for id, props := range resourcesOfType(resolved, "AWS::CloudWatch::Alarm") {
 			want := "null"
 			if topic != "" && !WantAlarms[id].Quiet {
-				want = mustJSONText([]string{topic})
+				want = testkit.JSON([]string{topic})
 			}
 			for _, k := range []string{"AlarmActions", "OKActions"} {
-				if got := mustJSONText(props[k]); got != want {
+				if got := testkit.JSON(props[k]); got != want {
 					t.Errorf("AlarmTopicArn %q: %s %s %s, want %s", topic, id, k, got, want)
 				}
 			}
@@ -330,7 +331,7 @@ func TestTemplateDashboard(t *testing.T) {
 		t.Fatalf("%d dashboards", len(boards))
 	}
 	props := boards["Dashboard"]
-	if got := mustJSONText(props["DashboardName"]); got != `{"Fn::Sub":"${AWS::StackName}-${AWS::Region}"}` {
+	if got := testkit.JSON(props["DashboardName"]); got != `{"Fn::Sub":"${AWS::StackName}-${AWS::Region}"}` {
 		t.Errorf("DashboardName %s: dashboards are global to the account, the name carries the stack and its region", got)
 	}
 	body, ok := props["DashboardBody"].(map[string]any)["Fn::Sub"].(string)
@@ -410,10 +411,8 @@ func TestTemplateDashboard(t *testing.T) {
 	if !slices.Equal(gotAlarms, wantAlarms) {
 		t.Errorf("the alarm widgets show %v, want %v", gotAlarms, wantAlarms)
 	}
-	url := mustJSONText(tpl["Outputs"].(map[string]any)["DashboardUrl"].(map[string]any)["Value"])
+	url := testkit.JSON(tpl["Outputs"].(map[string]any)["DashboardUrl"].(map[string]any)["Value"])
 	if url != `{"Fn::Sub":"https://${AWS::Region}.console.aws.amazon.com/cloudwatch/home?region=${AWS::Region}#dashboards/dashboard/${Dashboard}"}` {
 		t.Errorf("output DashboardUrl %s", url)
 	}
 }
-
-func mustJSONText(v any) string { b, _ := json.Marshal(v); return string(b) }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
@@ -186,7 +187,7 @@ func TestBYOC(t *testing.T) {
 		t.Errorf("request %+v", r)
 	}
 	vs, _ := ByName(VercelSmall)
-	if got, want := mustJSON(small.Resources()), mustJSON(vs.Resources()); got != want {
+	if got, want := testkit.JSON(small.Resources()), testkit.JSON(vs.Resources()); got != want {
 		t.Errorf("resources %s, want %s", got, want)
 	}
 	rows := []struct {
@@ -210,14 +211,6 @@ func TestBYOC(t *testing.T) {
 }
 
 func strp(s string) *string { return &s }
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
 
 // FuzzParse: parsing never panics, and what parses round-trips through its
 // request object.

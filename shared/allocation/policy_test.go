@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
@@ -217,11 +218,11 @@ func TestPlace(t *testing.T) {
 			if pl.Kind != r.wantKind || pl.Provider != r.wantProv || pl.Allocation.Name() != r.wantAlloc {
 				t.Errorf("got %+v", pl)
 			}
-			wantRes := mustJSON(pl.Allocation.Resources())
+			wantRes := testkit.JSON(pl.Allocation.Resources())
 			if r.wantKind == KindCodeReview {
 				wantRes = `{"vcpus":1,"memoryMiB":4096,"diskMB":8000}`
 			}
-			if got := mustJSON(pl.Resources); got != wantRes {
+			if got := testkit.JSON(pl.Resources); got != wantRes {
 				t.Errorf("resources %s, want %s", got, wantRes)
 			}
 		})
@@ -360,7 +361,7 @@ func TestOptionsFor(t *testing.T) {
 				def = *o.Default
 			}
 			if o.Enabled != r.enabled || def != r.def || !slices.Equal(names(o), r.options) || o.BYOC != r.byoc || !slices.Equal(o.Retired, r.retired) {
-				t.Errorf("got %s", mustJSON(o))
+				t.Errorf("got %s", testkit.JSON(o))
 			}
 			if o.Options == nil || o.Retired == nil {
 				t.Error("lists must be [] rather than null")

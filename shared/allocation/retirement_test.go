@@ -3,6 +3,7 @@ package allocation
 import (
 	"testing"
 
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
@@ -96,9 +97,9 @@ func TestRetirement(t *testing.T) {
 			rt := d.Runtime()
 			switch {
 			case r.session == none && (rt.State != StateAllocated || rt.Code != nil || rt.Message != nil):
-				t.Errorf("runtime %s, want allocated", mustJSON(rt))
+				t.Errorf("runtime %s, want allocated", testkit.JSON(rt))
 			case r.session != none && (rt.State != StateRetired || rt.Code == nil || *rt.Code != r.session.code || *rt.Message != r.session.detail):
-				t.Errorf("runtime %s, want %+v", mustJSON(rt), r.session)
+				t.Errorf("runtime %s, want %+v", testkit.JSON(rt), r.session)
 			}
 		})
 	}

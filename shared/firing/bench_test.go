@@ -24,10 +24,7 @@ var everyMinute = apitest.Body(map[string]any{
 func BenchmarkFire(b *testing.B) {
 	h := apitest.New(b, nil)
 	h.Triggers.Now = func() time.Time { return created }
-	r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: owner, Body: everyMinute})
-	if r.Status != 201 {
-		b.Fatal(r.Raw)
-	}
+	h.CreateTrigger(b, owner, everyMinute)
 	at := created.Truncate(time.Minute)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -59,10 +59,7 @@ func newBurstTable(b *testing.B) *burstTable {
 func (bt *burstTable) grow(b *testing.B, size int) {
 	bt.h.Triggers.Now = func() time.Time { return bt.at }
 	for i := bt.size; i < size; i++ {
-		r := bt.h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, Body: everyMinute})
-		if r.Status != 201 {
-			b.Fatal(r.Raw)
-		}
+		bt.h.CreateTrigger(b, map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, everyMinute)
 	}
 	bt.size = size
 }

@@ -239,10 +239,7 @@ func TestBurstFaultLine(t *testing.T) {
 	f, p := apitest.Faulty(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	h := setup(t, f)
 	for i := range size {
-		r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, Body: everyMinute})
-		if r.Status != 201 {
-			t.Fatalf("create %d: %d %s", i, r.Status, r.Raw)
-		}
+		h.CreateTrigger(t, map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, everyMinute)
 	}
 	p.InjectEvery("TransactWriteItems", 1, faultproxy.Status(500, "InternalServerError", strings.Repeat("the storage is down; ", 100)))
 	sum, err := fireAt(h, 32)

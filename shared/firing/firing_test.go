@@ -45,11 +45,7 @@ func newTrigger(t *testing.T, h *apitest.Harness, cron string, set map[string]an
 		"agent":      map[string]any{"mode": "code", "model": "anthropic/claude"},
 		"prompt":     "Triage new issues.",
 	}, set)
-	r := h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers", Claims: owner, Body: b})
-	if r.Status != 201 {
-		t.Fatalf("create: %d %s", r.Status, r.Raw)
-	}
-	return r.Body["triggerId"].(string)
+	return h.CreateTrigger(t, owner, b)
 }
 
 func read(t *testing.T, h *apitest.Harness, id string) map[string]any {

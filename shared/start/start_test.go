@@ -1,7 +1,6 @@
 package start_test
 
 import (
-	"encoding/json/v2"
 	"fmt"
 	"regexp"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/settings"
 )
@@ -68,14 +68,13 @@ func TestNewSession(t *testing.T) {
 		t.Errorf("%d items without an operation key, want 1", n)
 	}
 	look := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/" + id + "/allocation", Claims: user})
-	if got := mustJSON(look.Body["sandbox"]); got != mustJSON(sb) || look.Body["record"].(map[string]any)["legacy"] != false {
-		t.Errorf("the lookup shows %s, the start %s", got, mustJSON(sb))
+	if got := testkit.JSON(look.Body["sandbox"]); got != testkit.JSON(sb) || look.Body["record"].(map[string]any)["legacy"] != false {
+		t.Errorf("the lookup shows %s, the start %s", got, testkit.JSON(sb))
 	}
 }
 
 // mustJSON is v's JSON with the members of its maps sorted, as the
 // literals it is compared with are written.
-func mustJSON(v any) string { b, _ := json.Marshal(v, json.Deterministic(true)); return string(b) }
 
 // TestReplay: with an operation key, the same request again is 200 with the
 // same session and an equal sandbox object; the Idempotency-Key header is
@@ -91,7 +90,7 @@ func TestReplay(t *testing.T) {
 			}
 			again := post(h, user, body(nil), "Idempotency-Key", "k1")
 			if again.Status != 200 || again.Body["replayed"] != true || again.Body["sessionId"] != first.Body["sessionId"] ||
-				mustJSON(sandbox(again)) != mustJSON(sandbox(first)) || again.Headers["Location"] != first.Headers["Location"] {
+				testkit.JSON(sandbox(again)) != testkit.JSON(sandbox(first)) || again.Headers["Location"] != first.Headers["Location"] {
 				t.Fatalf("replay %d %s", again.Status, again.Raw)
 			}
 			if again.Requests != 2 {
@@ -198,8 +197,8 @@ func TestAllocationChecks(t *testing.T) {
 		h.SetSettings(nil)
 		res := post(h, user, rt(map[string]any{"sandboxAllocation": map[string]any{"provider": map[string]any{"id": "vercel", "account": "byoc"}, "instanceType": "large"}}))
 		sb := sandbox(res)
-		if sb["allocation"] != nil || mustJSON(sb["allocationRequest"]) != `{"instanceType":"large","provider":{"account":"byoc","id":"vercel"}}` ||
-			mustJSON(sb["resources"]) != `{"diskMB":null,"memoryMiB":8192,"vcpus":4}` {
+		if sb["allocation"] != nil || testkit.JSON(sb["allocationRequest"]) != `{"instanceType":"large","provider":{"account":"byoc","id":"vercel"}}` ||
+			testkit.JSON(sb["resources"]) != `{"diskMB":null,"memoryMiB":8192,"vcpus":4}` {
 			t.Errorf("%s", res.Raw)
 		}
 	})
@@ -207,7 +206,7 @@ func TestAllocationChecks(t *testing.T) {
 		res := post(h, user, rt(map[string]any{"sandboxKind": "code-review"}))
 		sb := sandbox(res)
 		if sb["kind"] != "code-review" || sb["allocation"] != nil || sb["allocationRequest"] != nil || sb["provider"] != "cloudflare-containers" ||
-			mustJSON(sb["resources"]) != `{"diskMB":8000,"memoryMiB":4096,"vcpus":1}` {
+			testkit.JSON(sb["resources"]) != `{"diskMB":8000,"memoryMiB":4096,"vcpus":1}` {
 			t.Errorf("%s", res.Raw)
 		}
 	})

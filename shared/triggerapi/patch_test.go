@@ -25,11 +25,7 @@ func patchCall(h *apitest.Harness, claims map[string]string, id, b string) apite
 // set, and returns its id.
 func newTrigger(t *testing.T, h *apitest.Harness, set map[string]any) string {
 	t.Helper()
-	r := create(h, user, body(set))
-	if r.Status != 201 {
-		t.Fatalf("create: %d %s", r.Status, r.Raw)
-	}
-	return r.Body["triggerId"].(string)
+	return h.CreateTrigger(t, user, body(set))
 }
 
 // member is a member of a view at a dotted path, as JSON.

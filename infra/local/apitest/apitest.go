@@ -290,6 +290,18 @@ type Result struct {
 // Code is the problem code of the response, or "".
 func (r Result) Code() string { s, _ := r.Body["code"].(string); return s }
 
+// CreateTrigger creates a trigger of the caller claims with the body b
+// (POST /v1/triggers) and returns its id; anything but a 201 fails t.
+func (h *Harness) CreateTrigger(t testing.TB, claims map[string]string, b string) string {
+	t.Helper()
+	r := h.Do(Call{Method: "POST", Path: "/v1/triggers", Claims: claims, Body: b})
+	if r.Status != 201 {
+		t.Fatalf("create a trigger: %d %s", r.Status, r.Raw)
+	}
+	id, _ := r.Body["triggerId"].(string)
+	return id
+}
+
 // Do sends the call as the gateway would.
 func (h *Harness) Do(c Call) Result {
 	h.t.Helper()

@@ -30,27 +30,16 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/template"
 )
-
-// emptyDynamo serves an empty embedded endpoint for the test and returns
-// a client of it and its URL.
-func emptyDynamo(t *testing.T) (*dynamodb.Client, string) {
-	t.Helper()
-	d, err := dynamo.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	return localdb.Client(d.URL), d.URL
-}
 
 // startTable serves the embedded endpoint with the template's table,
 // without its time to live, and returns a client of it and its URL.
 func startTable(t *testing.T) (*dynamodb.Client, string) {
 	t.Helper()
-	c, url := emptyDynamo(t)
+	c, url := dynamotest.Empty(t)
 	templateTable(t, c, template.TableLogicalID)
 	return c, url
 }
@@ -162,7 +151,7 @@ func cliJSON(t *testing.T, v any, url string, args ...string) {
 func TestDynamoListTables(t *testing.T) {
 	ctx := context.Background()
 	t.Run("sdk", func(t *testing.T) {
-		c, _ := emptyDynamo(t)
+		c, _ := dynamotest.Empty(t)
 		out, err := c.ListTables(ctx, &dynamodb.ListTablesInput{})
 		if err != nil || out.TableNames == nil || len(out.TableNames) != 0 {
 			t.Fatalf("an empty endpoint: %+v %v", out, err)
@@ -204,7 +193,7 @@ func TestDynamoListTables(t *testing.T) {
 		}
 	})
 	t.Run("cli", func(t *testing.T) {
-		c, url := emptyDynamo(t)
+		c, url := dynamotest.Empty(t)
 		createTables(t, c, "charlie", "alpha", "bravo")
 		var page struct {
 			TableNames             []string
@@ -330,7 +319,7 @@ func TestDynamoTableActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("sdk", func(t *testing.T) {
-		c, _ := emptyDynamo(t)
+		c, _ := dynamotest.Empty(t)
 		created, err := c.CreateTable(ctx, in)
 		// DynamoDB answers CREATING, and ACTIVE once the table is made.
 		if err != nil || created.TableDescription.TableStatus != types.TableStatusCreating {
@@ -398,7 +387,7 @@ func TestDynamoTableActive(t *testing.T) {
 // same name.
 func TestDynamoTableID(t *testing.T) {
 	ctx := context.Background()
-	c, _ := emptyDynamo(t)
+	c, _ := dynamotest.Empty(t)
 	uuidV4 := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 	describe := func(name string) string {
 		t.Helper()

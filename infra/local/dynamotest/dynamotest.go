@@ -101,6 +101,18 @@ func Table(t testing.TB, b Backend) (*dynamodb.Client, string) {
 	return c, name
 }
 
+// ForEach runs f in a subtest of each backend of bs, named by it, on a
+// fresh table of the template's definition (Table); a subtest of a backend
+// that is not there skips.
+func ForEach(t *testing.T, bs []Backend, f func(t *testing.T, c *dynamodb.Client, name string)) {
+	for _, b := range bs {
+		t.Run(b.Name, func(t *testing.T) {
+			c, name := Table(t, b)
+			f(t, c, name)
+		})
+	}
+}
+
 // LocalTable serves an embedded endpoint of the test's own, holding the
 // template's table under the name the local stack gives it (its logical
 // id, which the functions' environment in template.yaml names), without
@@ -108,14 +120,21 @@ func Table(t testing.TB, b Backend) (*dynamodb.Client, string) {
 // returns a client of the endpoint and its URL.
 func LocalTable(t testing.TB) (*dynamodb.Client, string) {
 	t.Helper()
+	c, url := Empty(t)
+	createTable(t, c, template.TableLogicalID, false)
+	return c, url
+}
+
+// Empty serves an embedded endpoint of the test's own, with no table,
+// stopped with the test, and returns a client of it and its URL.
+func Empty(t testing.TB) (*dynamodb.Client, string) {
+	t.Helper()
 	d, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	c := localdb.Client(d.URL)
-	createTable(t, c, template.TableLogicalID, false)
-	return c, d.URL
+	return localdb.Client(d.URL), d.URL
 }
 
 // createTable creates a table of the template's definition named name,
