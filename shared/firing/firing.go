@@ -598,7 +598,7 @@ func (f *Firing) rowSession(ctx context.Context, seen *ledger.Refused) (*session
 		return seen.Session, nil
 	}
 	rec, err := f.Table.GetSession(ctx, seen.Row.SessionID)
-	var invalid *session.InvalidRecordError
+	var invalid *store.InvalidSessionError
 	if errors.Is(err, store.ErrNotFound) || errors.As(err, &invalid) {
 		return nil, nil
 	}
