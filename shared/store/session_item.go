@@ -85,6 +85,7 @@ func EncodeSession(r *session.Record) Item {
 	return item
 }
 
+// encodeRequest is a request object as a session and a trigger store it.
 func encodeRequest(r allocation.Request) types.AttributeValue {
 	return M(Item{
 		"provider":     M(Item{"id": S(string(r.Provider.ID)), "account": S(r.Provider.Account)}),

@@ -76,10 +76,7 @@ func encodeTrigger(tr *trigger.Trigger) Item {
 	item["prompt"] = S(tr.Prompt)
 	PutS(item, "sandboxAllocation", tr.SavedAllocation)
 	if r := tr.SavedRequest; r != nil {
-		item["sandboxAllocationRequest"] = M(Item{
-			"provider":     M(Item{"id": S(string(r.Provider.ID)), "account": S(r.Provider.Account)}),
-			"instanceType": S(r.InstanceType),
-		})
+		item["sandboxAllocationRequest"] = encodeRequest(*r)
 	}
 	item["createdAt"] = S(formatTime(tr.CreatedAt))
 	item["listedAt"] = S(listedAt(tr.CreatedAt))
