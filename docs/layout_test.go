@@ -44,3 +44,20 @@ func TestZoneDataBuiltIn(t *testing.T) {
 		}
 	}
 }
+
+// TestDomainKnowsNoAWS: the domain's packages link nothing of AWS, not
+// even the attribute values of the table's items: the item shapes are the
+// store's.
+func TestDomainKnowsNoAWS(t *testing.T) {
+	for _, pkg := range []string{"allocation", "session", "trigger", "ledger"} {
+		out, err := childproc.Command("go", "list", "-deps", "../shared/"+pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/aws/") {
+				t.Errorf("shared/%s links %s", pkg, dep)
+			}
+		}
+	}
+}

@@ -30,7 +30,7 @@ var now = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 // fixtures are the session and ledger fixtures of every item shape of
 // contract section 6, and how many of them are invalid.
-const fixtures = "../../shared/session/testdata"
+const fixtures = "../../shared/store/testdata"
 
 // seed writes every session and ledger fixture (each invalid one under a
 // key of its own) and a trigger of every fallback class, and returns the

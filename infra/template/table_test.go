@@ -17,7 +17,6 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -151,9 +150,9 @@ func putAndGet(t *testing.T, c *dynamodb.Client, dir string, check func(name str
 func TestFixturesRoundTripTheEndpoint(t *testing.T) {
 	c, _ := startTable(t)
 	p := allocation.DefaultPolicy()
-	putAndGet(t, c, "../../shared/session/testdata/items", func(name string, put, got map[string]types.AttributeValue) {
-		want, wantErr := session.Decode(put)
-		rec, gotErr := session.Decode(got)
+	putAndGet(t, c, "../../shared/store/testdata/items", func(name string, put, got map[string]types.AttributeValue) {
+		want, wantErr := store.DecodeSession(put)
+		rec, gotErr := store.DecodeSession(got)
 		if (wantErr == nil) != (gotErr == nil) {
 			t.Fatalf("%s: in memory %v, from the endpoint %v", name, wantErr, gotErr)
 		}
@@ -165,7 +164,7 @@ func TestFixturesRoundTripTheEndpoint(t *testing.T) {
 			}
 		}
 	})
-	putAndGet(t, c, "../../shared/session/testdata/ledger", func(name string, put, got map[string]types.AttributeValue) {
+	putAndGet(t, c, "../../shared/store/testdata/ledger", func(name string, put, got map[string]types.AttributeValue) {
 		want, wantErr := store.DecodeLedger(put)
 		row, gotErr := store.DecodeLedger(got)
 		if (wantErr == nil) != (gotErr == nil) {

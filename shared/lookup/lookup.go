@@ -9,7 +9,6 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
@@ -45,7 +44,7 @@ func (s *Service) session(ctx context.Context, r *httpapi.Request) (httpapi.Resp
 		return httpapi.Response{}, err
 	}
 	rec, err := s.Table.GetSession(ctx, id)
-	var invalid *session.InvalidRecordError
+	var invalid *store.InvalidSessionError
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return httpapi.Response{}, errNotFound

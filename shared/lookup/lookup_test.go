@@ -21,7 +21,7 @@ var (
 	admin    = map[string]string{"sub": "root", "scope": "openid cloud-agent:admin"}
 )
 
-const fixtures = "../session/testdata/items"
+const fixtures = "../store/testdata/items"
 
 func putFixture(t *testing.T, h *apitest.Harness, name string) {
 	t.Helper()

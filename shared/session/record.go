@@ -1,7 +1,8 @@
-// Package session owns the session record: its fields, its codec for the
-// DynamoDB item (the current version 2 shape and every legacy shape still in
-// the table), the view the API shows of it, and the repository and agent of
-// a request body, read into the record's types.
+// Package session owns the session record: its fields and its sandbox,
+// the view the API shows of it, and the repository and agent of a request
+// body, read into the record's types. It knows nothing of DynamoDB: the
+// record's items, the current version 2 shape and every legacy shape still
+// in the table, are the store's (store.EncodeSession, store.DecodeSession).
 package session
 
 import (

@@ -230,7 +230,7 @@ func (s *Service) newSessionID() string {
 // error whose cause is logged.
 func unexpected(err error) error {
 	var pe *problem.Error
-	var invalid *session.InvalidRecordError
+	var invalid *store.InvalidSessionError
 	switch {
 	case errors.As(err, &pe):
 		return err

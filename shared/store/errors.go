@@ -11,7 +11,6 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/session"
 )
 
 // Errors the caller acts on. Storage faults are problem errors with code
@@ -61,7 +60,7 @@ type refusal struct {
 	items []refused
 	// old is, by item of a canceled transaction, what a failed condition
 	// handed back (ALL_OLD), when it did.
-	old []session.Item
+	old []Item
 	// conflicted: the write met another transaction, which item not said.
 	conflicted bool
 	// retryable: what the SDK itself retries (throttling, 5xx, a dropped

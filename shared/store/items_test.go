@@ -24,34 +24,34 @@ import (
 // goodItems are an item of each kind the store reads, as the current
 // writer stores it, with the decoder of its kind.
 func goodItems() map[string]struct {
-	item   session.Item
-	decode func(session.Item) (any, error)
+	item   Item
+	decode func(Item) (any, error)
 } {
 	rec := newRecord("workspace_a")
 	rec.Agent, rec.Repository = session.Agent{Mode: "code", Model: "anthropic/claude"}, session.Repository{Type: "github", Repo: "acme/app"}
 	tr := newTrigger("trg_a", "u1", "o1", now)
 	tr.LastRun = trigger.Run{At: now, SessionID: "workspace_a", Status: trigger.StatusFired}
 	return map[string]struct {
-		item   session.Item
-		decode func(session.Item) (any, error)
+		item   Item
+		decode func(Item) (any, error)
 	}{
-		"session": {session.Encode(rec), func(it session.Item) (any, error) { return session.Decode(it) }},
-		"ledger":  {EncodeLedger(newRow("k", "workspace_a", now)), func(it session.Item) (any, error) { return DecodeLedger(it) }},
-		"trigger": {encodeTrigger(tr), func(it session.Item) (any, error) { return decodeTrigger(it) }},
+		"session": {EncodeSession(rec), func(it Item) (any, error) { return DecodeSession(it) }},
+		"ledger":  {EncodeLedger(newRow("k", "workspace_a", now)), func(it Item) (any, error) { return DecodeLedger(it) }},
+		"trigger": {encodeTrigger(tr), func(it Item) (any, error) { return decodeTrigger(it) }},
 		"run": {encodeRun("trg_a", trigger.Run{At: now, SessionID: "workspace_a", Status: trigger.StatusFired, RecordedAt: now}),
-			func(it session.Item) (any, error) { return decodeRun(it) }},
+			func(it Item) (any, error) { return decodeRun(it) }},
 	}
 }
 
 // changed is item with the attribute at path (dot-separated) set to v, or
 // renamed to rename when rename is not "", the maps on the way copied.
-func changed(item session.Item, path string, v types.AttributeValue, rename string) session.Item {
+func changed(item Item, path string, v types.AttributeValue, rename string) Item {
 	out := maps.Clone(item)
 	parent := out
 	names := strings.Split(path, ".")
 	for _, name := range names[:len(names)-1] {
 		inner := maps.Clone(parent[name].(*types.AttributeValueMemberM).Value)
-		parent[name] = session.M(inner)
+		parent[name] = M(inner)
 		parent = inner
 	}
 	last := names[len(names)-1]
@@ -75,8 +75,8 @@ func changed(item session.Item, path string, v types.AttributeValue, rename stri
 func TestStrictItems(t *testing.T) {
 	const secret = "next tuesday 987654321"
 	null := &types.AttributeValueMemberNULL{Value: true}
-	wrongS, wrongN, wrongBool := session.S(secret), &types.AttributeValueMemberN{Value: "987654321"}, session.Bool(true)
-	empty := session.S("")
+	wrongS, wrongN, wrongBool := S(secret), &types.AttributeValueMemberN{Value: "987654321"}, Bool(true)
+	empty := S("")
 	rec := func(v any) *session.Record { return v.(*session.Record) }
 	row := func(v any) *ledger.Row { return v.(*ledger.Row) }
 	trg := func(v any) *trigger.Trigger { return v.(*trigger.Trigger) }
@@ -101,7 +101,7 @@ func TestStrictItems(t *testing.T) {
 
 		{kind: "ledger", rule: "Fingerprint is not fingerprint", path: "fingerprint", rename: "Fingerprint", read: func(v any) string { return row(v).Fingerprint }, want: ""},
 		{kind: "ledger", rule: "a string for a number", path: "expiresAt", set: wrongS, invalid: true},
-		{kind: "ledger", rule: "a map for a string", path: "status", set: session.M(session.Item{"x": wrongS}), invalid: true},
+		{kind: "ledger", rule: "a map for a string", path: "status", set: M(Item{"x": wrongS}), invalid: true},
 		{kind: "ledger", rule: "NULL is unset", path: "intent", set: null, read: func(v any) string { return row(v).Intent }, want: ""},
 		{kind: "ledger", rule: `"" for a number is unset`, path: "leaseUntil", set: empty, read: func(v any) string { return fmt.Sprint(row(v).LeaseUntil.IsZero()) }, want: "true"},
 
@@ -156,18 +156,18 @@ func TestStrictItems(t *testing.T) {
 // items of another kind.
 func TestKindOf(t *testing.T) {
 	for _, r := range []struct {
-		item session.Item
+		item Item
 		want ItemKind
 	}{
-		{session.Key("workspace_a"), KindSession},
+		{SessionKey("workspace_a"), KindSession},
 		{LedgerKey("u1", "k"), KindLedger},
 		{triggerKey("trg_a"), KindTrigger},
 		{runKey("trg_a", trigger.Run{At: now}), KindOther},
 		{ownerCountKey(&trigger.Trigger{UserID: "u1"}), KindOther},
 		{ownerCountKey(&trigger.Trigger{UserID: "u1", OrgID: "o1"}), KindOther},
-		{session.Item{"PK": session.S("SESSION#workspace_a"), "SK": session.S("LEDGER")}, KindOther},
-		{session.Item{"PK": session.S("TRIGGER#trg_a")}, KindOther},
-		{session.Item{"PK": &types.AttributeValueMemberN{Value: "1"}, "SK": session.S("METADATA")}, KindOther},
+		{Item{"PK": S("SESSION#workspace_a"), "SK": S("LEDGER")}, KindOther},
+		{Item{"PK": S("TRIGGER#trg_a")}, KindOther},
+		{Item{"PK": &types.AttributeValueMemberN{Value: "1"}, "SK": S("METADATA")}, KindOther},
 	} {
 		if got := kindOf(r.item); got != r.want {
 			t.Errorf("%v: kind %d, want %d", r.item, got, r.want)
@@ -262,13 +262,13 @@ func TestRefusals(t *testing.T) {
 // included, never panics, and an item that does not decode is its kind's
 // error.
 func FuzzDecodeItem(f *testing.F) {
-	for _, dir := range []string{"testdata", "../session/testdata/items", "../session/testdata/ledger"} {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			f.Fatal(err)
+	for _, pattern := range []string{"testdata/*.json", "testdata/items/*.json", "testdata/ledger/*.json"} {
+		paths, err := filepath.Glob(pattern)
+		if err != nil || len(paths) == 0 {
+			f.Fatalf("%s: %d fixtures, %v", pattern, len(paths), err)
 		}
-		for _, e := range entries {
-			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		for _, path := range paths {
+			data, err := os.ReadFile(path)
 			if err != nil {
 				f.Fatal(err)
 			}
@@ -283,7 +283,7 @@ func FuzzDecodeItem(f *testing.F) {
 			return
 		}
 		s := decodeScanned(item)
-		var rec *session.InvalidRecordError
+		var rec *InvalidSessionError
 		var row *InvalidLedgerError
 		var tr *InvalidTriggerError
 		if s.Err != nil && !errors.As(s.Err, &rec) && !errors.As(s.Err, &row) && !errors.As(s.Err, &tr) {

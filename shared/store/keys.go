@@ -8,12 +8,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
-// The keys of the store's own items. A session's and a ledger row's are
-// the session package's (session.Key, LedgerKey).
+// The keys of the triggers' items. A session's and a ledger row's are
+// beside their codecs (SessionKey in session_item.go, LedgerKey in
+// ledger_item.go).
 const (
 	// A trigger's item is TRIGGER#<id> / TRIGGER; its runs share its
 	// partition, RUN#<slot>, which sort by slot, all of them below the
@@ -39,15 +39,15 @@ const (
 	dueShards = 16
 )
 
-func key(pk, sk string) session.Item { return session.Item{"PK": session.S(pk), "SK": session.S(sk)} }
+func key(pk, sk string) Item { return Item{"PK": S(pk), "SK": S(sk)} }
 
-func triggerKey(id string) session.Item { return key(triggerPrefix+id, triggerSortKey) }
+func triggerKey(id string) Item { return key(triggerPrefix+id, triggerSortKey) }
 
 // runKey is the key of a trigger's run: RUN#<slot> for a slot's,
 // RUN#<slot>#<id> for a manual one, the slot to the millisecond in fixed
 // width (runTime), so that runs of the same second, manual or not, never
 // overwrite one another, and sort by the millisecond they started.
-func runKey(triggerID string, run trigger.Run) session.Item {
+func runKey(triggerID string, run trigger.Run) Item {
 	return key(triggerPrefix+triggerID, runSortKey(run))
 }
 
@@ -68,7 +68,7 @@ func runTime(t time.Time) string { return t.UTC().Format(runTimeFormat) }
 
 // ownerCountKey is the item that counts an owner's triggers: the org's
 // when the trigger has one, else the user's.
-func ownerCountKey(tr *trigger.Trigger) session.Item {
+func ownerCountKey(tr *trigger.Trigger) Item {
 	owner := countOfUser + tr.UserID
 	if tr.OrgID != "" {
 		owner = countOfOrg + tr.OrgID
@@ -87,13 +87,13 @@ func dueShard(id string) string {
 func shardKey(n int) string { return dueShardPrefix + strconv.Itoa(n) }
 
 // kindOf is the kind of an item, by its key.
-func kindOf(item session.Item) ItemKind {
+func kindOf(item Item) ItemKind {
 	pk, _ := item["PK"].(*types.AttributeValueMemberS)
 	sk, _ := item["SK"].(*types.AttributeValueMemberS)
 	switch {
 	case pk == nil || sk == nil:
 		return KindOther
-	case session.IsKey(pk.Value, sk.Value):
+	case IsSessionKey(pk.Value, sk.Value):
 		return KindSession
 	case IsLedgerKey(pk.Value, sk.Value):
 		return KindLedger

@@ -14,7 +14,7 @@ const (
 )
 
 // LedgerKey returns the primary key of a user's ledger row for a key.
-func LedgerKey(userID, operationKey string) session.Item {
+func LedgerKey(userID, operationKey string) Item {
 	return key(ledgerPrefix+userID+"#"+operationKey, ledgerSortKey)
 }
 
@@ -24,23 +24,23 @@ func IsLedgerKey(pk, sk string) bool {
 }
 
 // EncodeLedger returns the item of a ledger row.
-func EncodeLedger(l *ledger.Row) session.Item {
+func EncodeLedger(l *ledger.Row) Item {
 	item := LedgerKey(l.UserID, l.OperationKey)
-	item["intent"] = session.S(l.Intent)
-	session.PutS(item, "orgId", l.OrgID)
-	session.PutS(item, "botId", l.BotID)
-	item["fingerprint"] = session.S(l.Fingerprint)
-	item["status"] = session.S(l.Status)
-	item["sessionId"] = session.S(l.SessionID)
-	session.PutS(item, "sandboxId", l.SandboxID)
-	session.PutS(item, "sandboxKind", l.SandboxKind)
-	session.PutS(item, "sandboxProvider", l.SandboxProvider)
-	session.PutS(item, "sandboxAllocation", l.SandboxAllocation)
+	item["intent"] = S(l.Intent)
+	PutS(item, "orgId", l.OrgID)
+	PutS(item, "botId", l.BotID)
+	item["fingerprint"] = S(l.Fingerprint)
+	item["status"] = S(l.Status)
+	item["sessionId"] = S(l.SessionID)
+	PutS(item, "sandboxId", l.SandboxID)
+	PutS(item, "sandboxKind", l.SandboxKind)
+	PutS(item, "sandboxProvider", l.SandboxProvider)
+	PutS(item, "sandboxAllocation", l.SandboxAllocation)
 	if !l.LeaseUntil.IsZero() {
-		item["leaseUntil"] = session.N(l.LeaseUntil.UnixMilli())
+		item["leaseUntil"] = N(l.LeaseUntil.UnixMilli())
 	}
-	item["createdAt"] = session.S(l.CreatedAt)
-	item["expiresAt"] = session.N(l.ExpiresAt.Unix())
+	item["createdAt"] = S(l.CreatedAt)
+	item["expiresAt"] = N(l.ExpiresAt.Unix())
 	return item
 }
 
@@ -51,8 +51,8 @@ func (e *InvalidLedgerError) Error() string { return "ledger row is invalid: " +
 
 // DecodeLedger reads a ledger row. The user and the key come from the
 // row's key; attributes of the wrong type make it invalid.
-func DecodeLedger(item session.Item) (*ledger.Row, error) {
-	d := &session.AttrReader{EmptyIsUnset: true}
+func DecodeLedger(item Item) (*ledger.Row, error) {
+	d := &AttrReader{EmptyIsUnset: true}
 	pk := d.Str(item, "", "PK")
 	rest, ok := strings.CutPrefix(pk, ledgerPrefix)
 	user, key, ok2 := strings.Cut(rest, "#")

@@ -12,14 +12,13 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
-	"github.com/cloud-agent/control-plane/shared/session"
 )
 
-// ledgerFixture reads ../session/testdata/ledger/<name>.json, a ledger
-// row in DynamoDB JSON, beside the session fixtures.
-func ledgerFixture(t testing.TB, name string) session.Item {
+// ledgerFixture reads testdata/ledger/<name>.json, a ledger row in
+// DynamoDB JSON.
+func ledgerFixture(t testing.TB, name string) Item {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "session", "testdata", "ledger", name+".json"))
+	data, err := os.ReadFile(filepath.Join("testdata", "ledger", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,19 +23,19 @@ const RunTTL = 30 * 24 * time.Hour
 // slot of one trigger, what it did (triggerId, slot,
 // status, sessionId?, error?, recordedAt) and when the table's TTL deletes it (expiresAt, N,
 // epoch seconds); a manual run's also its kind (kind, S) and id (runId, S).
-func encodeRun(triggerID string, run trigger.Run) session.Item {
+func encodeRun(triggerID string, run trigger.Run) Item {
 	item := runKey(triggerID, run)
-	item["triggerId"] = session.S(triggerID)
+	item["triggerId"] = S(triggerID)
 	if run.Kind == trigger.KindManual {
-		item["kind"] = session.S(run.Kind)
-		item["runId"] = session.S(run.ID)
+		item["kind"] = S(run.Kind)
+		item["runId"] = S(run.ID)
 	}
-	item["slot"] = session.S(formatTime(run.At))
-	item["status"] = session.S(run.Status)
-	session.PutS(item, "sessionId", run.SessionID)
-	session.PutS(item, "error", run.Error)
-	item["recordedAt"] = session.S(formatTime(run.RecordedAt))
-	item["expiresAt"] = session.N(run.RecordedAt.Add(RunTTL).Unix())
+	item["slot"] = S(formatTime(run.At))
+	item["status"] = S(run.Status)
+	PutS(item, "sessionId", run.SessionID)
+	PutS(item, "error", run.Error)
+	item["recordedAt"] = S(formatTime(run.RecordedAt))
+	item["expiresAt"] = N(run.RecordedAt.Add(RunTTL).Unix())
 	return item
 }
 
@@ -48,8 +48,8 @@ func runPut(table, triggerID string, run trigger.Run) types.TransactWriteItem {
 
 // decodeRun reads a run's item; a run that does not decode is a fault
 // that names the run's slot and the attribute, never its value.
-func decodeRun(item session.Item) (trigger.Run, error) {
-	var r session.AttrReader
+func decodeRun(item Item) (trigger.Run, error) {
+	var r AttrReader
 	sk := r.Str(item, "", "SK")
 	r.Str(item, "", "PK")
 	r.Str(item, "", "triggerId")

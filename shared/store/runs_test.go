@@ -289,8 +289,8 @@ func TestManualRuns(t *testing.T) {
 		older := newRecord("workspace_older")
 		older.CreatedAt = now.Add(2*time.Second + 300*time.Millisecond)
 		item := encodeRun("trg_a", (&ManualRun{Status: trigger.StatusFired}).Run(older))
-		item["SK"] = session.S("RUN#" + older.CreatedAt.Format(session.TimeFormat) + "#workspace_older")
-		item["slot"] = session.S(older.CreatedAt.Format(session.TimeFormat))
+		item["SK"] = S("RUN#" + older.CreatedAt.Format(session.TimeFormat) + "#workspace_older")
+		item["slot"] = S(older.CreatedAt.Format(session.TimeFormat))
 		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
 			t.Fatal(err)
 		}

@@ -67,11 +67,11 @@ func (t *Table) Scan(ctx context.Context, segments int, visit func([]Scanned) er
 }
 
 // decodeScanned decodes an item by its key.
-func decodeScanned(item session.Item) Scanned {
+func decodeScanned(item Item) Scanned {
 	s := Scanned{Kind: kindOf(item)}
 	switch s.Kind {
 	case KindSession:
-		s.Session, s.Err = session.Decode(item)
+		s.Session, s.Err = DecodeSession(item)
 	case KindLedger:
 		s.Ledger, s.Err = DecodeLedger(item)
 	case KindTrigger:

@@ -3,7 +3,7 @@
 // new session together with its operation ledger row (this file), the
 // triggers' items, reads and writes (trigger_*.go, advance.go, due.go),
 // their runs (run_item.go, runs.go) and the scan of every item (scan.go).
-// Every item is read with session.AttrReader; every error of the SDK is
+// Every item is read with AttrReader; every error of the SDK is
 // read by refusalOf (errors.go); every key is built in keys.go, or by the
 // session package for sessions and ledger rows.
 package store
@@ -51,7 +51,7 @@ func New(client *dynamodb.Client, name string) *Table {
 // item has its key: ErrSessionExists otherwise. What goes beside it, when
 // given, goes in the same transaction.
 func (t *Table) PutSession(ctx context.Context, rec *session.Record, beside Beside) error {
-	put := &types.Put{TableName: aws.String(t.name), Item: session.Encode(rec), ConditionExpression: aws.String(sessionIsNew)}
+	put := &types.Put{TableName: aws.String(t.name), Item: EncodeSession(rec), ConditionExpression: aws.String(sessionIsNew)}
 	if beside == nil {
 		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
@@ -122,7 +122,7 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 	items := []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName:           aws.String(t.name),
-			Item:                session.Encode(rec),
+			Item:                EncodeSession(rec),
 			ConditionExpression: aws.String(sessionIsNew),
 		}},
 		{Put: &types.Put{
@@ -195,13 +195,13 @@ func transactionError(err error) (*ledger.Row, error) {
 }
 
 // GetSession reads a session, strongly consistent. A record that does not
-// decode is a *session.InvalidRecordError.
+// decode is a *InvalidSessionError.
 func (t *Table) GetSession(ctx context.Context, sessionID string) (*session.Record, error) {
-	item, err := t.get(ctx, session.Key(sessionID))
+	item, err := t.get(ctx, SessionKey(sessionID))
 	if err != nil {
 		return nil, err
 	}
-	return session.Decode(item)
+	return DecodeSession(item)
 }
 
 // GetLedger reads a user's ledger row for an operation key, strongly
@@ -214,7 +214,7 @@ func (t *Table) GetLedger(ctx context.Context, userID, operationKey string) (*le
 	return DecodeLedger(item)
 }
 
-func (t *Table) get(ctx context.Context, key session.Item) (session.Item, error) {
+func (t *Table) get(ctx context.Context, key Item) (Item, error) {
 	out, err := t.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(t.name), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return nil, failed("get item", err)

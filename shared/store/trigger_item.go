@@ -54,42 +54,39 @@ func formatTime(t time.Time) string {
 // the nanosecond), nextRunAt, lastRunAt?, lastSessionId?, lastRunStatus?,
 // lastError? and version? (N). A "?" attribute is left out when unset;
 // the others are written even when empty.
-func encodeTrigger(tr *trigger.Trigger) session.Item {
+func encodeTrigger(tr *trigger.Trigger) Item {
 	item := triggerKey(tr.ID)
-	item["triggerId"] = session.S(tr.ID)
-	item["ownerUserId"] = session.S(tr.UserID)
-	session.PutS(item, "orgId", tr.OrgID)
-	item["active"] = session.Bool(tr.Active)
+	item["triggerId"] = S(tr.ID)
+	item["ownerUserId"] = S(tr.UserID)
+	PutS(item, "orgId", tr.OrgID)
+	item["active"] = Bool(tr.Active)
 	if tr.Active {
-		item["dueShard"] = session.S(dueShard(tr.ID))
+		item["dueShard"] = S(dueShard(tr.ID))
 	}
-	item["cron"] = session.S(tr.Cron)
-	item["timezone"] = session.S(tr.Timezone)
-	repo := session.Item{"type": session.S(tr.Repository.Type)}
-	session.PutS(repo, "repo", tr.Repository.Repo)
-	session.PutS(repo, "url", tr.Repository.URL)
-	session.PutS(repo, "branch", tr.Repository.Branch)
-	item["repository"] = session.M(repo)
-	agent := session.Item{"mode": session.S(tr.Agent.Mode), "model": session.S(tr.Agent.Model)}
-	session.PutS(agent, "variant", tr.Agent.Variant)
-	item["agent"] = session.M(agent)
-	item["prompt"] = session.S(tr.Prompt)
-	session.PutS(item, "sandboxAllocation", tr.SavedAllocation)
+	item["cron"] = S(tr.Cron)
+	item["timezone"] = S(tr.Timezone)
+	repo := Item{"type": S(tr.Repository.Type)}
+	PutS(repo, "repo", tr.Repository.Repo)
+	PutS(repo, "url", tr.Repository.URL)
+	PutS(repo, "branch", tr.Repository.Branch)
+	item["repository"] = M(repo)
+	agent := Item{"mode": S(tr.Agent.Mode), "model": S(tr.Agent.Model)}
+	PutS(agent, "variant", tr.Agent.Variant)
+	item["agent"] = M(agent)
+	item["prompt"] = S(tr.Prompt)
+	PutS(item, "sandboxAllocation", tr.SavedAllocation)
 	if r := tr.SavedRequest; r != nil {
-		item["sandboxAllocationRequest"] = session.M(session.Item{
-			"provider":     session.M(session.Item{"id": session.S(string(r.Provider.ID)), "account": session.S(r.Provider.Account)}),
-			"instanceType": session.S(r.InstanceType),
-		})
+		item["sandboxAllocationRequest"] = encodeRequest(*r)
 	}
-	item["createdAt"] = session.S(formatTime(tr.CreatedAt))
-	item["listedAt"] = session.S(listedAt(tr.CreatedAt))
-	item["nextRunAt"] = session.S(formatTime(tr.NextRunAt))
-	session.PutS(item, "lastRunAt", formatTime(tr.LastRun.At))
-	session.PutS(item, "lastSessionId", tr.LastRun.SessionID)
-	session.PutS(item, "lastRunStatus", tr.LastRun.Status)
-	session.PutS(item, "lastError", tr.LastRun.Error)
+	item["createdAt"] = S(formatTime(tr.CreatedAt))
+	item["listedAt"] = S(listedAt(tr.CreatedAt))
+	item["nextRunAt"] = S(formatTime(tr.NextRunAt))
+	PutS(item, "lastRunAt", formatTime(tr.LastRun.At))
+	PutS(item, "lastSessionId", tr.LastRun.SessionID)
+	PutS(item, "lastRunStatus", tr.LastRun.Status)
+	PutS(item, "lastError", tr.LastRun.Error)
 	if tr.Version != 0 {
-		item["version"] = session.N(tr.Version)
+		item["version"] = N(tr.Version)
 	}
 	return item
 }
@@ -97,8 +94,8 @@ func encodeTrigger(tr *trigger.Trigger) session.Item {
 // decodeTrigger reads a trigger item; its id is the key's. Absent and
 // NULL attributes are unset, as is an empty string; an empty string
 // where a flag, a number or a map belongs is of the wrong type.
-func decodeTrigger(item session.Item) (*trigger.Trigger, error) {
-	var r session.AttrReader
+func decodeTrigger(item Item) (*trigger.Trigger, error) {
+	var r AttrReader
 	pk := r.Str(item, "", "PK")
 	id := strings.TrimPrefix(pk, triggerPrefix)
 	r.Str(item, "", "SK")
@@ -138,7 +135,7 @@ func decodeTrigger(item session.Item) (*trigger.Trigger, error) {
 	}
 	tr.Version = r.Int(item, "", "version")
 	invalid := func(cause error) error {
-		var owner session.AttrReader // as far as it can still be read
+		var owner AttrReader // as far as it can still be read
 		return &InvalidTriggerError{ID: id, UserID: owner.Str(item, "", "ownerUserId"), OrgID: owner.Str(item, "", "orgId"), Cause: cause}
 	}
 	switch {

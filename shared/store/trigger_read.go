@@ -8,7 +8,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
@@ -37,8 +36,8 @@ func (t *Table) ListTriggers(ctx context.Context, userID string, after *trigger.
 	}
 	if after != nil {
 		in.ExclusiveStartKey = triggerKey(after.ID)
-		in.ExclusiveStartKey["ownerUserId"] = session.S(userID)
-		in.ExclusiveStartKey["listedAt"] = session.S(listedAt(after.CreatedAt))
+		in.ExclusiveStartKey["ownerUserId"] = S(userID)
+		in.ExclusiveStartKey["listedAt"] = S(listedAt(after.CreatedAt))
 	}
 	for {
 		out, err := t.client.Query(ctx, in)

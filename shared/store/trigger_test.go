@@ -504,13 +504,13 @@ func TestInvalidTrigger(t *testing.T) {
 		{"a flag of another type", "active", &types.AttributeValueMemberS{Value: "next tuesday"}},
 		{"a version that is not a number", "version", &types.AttributeValueMemberS{Value: "next tuesday"}},
 		{"a section of another type", "agent", &types.AttributeValueMemberS{Value: "next tuesday"}},
-		{"a nested attribute of another type", "repository", &types.AttributeValueMemberM{Value: session.Item{
+		{"a nested attribute of another type", "repository", &types.AttributeValueMemberM{Value: Item{
 			"type": &types.AttributeValueMemberBOOL{Value: true}, "repo": &types.AttributeValueMemberS{Value: "next tuesday"},
 		}}},
 		{"an id that differs from the key", "triggerId", &types.AttributeValueMemberS{Value: "trg_b"}},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
-			item := session.Item{}
+			item := Item{}
 			for k, v := range good {
 				item[k] = v
 			}
@@ -538,7 +538,7 @@ func TestTriggerAttributeCase(t *testing.T) {
 	good := encodeTrigger(newTrigger("trg_a", "u1", "o1", now))
 	// miscased is good with the attribute at path (dot-separated) renamed
 	// to wrong, and the right one kept when keep says so.
-	miscased := func(path, wrong string, keep bool) session.Item {
+	miscased := func(path, wrong string, keep bool) Item {
 		item := maps.Clone(good)
 		parent, name := item, path
 		if section, field, nested := strings.Cut(path, "."); nested {
@@ -554,7 +554,7 @@ func TestTriggerAttributeCase(t *testing.T) {
 	}
 	for _, row := range []struct {
 		rule  string
-		item  session.Item
+		item  Item
 		check func(*trigger.Trigger) bool
 	}{
 		{"Prompt is not prompt", miscased("prompt", "Prompt", false), func(tr *trigger.Trigger) bool { return tr.Prompt == "" }},

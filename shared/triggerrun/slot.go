@@ -101,7 +101,7 @@ func (r *Runner) rowSession(ctx context.Context, seen *ledger.Refused) (*session
 		return seen.Session, nil
 	}
 	rec, err := r.Table.GetSession(ctx, seen.Row.SessionID)
-	var invalid *session.InvalidRecordError
+	var invalid *store.InvalidSessionError
 	if errors.Is(err, store.ErrNotFound) || errors.As(err, &invalid) {
 		return nil, nil
 	}

@@ -33,7 +33,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
-	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -101,7 +100,7 @@ func BenchmarkAgainstFloor(b *testing.B) {
 		cleanup: func(b testing.TB) {
 			var body struct{ SessionID string }
 			_ = json.Unmarshal([]byte(answer.Body), &body)
-			f.delete(b, session.Key(body.SessionID), store.LedgerKey(benchCaller["sub"], fresh))
+			f.delete(b, store.SessionKey(body.SessionID), store.LedgerKey(benchCaller["sub"], fresh))
 		},
 	}, namedFloor{"x-floor", transact})
 
@@ -113,7 +112,7 @@ func BenchmarkAgainstFloor(b *testing.B) {
 			if !errors.As(err, &tce) {
 				return fmt.Errorf("the ledger row did not refuse the transaction: %v", err)
 			}
-			return f.get(ctx, session.Key(f.sessionID))
+			return f.get(ctx, store.SessionKey(f.sessionID))
 		},
 	}
 	run("replay-floor", replayFloor)
@@ -123,7 +122,7 @@ func BenchmarkAgainstFloor(b *testing.B) {
 		status:  200,
 	}, namedFloor{"x-floor", replayFloor})
 
-	getItem := floorOp{do: func(ctx context.Context) error { return f.get(ctx, session.Key(f.sessionID)) }}
+	getItem := floorOp{do: func(ctx context.Context) error { return f.get(ctx, store.SessionKey(f.sessionID)) }}
 	run("getitem-floor", getItem)
 	run("lookup", floorOp{
 		handler: f.lookupAPI,
@@ -147,10 +146,10 @@ type floorBench struct {
 
 	// The session and ledger row a start wrote, and its key: the replay
 	// and the lookup read them.
-	sessionItem, rowItem session.Item
+	sessionItem, rowItem store.Item
 	sessionID, key       string
 	// Copies of them under new keys, for the floor's writes.
-	sessionClone, rowClone session.Item
+	sessionClone, rowClone store.Item
 }
 
 func newFloorBench(b testing.TB) *floorBench {
@@ -188,7 +187,7 @@ func newFloorBench(b testing.TB) *floorBench {
 		b.Fatal(err)
 	}
 	f.sessionID = body.SessionID
-	f.sessionItem = f.read(b, session.Key(f.sessionID))
+	f.sessionItem = f.read(b, store.SessionKey(f.sessionID))
 	f.rowItem = f.read(b, store.LedgerKey(benchCaller["sub"], f.key))
 	f.seed(b)
 	return f
@@ -203,12 +202,12 @@ func (f *floorBench) startEvent(key string) events.APIGatewayV2HTTPRequest {
 // clone is the start's session and row as another start with a new
 // session id and key would write them: the same attributes, each of the
 // same length.
-func (f *floorBench) clone(tb testing.TB, key string) (sess, row session.Item) {
+func (f *floorBench) clone(tb testing.TB, key string) (sess, row store.Item) {
 	id := "workspace_" + uuid.NewString()
 	swap := strings.NewReplacer(f.sessionID, id, allocation.SandboxID(f.sessionID), allocation.SandboxID(id),
 		"#"+f.key, "#"+key)
-	out := [2]session.Item{}
-	for i, item := range []session.Item{f.sessionItem, f.rowItem} {
+	out := [2]store.Item{}
+	for i, item := range []store.Item{f.sessionItem, f.rowItem} {
 		data, err := attributevalue.MarshalMapJSON(item)
 		if err != nil {
 			tb.Fatal(err)
@@ -253,7 +252,7 @@ func (f *floorBench) seed(tb testing.TB) {
 
 // transaction is the floor of a start: the two items, each under
 // attribute_not_exists; the row's refusal returns the row.
-func (f *floorBench) transaction(sess, row session.Item) *dynamodb.TransactWriteItemsInput {
+func (f *floorBench) transaction(sess, row store.Item) *dynamodb.TransactWriteItemsInput {
 	return &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Put: &types.Put{TableName: aws.String(f.table), Item: sess, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
 		{Put: &types.Put{TableName: aws.String(f.table), Item: row, ConditionExpression: aws.String("attribute_not_exists(PK)"),
@@ -262,7 +261,7 @@ func (f *floorBench) transaction(sess, row session.Item) *dynamodb.TransactWrite
 }
 
 // get is a consistent GetItem that must find its item.
-func (f *floorBench) get(ctx context.Context, key session.Item) error {
+func (f *floorBench) get(ctx context.Context, key store.Item) error {
 	out, err := f.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(f.table), Key: key, ConsistentRead: aws.Bool(true)})
 	if err == nil && len(out.Item) == 0 {
 		err = errors.New("no item")
@@ -270,7 +269,7 @@ func (f *floorBench) get(ctx context.Context, key session.Item) error {
 	return err
 }
 
-func (f *floorBench) read(tb testing.TB, key session.Item) session.Item {
+func (f *floorBench) read(tb testing.TB, key store.Item) store.Item {
 	out, err := f.direct.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(f.table), Key: key, ConsistentRead: aws.Bool(true)})
 	if err != nil || len(out.Item) == 0 {
 		tb.Fatalf("reading %v: %v", key, err)
@@ -279,10 +278,10 @@ func (f *floorBench) read(tb testing.TB, key session.Item) session.Item {
 }
 
 // delete removes the items with the keys of items (whole items or keys).
-func (f *floorBench) delete(tb testing.TB, items ...session.Item) {
+func (f *floorBench) delete(tb testing.TB, items ...store.Item) {
 	var reqs []types.WriteRequest
 	for _, it := range items {
-		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: session.Item{"PK": it["PK"], "SK": it["SK"]}}})
+		reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: store.Item{"PK": it["PK"], "SK": it["SK"]}}})
 	}
 	if _, err := f.direct.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{
 		RequestItems: map[string][]types.WriteRequest{f.table: reqs}}); err != nil {

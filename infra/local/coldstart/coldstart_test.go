@@ -350,7 +350,7 @@ func putItem(ctx context.Context, c *dynamodb.Client, data []byte) error {
 // holding the session that the sample lookup reads.
 func benchTable(b *testing.B) (*dynamodb.Client, string) {
 	c, url := dynamotest.LocalTable(b)
-	data, err := os.ReadFile("../../../shared/session/testdata/items/session-v2-current.json")
+	data, err := os.ReadFile("../../../shared/store/testdata/items/session-v2-current.json")
 	if err == nil {
 		err = putItem(context.Background(), c, data)
 	}

@@ -162,7 +162,7 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	}
 	dir, rie := built(t, fns)
 	c, dynamoURL := dynamotest.LocalTable(t)
-	for _, f := range []string{"session/testdata/items/session-v2-current", "session/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc"} {
+	for _, f := range []string{"store/testdata/items/session-v2-current", "store/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc"} {
 		data, _ := os.ReadFile("../../../shared/" + f + ".json")
 		item, _ := localdb.UnmarshalItem(data)
 		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {

@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"math/big"
@@ -7,25 +7,26 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/session"
 )
 
 // Keys of a session item.
 const (
-	keyPrefix = "SESSION#"
-	sortKey   = "METADATA"
+	sessionPrefix  = "SESSION#"
+	sessionSortKey = "METADATA"
 )
 
-// Key returns the primary key of a session's item.
-func Key(sessionID string) Item {
-	return Item{"PK": S(keyPrefix + sessionID), "SK": S(sortKey)}
+// SessionKey returns the primary key of a session's item.
+func SessionKey(sessionID string) Item { return key(sessionPrefix+sessionID, sessionSortKey) }
+
+// IsSessionKey reports whether a primary key is a session item's.
+func IsSessionKey(pk, sk string) bool {
+	return strings.HasPrefix(pk, sessionPrefix) && sk == sessionSortKey
 }
 
-// IsKey reports whether a primary key is a session item's.
-func IsKey(pk, sk string) bool { return strings.HasPrefix(pk, keyPrefix) && sk == sortKey }
-
-// InvalidRecordError is a stored session that does not decode, with its
+// InvalidSessionError is a stored session that does not decode, with its
 // owner when that could still be read, so that the owner can be told.
-type InvalidRecordError struct {
+type InvalidSessionError struct {
 	SessionID string
 	Reason    string
 	// UserID and OrgID are the owner's, when they could be read; UserID is
@@ -33,14 +34,14 @@ type InvalidRecordError struct {
 	UserID, OrgID string
 }
 
-func (e *InvalidRecordError) Error() string {
+func (e *InvalidSessionError) Error() string {
 	return "session record " + e.SessionID + " is invalid: " + e.Reason
 }
 
-// Encode returns the version 2 item of a record, as the current writer
-// stores it: the provider and the kind always, a named allocation by name,
-// a byoc allocation as its request.
-func Encode(r *Record) Item {
+// EncodeSession returns the version 2 item of a record, as the current
+// writer stores it: the provider and the kind always, a named allocation
+// by name, a byoc allocation as its request.
+func EncodeSession(r *session.Record) Item {
 	identity := Item{"sessionId": S(r.SessionID), "userId": S(r.UserID)}
 	PutS(identity, "orgId", r.OrgID)
 	PutS(identity, "botId", r.BotID)
@@ -63,7 +64,7 @@ func Encode(r *Record) Item {
 		"workspace": M(ws),
 		"lifecycle": M(Item{"version": N(1), "timestamp": N(r.CreatedAt.UnixMilli())}),
 	}
-	if rep := r.Repository; rep != (Repository{}) {
+	if rep := r.Repository; rep != (session.Repository{}) {
 		sec := Item{}
 		PutS(sec, "type", rep.Type)
 		PutS(sec, "repo", rep.Repo)
@@ -71,19 +72,20 @@ func Encode(r *Record) Item {
 		PutS(sec, "branch", rep.Branch)
 		metadata["repository"] = M(sec)
 	}
-	if ag := r.Agent; ag != (Agent{}) {
+	if ag := r.Agent; ag != (session.Agent{}) {
 		sec := Item{}
 		PutS(sec, "mode", ag.Mode)
 		PutS(sec, "model", ag.Model)
 		PutS(sec, "variant", ag.Variant)
 		metadata["agent"] = M(sec)
 	}
-	item := Key(r.SessionID)
+	item := SessionKey(r.SessionID)
 	item["metadataSchemaVersion"] = N(2)
 	item["metadata"] = M(metadata)
 	return item
 }
 
+// encodeRequest is a request object as a session and a trigger store it.
 func encodeRequest(r allocation.Request) types.AttributeValue {
 	return M(Item{
 		"provider":     M(Item{"id": S(string(r.Provider.ID)), "account": S(r.Provider.Account)}),
@@ -91,17 +93,18 @@ func encodeRequest(r allocation.Request) types.AttributeValue {
 	})
 }
 
-// Decode reads a session item of any shape the table holds. A record that
-// does not validate is an *InvalidRecordError; unknown attributes and
-// sections are ignored; absent, NULL and empty-string attributes are unset.
-func Decode(item Item) (*Record, error) {
-	d := newDecoder()
+// DecodeSession reads a session item of any shape the table holds. A
+// record that does not validate is an *InvalidSessionError; unknown
+// attributes and sections are ignored; absent, NULL and empty-string
+// attributes are unset.
+func DecodeSession(item Item) (*session.Record, error) {
+	d := newSessionDecoder()
 	pk := d.Str(item, "", "PK")
-	id, ok := strings.CutPrefix(pk, keyPrefix)
+	id, ok := strings.CutPrefix(pk, sessionPrefix)
 	if !ok || id == "" {
-		return nil, &InvalidRecordError{SessionID: pk, Reason: "the key is not a session key"}
+		return nil, &InvalidSessionError{SessionID: pk, Reason: "the key is not a session key"}
 	}
-	r := &Record{SessionID: id}
+	r := &session.Record{SessionID: id}
 	version, hasVersion := d.Num(item, "", "metadataSchemaVersion")
 	metadata, hasMetadata := d.Map(item, "", "metadata")
 	switch {
@@ -117,7 +120,7 @@ func Decode(item Item) (*Record, error) {
 	}
 	d.sandbox(r)
 	if d.Err() != nil {
-		e := &InvalidRecordError{SessionID: id, Reason: d.Err().Error()}
+		e := &InvalidSessionError{SessionID: id, Reason: d.Err().Error()}
 		e.UserID, e.OrgID = ownerHint(item)
 		return nil, e
 	}
@@ -129,7 +132,7 @@ func Decode(item Item) (*Record, error) {
 // is no metadata (the flat shape), and not at all when metadata is of
 // another type. userID is "" when the owner cannot be read whole.
 func ownerHint(item Item) (userID, orgID string) {
-	d := newDecoder()
+	d := newSessionDecoder()
 	from := item
 	md, hasMetadata := d.Map(item, "", "metadata")
 	switch {
@@ -150,9 +153,9 @@ func isTwo(v string) bool {
 	return ok && x.Cmp(big.NewRat(2, 1)) == 0
 }
 
-// decoder reads a session's attributes, and keeps the workspace's raw
-// ones for sandbox, which checks them together.
-type decoder struct {
+// sessionDecoder reads a session's attributes, and keeps the workspace's
+// raw ones for sandbox, which checks them together.
+type sessionDecoder struct {
 	AttrReader
 	allocName string
 	allocReq  Item
@@ -163,11 +166,13 @@ type decoder struct {
 	hasRoute  bool
 }
 
-// newDecoder reads by the contract's rule for session records: absent,
-// NULL and empty-string attributes are unset.
-func newDecoder() *decoder { return &decoder{AttrReader: AttrReader{EmptyIsUnset: true}} }
+// newSessionDecoder reads by the contract's rule for session records:
+// absent, NULL and empty-string attributes are unset.
+func newSessionDecoder() *sessionDecoder {
+	return &sessionDecoder{AttrReader: AttrReader{EmptyIsUnset: true}}
+}
 
-func (d *decoder) owner(r *Record, item Item, path string) {
+func (d *sessionDecoder) owner(r *session.Record, item Item, path string) {
 	r.UserID = d.Str(item, path, "userId")
 	r.OrgID = d.Str(item, path, "orgId")
 	r.BotID = d.Str(item, path, "botId")
@@ -179,18 +184,18 @@ func (d *decoder) owner(r *Record, item Item, path string) {
 	}
 }
 
-func (d *decoder) version2(r *Record, md Item) {
+func (d *sessionDecoder) version2(r *session.Record, md Item) {
 	identity, _ := d.Map(md, "metadata.", "identity")
 	d.owner(r, identity, "metadata.identity.")
 	r.CreatedOnPlatform = d.Str(identity, "metadata.identity.", "createdOnPlatform")
 
 	if rep, ok := d.Map(md, "metadata.", "repository"); ok {
 		const p = "metadata.repository."
-		r.Repository = Repository{d.Str(rep, p, "type"), d.Str(rep, p, "repo"), d.Str(rep, p, "url"), d.Str(rep, p, "branch")}
+		r.Repository = session.Repository{Type: d.Str(rep, p, "type"), Repo: d.Str(rep, p, "repo"), URL: d.Str(rep, p, "url"), Branch: d.Str(rep, p, "branch")}
 	}
 	if ag, ok := d.Map(md, "metadata.", "agent"); ok {
 		const p = "metadata.agent."
-		r.Agent = Agent{d.Str(ag, p, "mode"), d.Str(ag, p, "model"), d.Str(ag, p, "variant")}
+		r.Agent = session.Agent{Mode: d.Str(ag, p, "mode"), Model: d.Str(ag, p, "model"), Variant: d.Str(ag, p, "variant")}
 	}
 	lc, _ := d.Map(md, "metadata.", "lifecycle")
 	d.Num(lc, "metadata.lifecycle.", "version")
@@ -206,18 +211,18 @@ func (d *decoder) version2(r *Record, md Item) {
 	d.route, d.hasRoute = d.Map(ws, p, "sandboxRoute")
 }
 
-func (d *decoder) version1(r *Record, item Item) {
+func (d *sessionDecoder) version1(r *session.Record, item Item) {
 	d.owner(r, item, "")
 	repo, url := d.Str(item, "", "githubRepo"), d.Str(item, "", "gitUrl")
 	switch {
 	case repo != "":
-		r.Repository = Repository{Type: "github", Repo: repo}
+		r.Repository = session.Repository{Type: "github", Repo: repo}
 	case url != "":
-		r.Repository = Repository{Type: "git", URL: url}
+		r.Repository = session.Repository{Type: "git", URL: url}
 	}
 	r.Repository.Branch = d.Str(item, "", "branchName")
 	r.CreatedOnPlatform = d.Str(item, "", "platform")
-	r.Agent = Agent{Mode: d.Str(item, "", "mode"), Model: d.Str(item, "", "model")}
+	r.Agent = session.Agent{Mode: d.Str(item, "", "mode"), Model: d.Str(item, "", "model")}
 	d.Num(item, "", "version")
 	r.CreatedAt = d.EpochMillis(item, "", "timestamp")
 	r.Sandbox.ID = d.Str(item, "", "sandboxId")
@@ -225,7 +230,7 @@ func (d *decoder) version1(r *Record, item Item) {
 
 // sandbox validates the stored kind, provider, allocation and route
 // together.
-func (d *decoder) sandbox(r *Record) {
+func (d *sessionDecoder) sandbox(r *session.Record) {
 	if d.Err() != nil {
 		return
 	}
@@ -264,7 +269,7 @@ func (d *decoder) sandbox(r *Record) {
 	}
 	if d.hasRoute {
 		const p = "metadata.workspace.sandboxRoute."
-		sb.Route = &Route{d.Str(d.route, p, "kind"), d.Str(d.route, p, "routeKey"), d.Str(d.route, p, "suffix")}
+		sb.Route = &session.Route{Kind: d.Str(d.route, p, "kind"), RouteKey: d.Str(d.route, p, "routeKey"), Suffix: d.Str(d.route, p, "suffix")}
 	}
 }
 

@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"encoding/json/v2"
@@ -12,11 +12,11 @@ import (
 func BenchmarkDecodeAndView(b *testing.B) {
 	p := allocation.DefaultPolicy()
 	for _, name := range []string{"session-v2-current", "session-v1-flat"} {
-		item := fixture(b, name)
+		item := sessionFixture(b, name)
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				rec, err := Decode(item)
+				rec, err := DecodeSession(item)
 				if err != nil {
 					b.Fatal(err)
 				}

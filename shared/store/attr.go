@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"fmt"
@@ -34,13 +34,13 @@ func PutS(item Item, name, v string) {
 }
 
 // AttrReader reads the attributes of a stored item strictly. It is the one
-// way every kind of item in the table is read: sessions and ledger rows
-// here, triggers and runs in the store. An attribute is read by its exact
-// name (one whose name differs in case is another attribute, ignored as
-// unknown ones are); an absent or NULL attribute is unset, and so is an
-// empty string read as a string; a value of another type is a failure that
-// names the attribute's path (path, then name: "metadata.agent.model"),
-// never its value. It keeps the first failure.
+// way every kind of item in the table is read: sessions, ledger rows,
+// triggers and runs. An attribute is read by its exact name (one whose
+// name differs in case is another attribute, ignored as unknown ones are);
+// an absent or NULL attribute is unset, and so is an empty string read as
+// a string; a value of another type is a failure that names the
+// attribute's path (path, then name: "metadata.agent.model"), never its
+// value. It keeps the first failure.
 type AttrReader struct {
 	// EmptyIsUnset reads an empty string as unset where a number or a map
 	// is expected too: the contract's rule for session records, which the

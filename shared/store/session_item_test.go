@@ -1,4 +1,4 @@
-package session
+package store
 
 import (
 	"encoding/json/v2"
@@ -13,11 +13,12 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/session"
 )
 
-// fixture reads testdata/items/<name>.json, or testdata/ledger/ for a
-// name starting "ledger-" or "invalid-ledger-".
-func fixture(t testing.TB, name string) Item {
+// sessionFixture reads testdata/items/<name>.json, a stored session in
+// DynamoDB JSON.
+func sessionFixture(t testing.TB, name string) Item {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", "items", name+".json"))
 	if err != nil {
@@ -48,7 +49,7 @@ const hex48 = "0123456789abcdef0123456789abcdef0123456789abcdef"
 // TestCurrentShapeView: the current writer's record shows exactly as the
 // contract's lookup example.
 func TestCurrentShapeView(t *testing.T) {
-	r, err := Decode(fixture(t, "session-v2-current"))
+	r, err := DecodeSession(sessionFixture(t, "session-v2-current"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestCurrentShapeView(t *testing.T) {
 	if got := mustJSON(t, r.View(allocation.DefaultPolicy())); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if r.Repository != (Repository{Type: "github", Repo: "acme/app", Branch: "main"}) || r.Agent != (Agent{Mode: "code", Model: "anthropic/claude"}) || r.CreatedOnPlatform != "cli" {
+	if r.Repository != (session.Repository{Type: "github", Repo: "acme/app", Branch: "main"}) || r.Agent != (session.Agent{Mode: "code", Model: "anthropic/claude"}) || r.CreatedOnPlatform != "cli" {
 		t.Errorf("record %+v", r)
 	}
 }
@@ -70,7 +71,7 @@ func TestCurrentShapeView(t *testing.T) {
 // null, provider cloudflare, allocation cloudflare-shared, route as stored,
 // shared scope, retired runtime.
 func TestLegacyRouteKeyView(t *testing.T) {
-	r, err := Decode(fixture(t, "session-v2-route-key"))
+	r, err := DecodeSession(sessionFixture(t, "session-v2-route-key"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,9 +90,9 @@ func TestLegacyRouteKeyView(t *testing.T) {
 	}
 }
 
-// TestDecodeShapes decodes every fixture of a stored session shape
+// TestDecodeSessionShapes decodes every fixture of a stored session shape
 // (section 6) and checks what the contract says each shows.
-func TestDecodeShapes(t *testing.T) {
+func TestDecodeSessionShapes(t *testing.T) {
 	rows := []struct {
 		fixture    string
 		version    int
@@ -107,7 +108,7 @@ func TestDecodeShapes(t *testing.T) {
 		code       string
 		createdAt  string
 		owner      string
-		repository Repository
+		repository session.Repository
 	}{
 		{fixture: "session-v2-code-review", version: 2, legacy: false, id: "sbx-" + hex48, kind: "code-review", provider: "vercel",
 			request: "null", resources: `{"vcpus":1,"memoryMiB":4096,"diskMB":8000}`, scope: "isolated", state: "allocated",
@@ -154,11 +155,11 @@ func TestDecodeShapes(t *testing.T) {
 		{fixture: "session-v1-flat", version: 1, legacy: true, id: "org_9__u1", provider: "cloudflare", alloc: "cloudflare-shared",
 			request: `{"provider":{"id":"cloudflare","account":"kilo"},"instanceType":"shared"}`, resources: `{"vcpus":null,"memoryMiB":null,"diskMB":null}`,
 			scope: "shared", state: "retired", code: "sandbox_runtime_retired", createdAt: "2023-11-14T22:13:20Z",
-			owner: `{"userId":"u1","orgId":"org_9","botId":null}`, repository: Repository{Type: "github", Repo: "acme/app", Branch: "dev"}},
+			owner: `{"userId":"u1","orgId":"org_9","botId":null}`, repository: session.Repository{Type: "github", Repo: "acme/app", Branch: "dev"}},
 		{fixture: "session-v1-no-sandbox", version: 1, legacy: true, provider: "cloudflare",
 			request: "null", resources: `{"vcpus":null,"memoryMiB":null,"diskMB":null}`,
 			scope: "unknown", state: "retired", code: "sandbox_runtime_retired", createdAt: "2023-11-14T22:13:20Z",
-			owner: `{"userId":"u2","orgId":null,"botId":null}`, repository: Repository{Type: "git", URL: "https://git.example.com/r.git"}},
+			owner: `{"userId":"u2","orgId":null,"botId":null}`, repository: session.Repository{Type: "git", URL: "https://git.example.com/r.git"}},
 	}
 	null := func(s string) string {
 		if s == "" {
@@ -169,7 +170,7 @@ func TestDecodeShapes(t *testing.T) {
 	p := allocation.DefaultPolicy()
 	for _, r := range rows {
 		t.Run(r.fixture, func(t *testing.T) {
-			rec, err := Decode(fixture(t, r.fixture))
+			rec, err := DecodeSession(sessionFixture(t, r.fixture))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +198,7 @@ func TestDecodeShapes(t *testing.T) {
 			if r.owner != "" {
 				check("owner", mustJSON(t, v.Owner), r.owner)
 			}
-			if r.repository != (Repository{}) && rec.Repository != r.repository {
+			if r.repository != (session.Repository{}) && rec.Repository != r.repository {
 				t.Errorf("repository %+v", rec.Repository)
 			}
 			if strings.Contains(mustJSON(t, v), "secret-value") {
@@ -211,10 +212,10 @@ func TestDecodeShapes(t *testing.T) {
 // isolated legacy records on cloudflare.
 func TestLegacyIsolatedPrefixes(t *testing.T) {
 	for _, prefix := range []string{"ses-", "istd-", "crv-", "dind-"} {
-		item := fixture(t, "session-v2-legacy-isolated")
+		item := sessionFixture(t, "session-v2-legacy-isolated")
 		ws := item["metadata"].(*types.AttributeValueMemberM).Value["workspace"].(*types.AttributeValueMemberM).Value
 		ws["sandboxId"] = S(prefix + hex48)
-		rec, err := Decode(item)
+		rec, err := DecodeSession(item)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -225,11 +226,11 @@ func TestLegacyIsolatedPrefixes(t *testing.T) {
 	}
 }
 
-// TestDecodeInvalid: records that do not validate are typed errors, never
+// TestDecodeSessionInvalid: records that do not validate are typed errors, never
 // panics, and carry the owner only when it can still be read, from where the
 // record's version keeps it (never from an ignored top-level attribute of a
 // version 2 record).
-func TestDecodeInvalid(t *testing.T) {
+func TestDecodeSessionInvalid(t *testing.T) {
 	rows := []struct {
 		fixture string
 		owner   string // the user id the error still knows
@@ -264,11 +265,11 @@ func TestDecodeInvalid(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.fixture, func(t *testing.T) {
-			item := fixture(t, r.fixture)
-			_, err := Decode(item)
-			var ie *InvalidRecordError
+			item := sessionFixture(t, r.fixture)
+			_, err := DecodeSession(item)
+			var ie *InvalidSessionError
 			if !errors.As(err, &ie) {
-				t.Fatalf("err = %v, want an InvalidRecordError", err)
+				t.Fatalf("err = %v, want an InvalidSessionError", err)
 			}
 			if ie.UserID != r.owner {
 				t.Errorf("owner %q, want %q (%s)", ie.UserID, r.owner, ie.Reason)
@@ -283,23 +284,23 @@ func TestDecodeInvalid(t *testing.T) {
 	}
 }
 
-// TestEncodeRoundTrip: what the current writer encodes decodes to the same
+// TestSessionRoundTrip: what the current writer encodes decodes to the same
 // record, marked current.
-func TestEncodeRoundTrip(t *testing.T) {
+func TestSessionRoundTrip(t *testing.T) {
 	byoc, _ := allocation.FromRequest(allocation.Request{Provider: allocation.RequestProvider{ID: allocation.Vercel, Account: allocation.AccountBYOC}, InstanceType: "small"})
 	named, _ := allocation.ByName(allocation.ContainersStandard3)
-	for _, rec := range []*Record{
+	for _, rec := range []*session.Record{
 		{SessionID: "workspace_a", SchemaVersion: 2, UserID: "u1", OrgID: "o1", BotID: "b1", CreatedOnPlatform: "web",
-			Repository: Repository{Type: "gitlab", URL: "https://gitlab.com/a/b", Branch: "x"}, Agent: Agent{"code", "m", "v"},
+			Repository: session.Repository{Type: "gitlab", URL: "https://gitlab.com/a/b", Branch: "x"}, Agent: session.Agent{Mode: "code", Model: "m", Variant: "v"},
 			CreatedAt: time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC),
-			Sandbox:   Sandbox{ID: allocation.SandboxID("workspace_a"), Kind: allocation.KindIsolated, Provider: allocation.Vercel, ProviderStored: true, Allocation: byoc}},
+			Sandbox:   session.Sandbox{ID: allocation.SandboxID("workspace_a"), Kind: allocation.KindIsolated, Provider: allocation.Vercel, ProviderStored: true, Allocation: byoc}},
 		{SessionID: "workspace_b", SchemaVersion: 2, UserID: "u1", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-			Sandbox: Sandbox{ID: allocation.SandboxID("workspace_b"), Kind: allocation.KindIsolated, Provider: allocation.CloudflareContainers, ProviderStored: true, Allocation: named}},
+			Sandbox: session.Sandbox{ID: allocation.SandboxID("workspace_b"), Kind: allocation.KindIsolated, Provider: allocation.CloudflareContainers, ProviderStored: true, Allocation: named}},
 		{SessionID: "workspace_c", SchemaVersion: 2, UserID: "u1", CreatedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-			Sandbox: Sandbox{ID: allocation.SandboxID("workspace_c"), Kind: allocation.KindCodeReview, Provider: allocation.CloudflareContainers, ProviderStored: true}},
+			Sandbox: session.Sandbox{ID: allocation.SandboxID("workspace_c"), Kind: allocation.KindCodeReview, Provider: allocation.CloudflareContainers, ProviderStored: true}},
 	} {
-		item := Encode(rec)
-		got, err := Decode(item)
+		item := EncodeSession(rec)
+		got, err := DecodeSession(item)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,9 +317,9 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 }
 
-// FuzzDecode: decoding never panics, on any item built from fuzzed DynamoDB
+// FuzzDecodeSession: decoding never panics, on any item built from fuzzed DynamoDB
 // JSON, and a record that decodes can always be shown.
-func FuzzDecode(f *testing.F) {
+func FuzzDecodeSession(f *testing.F) {
 	entries, err := os.ReadDir(filepath.Join("testdata", "items"))
 	if err != nil {
 		f.Fatal(err)
@@ -336,9 +337,9 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			return
 		}
-		rec, err := Decode(item)
+		rec, err := DecodeSession(item)
 		if err != nil {
-			var ie *InvalidRecordError
+			var ie *InvalidSessionError
 			if !errors.As(err, &ie) {
 				t.Fatalf("untyped error %v", err)
 			}
