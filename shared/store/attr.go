@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/shared/session"
 )
 
 // Item is a DynamoDB item.
@@ -174,4 +176,15 @@ func (r *AttrReader) Time(item Item, path, name, layout string) time.Time {
 		r.Fail("%s%s is not a time", path, name)
 	}
 	return t
+}
+
+// Repository reads a repository's map (type, repo, url, branch) under
+// path.
+func (r *AttrReader) Repository(m Item, path string) session.Repository {
+	return session.Repository{Type: r.Str(m, path, "type"), Repo: r.Str(m, path, "repo"), URL: r.Str(m, path, "url"), Branch: r.Str(m, path, "branch")}
+}
+
+// Agent reads an agent's map (mode, model, variant) under path.
+func (r *AttrReader) Agent(m Item, path string) session.Agent {
+	return session.Agent{Mode: r.Str(m, path, "mode"), Model: r.Str(m, path, "model"), Variant: r.Str(m, path, "variant")}
 }

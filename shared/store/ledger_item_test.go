@@ -2,32 +2,14 @@ package store
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 )
-
-// ledgerFixture reads testdata/ledger/<name>.json, a ledger row in
-// DynamoDB JSON.
-func ledgerFixture(t testing.TB, name string) Item {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "ledger", name+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	item, err := localdb.UnmarshalItem(data)
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return item
-}
 
 // TestDecodeLedgerShapes decodes every ledger row fixture, in the shapes of
 // the current and the older writers, and derives each row's provider as the
@@ -56,7 +38,7 @@ func TestDecodeLedgerShapes(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.fixture, func(t *testing.T) {
-			l, err := DecodeLedger(ledgerFixture(t, r.fixture))
+			l, err := DecodeLedger(fixture(t, "ledger", r.fixture))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,7 +56,7 @@ func TestDecodeLedgerShapes(t *testing.T) {
 			}
 		})
 	}
-	_, err := DecodeLedger(ledgerFixture(t, "invalid-ledger-lease-type"))
+	_, err := DecodeLedger(fixture(t, "ledger", "invalid-ledger-lease-type"))
 	var ie *InvalidLedgerError
 	if !errors.As(err, &ie) {
 		t.Errorf("err = %v", err)

@@ -12,7 +12,7 @@ import (
 func BenchmarkDecodeAndView(b *testing.B) {
 	p := allocation.DefaultPolicy()
 	for _, name := range []string{"session-v2-current", "session-v1-flat"} {
-		item := sessionFixture(b, name)
+		item := fixture(b, "items", name)
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

@@ -190,12 +190,10 @@ func (d *sessionDecoder) version2(r *session.Record, md Item) {
 	r.CreatedOnPlatform = d.Str(identity, "metadata.identity.", "createdOnPlatform")
 
 	if rep, ok := d.Map(md, "metadata.", "repository"); ok {
-		const p = "metadata.repository."
-		r.Repository = session.Repository{Type: d.Str(rep, p, "type"), Repo: d.Str(rep, p, "repo"), URL: d.Str(rep, p, "url"), Branch: d.Str(rep, p, "branch")}
+		r.Repository = d.Repository(rep, "metadata.repository.")
 	}
 	if ag, ok := d.Map(md, "metadata.", "agent"); ok {
-		const p = "metadata.agent."
-		r.Agent = session.Agent{Mode: d.Str(ag, p, "mode"), Model: d.Str(ag, p, "model"), Variant: d.Str(ag, p, "variant")}
+		r.Agent = d.Agent(ag, "metadata.agent.")
 	}
 	lc, _ := d.Map(md, "metadata.", "lifecycle")
 	d.Num(lc, "metadata.lifecycle.", "version")

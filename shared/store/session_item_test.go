@@ -16,11 +16,11 @@ import (
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
-// sessionFixture reads testdata/items/<name>.json, a stored session in
-// DynamoDB JSON.
-func sessionFixture(t testing.TB, name string) Item {
+// fixture reads testdata/<dir>/<name>.json, a stored item in DynamoDB
+// JSON: a session's (items) or a ledger row's (ledger).
+func fixture(t testing.TB, dir, name string) Item {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "items", name+".json"))
+	data, err := os.ReadFile(filepath.Join("testdata", dir, name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ const hex48 = "0123456789abcdef0123456789abcdef0123456789abcdef"
 // TestCurrentShapeView: the current writer's record shows exactly as the
 // contract's lookup example.
 func TestCurrentShapeView(t *testing.T) {
-	r, err := DecodeSession(sessionFixture(t, "session-v2-current"))
+	r, err := DecodeSession(fixture(t, "items", "session-v2-current"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestCurrentShapeView(t *testing.T) {
 // null, provider cloudflare, allocation cloudflare-shared, route as stored,
 // shared scope, retired runtime.
 func TestLegacyRouteKeyView(t *testing.T) {
-	r, err := DecodeSession(sessionFixture(t, "session-v2-route-key"))
+	r, err := DecodeSession(fixture(t, "items", "session-v2-route-key"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestDecodeSessionShapes(t *testing.T) {
 	p := allocation.DefaultPolicy()
 	for _, r := range rows {
 		t.Run(r.fixture, func(t *testing.T) {
-			rec, err := DecodeSession(sessionFixture(t, r.fixture))
+			rec, err := DecodeSession(fixture(t, "items", r.fixture))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -212,7 +212,7 @@ func TestDecodeSessionShapes(t *testing.T) {
 // isolated legacy records on cloudflare.
 func TestLegacyIsolatedPrefixes(t *testing.T) {
 	for _, prefix := range []string{"ses-", "istd-", "crv-", "dind-"} {
-		item := sessionFixture(t, "session-v2-legacy-isolated")
+		item := fixture(t, "items", "session-v2-legacy-isolated")
 		ws := item["metadata"].(*types.AttributeValueMemberM).Value["workspace"].(*types.AttributeValueMemberM).Value
 		ws["sandboxId"] = S(prefix + hex48)
 		rec, err := DecodeSession(item)
@@ -265,7 +265,7 @@ func TestDecodeSessionInvalid(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.fixture, func(t *testing.T) {
-			item := sessionFixture(t, r.fixture)
+			item := fixture(t, "items", r.fixture)
 			_, err := DecodeSession(item)
 			var ie *InvalidSessionError
 			if !errors.As(err, &ie) {

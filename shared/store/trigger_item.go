@@ -106,12 +106,10 @@ func decodeTrigger(item Item) (*trigger.Trigger, error) {
 	r.Str(item, "", "dueShard")
 	tr.Cron, tr.Timezone = r.Str(item, "", "cron"), r.Str(item, "", "timezone")
 	if repo, ok := r.Map(item, "", "repository"); ok {
-		const p = "repository."
-		tr.Repository = session.Repository{Type: r.Str(repo, p, "type"), Repo: r.Str(repo, p, "repo"), URL: r.Str(repo, p, "url"), Branch: r.Str(repo, p, "branch")}
+		tr.Repository = r.Repository(repo, "repository.")
 	}
 	if agent, ok := r.Map(item, "", "agent"); ok {
-		const p = "agent."
-		tr.Agent = session.Agent{Mode: r.Str(agent, p, "mode"), Model: r.Str(agent, p, "model"), Variant: r.Str(agent, p, "variant")}
+		tr.Agent = r.Agent(agent, "agent.")
 	}
 	tr.Prompt = r.Str(item, "", "prompt")
 	tr.SavedAllocation = r.Str(item, "", "sandboxAllocation")
