@@ -1,11 +1,18 @@
-// Command benchtable reads `go test -bench` output on its standard input and
-// prints one Markdown table: every benchmark's figures, and beside each
-// figure that has one its goal or floor and whether it holds. `make bench`
-// pipes the benchmarks through it.
+// Command benchtable reads `go test -bench` output on its standard input
+// and prints the two Markdown tables of docs/performance.md: the goals
+// table (every figure that has a goal or a floor, as a ratio to its floor
+// where it has one, beside its goal and whether it holds) and the table of
+// times and allocations of the benchmarks timed over many iterations.
+// With -page FILE it also writes the whole of docs/performance.md, its
+// text (page.md) with the run's tables, to FILE. `make bench` pipes the
+// benchmarks through it.
 package main
 
 import (
 	"bufio"
+	_ "embed"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,30 +21,10 @@ import (
 	"strings"
 )
 
-// goal is a bound on one figure of the benchmarks whose names match.
-type goal struct {
-	bench *regexp.Regexp
-	unit  string
-	most  bool // the figure must be at most limit; else at least
-	limit float64
-	what  string
-}
-
-var goals = []goal{
-	{regexp.MustCompile(`^BenchmarkBurst/`), "extra-requests", true, 16, "one request per fired trigger, and the 16 shard queries"},
-	{regexp.MustCompile(`^BenchmarkBurst/triggers=2000/concurrency=32$`), "s/burst", true, 1.5, "2,000 fired in ≤ 1.5 s"},
-	{regexp.MustCompile(`^BenchmarkBurst/triggers=10000/concurrency=32$`), "s/burst", true, 6, "10,000 fired in ≤ 6 s"},
-	{regexp.MustCompile(`^BenchmarkAgainstFloor/(start|replay|lookup)$`), "x-floor", false, 0.7, "≥ 0.7 × its floor"},
-	{regexp.MustCompile(`^BenchmarkColdStart/.+/(no-io|settings)$`), "x-hello", true, 1.5, "cold start ≤ 1.5 × hello world"},
-	{regexp.MustCompile(`^BenchmarkSize/`), "MiB", true, 12, "stripped arm64 bootstrap ≤ 12 MiB"},
-}
-
-// result is one benchmark line: its name and its figures by unit, in the
-// order printed.
+// result is one benchmark line: its name and its figures by unit.
 type result struct {
 	name    string
 	procs   int // GOMAXPROCS, from the name's suffix
-	units   []string
 	figures map[string]float64
 }
 
@@ -64,84 +51,11 @@ func parse(r io.Reader) ([]result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: figure %q: %w", f[0], f[i], err)
 			}
-			res.units = append(res.units, f[i+1])
 			res.figures[f[i+1]] = v
 		}
 		out = append(out, res)
 	}
 	return out, sc.Err()
-}
-
-// row is one line of the table.
-type row struct{ bench, figures, goal, holds string }
-
-func table(results []result) []row {
-	byName := map[string]result{}
-	for _, r := range results {
-		byName[r.name] = r
-	}
-	var rows []row
-	for _, r := range results {
-		var figs []string
-		for _, u := range r.units {
-			figs = append(figs, format(r.figures[u])+" "+u)
-		}
-		base := row{bench: r.name, figures: strings.Join(figs, ", ")}
-		var checks []row
-		for _, g := range goals {
-			v, ok := r.figures[g.unit]
-			if !g.bench.MatchString(r.name) || !ok {
-				continue
-			}
-			checks = append(checks, row{figures: format(v) + " " + g.unit, goal: g.what, holds: verdict(g.most && v <= g.limit || !g.most && v >= g.limit)})
-			// A burst shares the machine's cores with the embedded
-			// endpoint, whose CPU DynamoDB's would not take from the
-			// function: what the burst's own side spends over the
-			// cores is the least it could take without it.
-			if cpu, ok := r.figures["cpu-s"]; ok && g.unit == "s/burst" {
-				own := cpu / float64(r.procs)
-				checks = append(checks, row{
-					figures: fmt.Sprintf("%s s: %s CPU-s of the firing's side over %d cores (the endpoint's process: %s CPU-s)", format(own), format(cpu), r.procs, format(r.figures["endpoint-cpu-s"])),
-					goal:    g.what + ", the endpoint's CPU aside", holds: verdict(own <= g.limit),
-				})
-			}
-		}
-		// A burst against its floor, the latency alone: no endpoint and no
-		// code makes it faster.
-		if floor, ok := r.figures["floor-s"]; ok {
-			checks = append(checks, row{
-				figures: format(r.figures["s/burst"]/floor) + "× its floor",
-				goal:    "floor " + format(floor) + " s (the burst's size over the concurrency, times 5 ms)",
-			})
-		}
-		// The burst at 32 against the same burst at 1.
-		if one, ok := byName[strings.TrimSuffix(r.name, "32")+"1"]; ok && strings.HasSuffix(r.name, "/concurrency=32") {
-			speedup := r.figures["triggers/s"] / one.figures["triggers/s"]
-			checks = append(checks, row{figures: format(speedup) + "× the rate at concurrency 1", goal: "≥ 8×", holds: verdict(speedup >= 8)})
-		}
-		// A request's cost on a large table against a small one's.
-		if small, ok := byName[strings.TrimSuffix(r.name, "items=100000")+"items=200"]; ok && strings.HasSuffix(r.name, "/items=100000") {
-			ratio := r.figures["ns/op"] / small.figures["ns/op"]
-			checks = append(checks, row{figures: format(ratio) + "× its cost at 200 items", goal: "≤ 2×", holds: verdict(ratio <= 2)})
-		}
-		if len(checks) == 0 {
-			rows = append(rows, base)
-			continue
-		}
-		rows = append(rows, base)
-		for _, c := range checks {
-			c.bench = "↳"
-			rows = append(rows, c)
-		}
-	}
-	return rows
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "yes"
-	}
-	return "**no**"
 }
 
 // format writes a figure with three significant digits, whole numbers
@@ -153,19 +67,61 @@ func format(v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
+// page is docs/performance.md's text; each of the marker lines is where
+// its table goes.
+//
+//go:embed page.md
+var page string
+
+const (
+	goalsMarker   = "<!-- the goals table -->"
+	figuresMarker = "<!-- the table of times and allocations -->"
+)
+
+// tables are the goals table and the table of times and allocations.
+func tables(results []result) (goals, figures string) {
+	var g, f strings.Builder
+	writeGoals(&g, goalRows(results))
+	writeFigures(&f, timed(results))
+	return g.String(), f.String()
+}
+
+// render is docs/performance.md with the results' tables.
+func render(results []result) (string, error) {
+	if strings.Count(page, goalsMarker+"\n") != 1 || strings.Count(page, figuresMarker+"\n") != 1 {
+		return "", errors.New("page.md does not hold each table's marker line once")
+	}
+	goals, figures := tables(results)
+	return strings.NewReplacer(goalsMarker+"\n", goals, figuresMarker+"\n", figures).Replace(page), nil
+}
+
 func main() {
-	results, err := parse(os.Stdin)
-	if err != nil {
+	pageFile := flag.String("page", "", "also write docs/performance.md with this run's tables to `file`")
+	flag.Parse()
+	if err := run(os.Stdin, os.Stdout, *pageFile); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		os.Exit(1)
 	}
+}
+
+func run(in io.Reader, out io.Writer, pageFile string) error {
+	results, err := parse(in)
+	if err != nil {
+		return err
+	}
 	if len(results) == 0 {
-		fmt.Fprintln(os.Stderr, "benchtable: no benchmark lines on the standard input")
-		os.Exit(1)
+		return errors.New("no benchmark lines on the standard input")
 	}
-	fmt.Println("| benchmark | figures | goal or floor | holds |")
-	fmt.Println("|---|---|---|---|")
-	for _, r := range table(results) {
-		fmt.Printf("| %s | %s | %s | %s |\n", r.bench, r.figures, r.goal, r.holds)
+	if pageFile != "" {
+		doc, err := render(results)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(pageFile, []byte(doc), 0o644); err != nil {
+			return err
+		}
 	}
+	goals, figures := tables(results)
+	_, err = fmt.Fprint(out, goals, "\n", figures)
+	return err
 }

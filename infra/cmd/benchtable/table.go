@@ -1,0 +1,199 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// goal is a bound on one figure of the benchmarks whose names match,
+// and how the goals table writes it.
+type goal struct {
+	bench *regexp.Regexp
+	most  bool // the figure must be at most limit; else at least
+	limit float64
+	what  string
+}
+
+var (
+	// A handler's rate over its floor's.
+	floorGoal = goal{regexp.MustCompile(`^BenchmarkAgainstFloor/(start|replay|lookup)$`), false, 0.7, "≥ 0.7×"}
+	// A request's cost at 100,000 items over its cost at 200.
+	costGoal = goal{regexp.MustCompile(`^BenchmarkCost/.+/items=100000$`), true, 2, "≤ 2×"}
+	// The requests of a burst beyond one per fired trigger.
+	requestsGoal = goal{regexp.MustCompile(`^BenchmarkBurst/`), true, 16, "≤ 16 (the shard queries)"}
+	// A burst's seconds at concurrency 32 (written, by burstRows, as the
+	// same multiple of the burst's floor as its figure).
+	burstGoals = []goal{
+		{regexp.MustCompile(`^BenchmarkBurst/triggers=2000/concurrency=32$`), true, 1.5, ""},
+		{regexp.MustCompile(`^BenchmarkBurst/triggers=10000/concurrency=32$`), true, 6, ""},
+	}
+	// A burst's rate at concurrency 32 over the same burst's at 1.
+	speedupGoal = goal{regexp.MustCompile(`^BenchmarkBurst/.+/concurrency=32$`), false, 8, "≥ 8×"}
+	// A cold start over hello world's.
+	coldGoal = goal{regexp.MustCompile(`^BenchmarkColdStart/.+/(no-io|settings)$`), true, 1.5, "≤ 1.5×"}
+	// A function's stripped arm64 bootstrap, in MiB.
+	sizeGoal = goal{regexp.MustCompile(`^BenchmarkSize/.+Function$`), true, 12, "≤ 12 MiB"}
+)
+
+// hello is hello world's case among the cold starts and the sizes.
+const hello = "/hello"
+
+// none matches no benchmark: a goal of none judges nothing.
+var none = regexp.MustCompile(`^$`)
+
+// judge is a figure's row beside its goal, judged on v, or beside none
+// when the goal is not the benchmark's.
+func (g goal) judge(name, figure string, v float64) row {
+	if !g.bench.MatchString(name) {
+		return row{figure: figure, goal: "no goal"}
+	}
+	ok := v >= g.limit
+	if g.most {
+		ok = v <= g.limit
+	}
+	return row{figure: figure, goal: g.what, holds: verdict(ok)}
+}
+
+// row is one line of the goals table: a figure, as a ratio to its floor
+// where it has one, beside its goal.
+type row struct{ bench, figure, goal, holds string }
+
+// goalRows is the goals table: every figure that has a goal or a floor,
+// in the order of the benchmarks.
+func goalRows(results []result) []row {
+	byName := map[string]result{}
+	for _, r := range results {
+		byName[r.name] = r
+	}
+	var rows []row
+	for _, r := range results {
+		for _, c := range checks(r, byName) {
+			c.bench = r.name
+			rows = append(rows, c)
+		}
+	}
+	return rows
+}
+
+// checks are one benchmark's rows of the goals table.
+func checks(r result, byName map[string]result) []row {
+	var rows []row
+	name, f := r.name, r.figures
+	if v, ok := f["x-floor"]; ok {
+		rows = append(rows, floorGoal.judge(name, format(v)+"× its floor", v))
+	}
+	if small, ok := byName[strings.TrimSuffix(name, "items=100000")+"items=200"]; ok && strings.HasSuffix(name, "/items=100000") {
+		v := f["ns/op"] / small.figures["ns/op"]
+		rows = append(rows, costGoal.judge(name, format(v)+"× its cost at 200 items", v))
+	}
+	if whole, ok := byName[strings.TrimSuffix(name, "/locked")+"/request"]; ok && strings.HasPrefix(name, "BenchmarkLockHeld/") && strings.HasSuffix(name, "/locked") {
+		rows = append(rows, row{figure: format(f["ns/op"]/whole.figures["ns/op"]) + "× the whole request's work, under the lock", goal: "no goal"})
+	}
+	if v, ok := f["extra-requests"]; ok {
+		rows = append(rows, requestsGoal.judge(name, format(v)+" requests beyond one per fired trigger", v))
+	}
+	if _, ok := f["floor-s"]; ok {
+		rows = append(rows, burstRows(r)...)
+	}
+	if one, ok := byName[strings.TrimSuffix(name, "32")+"1"]; ok && speedupGoal.bench.MatchString(name) {
+		v := f["triggers/s"] / one.figures["triggers/s"]
+		rows = append(rows, speedupGoal.judge(name, format(v)+"× concurrency 1", v))
+	}
+	if v, ok := f["x-hello"]; ok && !strings.HasSuffix(name, hello) {
+		figure := format(v) + "× hello world"
+		if h, ok := byName["BenchmarkColdStart"+hello]; ok {
+			figure += fmt.Sprintf(" (%s ms over %s ms)", format(f["ms-median"]), format(h.figures["ms-median"]))
+		}
+		rows = append(rows, coldGoal.judge(name, figure, v))
+	}
+	if v, ok := f["MiB"]; ok && strings.HasPrefix(name, "BenchmarkSize/") {
+		figure := fmt.Sprintf("%s MiB (%s MiB zipped)", format(v), format(f["MiB-zipped"]))
+		if strings.HasSuffix(name, hello) {
+			figure += ", hello world"
+		}
+		rows = append(rows, sizeGoal.judge(name, figure, v))
+	}
+	return rows
+}
+
+// burstRows set a burst's time against its floor, the latency alone: the
+// burst's size over the concurrency, times the proxy's latency, which no
+// code and no endpoint goes below. A goal in seconds is the same multiple
+// of that floor. A burst shares the machine's cores with the embedded
+// endpoint, whose CPU DynamoDB's would not take from the function: the
+// goal is judged again on what the firing's side alone spends over the
+// cores, the least the burst could take without the endpoint.
+func burstRows(r result) []row {
+	floor, took := r.figures["floor-s"], r.figures["s/burst"]
+	measured := fmt.Sprintf("%s× its floor (%s s over %s s)", format(took/floor), format(took), format(floor))
+	g := goal{bench: none}
+	for _, bg := range burstGoals {
+		if bg.bench.MatchString(r.name) {
+			g = bg
+			g.what = fmt.Sprintf("≤ %s× (%s s)", format(g.limit/floor), format(g.limit))
+		}
+	}
+	rows := []row{g.judge(r.name, measured, took)}
+	if cpu, ok := r.figures["cpu-s"]; ok && rows[0].holds != "" {
+		own := cpu / float64(r.procs)
+		rows = append(rows, g.judge(r.name, fmt.Sprintf("the firing's side alone: %s× its floor (%s CPU-s over %d cores: %s s; the endpoint's process: %s CPU-s)",
+			format(own/floor), format(cpu), r.procs, format(own), format(r.figures["endpoint-cpu-s"])), own))
+	}
+	return rows
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// timed are the benchmarks timed over many iterations (a burst's time is
+// in the goals table), for the table of times and allocations.
+func timed(results []result) []result {
+	var out []result
+	for _, r := range results {
+		if _, ok := r.figures["ns/op"]; ok && !strings.HasPrefix(r.name, "BenchmarkBurst/") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// writeGoals and writeFigures write the two tables as Markdown, the
+// benchmarks' names as code (a schedule's stars are not emphasis).
+func writeGoals(b *strings.Builder, rows []row) {
+	b.WriteString("| benchmark | figure | goal | holds |\n|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", r.bench, r.figure, r.goal, r.holds)
+	}
+}
+
+func writeFigures(b *strings.Builder, results []result) {
+	b.WriteString("| benchmark | time/op | B/op | allocs/op |\n|---|---|---|---|\n")
+	for _, r := range results {
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", r.name, duration(r.figures["ns/op"]), optional(r, "B/op"), optional(r, "allocs/op"))
+	}
+}
+
+func optional(r result, unit string) string {
+	if v, ok := r.figures[unit]; ok {
+		return format(v)
+	}
+	return ""
+}
+
+// duration writes nanoseconds in the unit that keeps them under 1,000.
+func duration(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return format(ns/1e9) + " s"
+	case ns >= 1e6:
+		return format(ns/1e6) + " ms"
+	case ns >= 1e3:
+		return format(ns/1e3) + " µs"
+	}
+	return format(ns) + " ns"
+}
