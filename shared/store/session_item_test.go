@@ -31,9 +31,9 @@ func fixture(t testing.TB, dir, name string) Item {
 	return item
 }
 
-// mustJSON is v's JSON with the members of its maps sorted and an
+// recordJSON is v's JSON with the members of its maps sorted and an
 // allocation shown by its name, so that two equal values compare equal.
-func mustJSON(t testing.TB, v any) string {
+func recordJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v, json.Deterministic(true), json.WithMarshalers(json.MarshalFunc(func(a allocation.Allocation) ([]byte, error) {
 		return json.Marshal(a.String())
@@ -59,7 +59,7 @@ func TestCurrentShapeView(t *testing.T) {
 		`"allocationRequest":{"provider":{"id":"cloudflare-containers","account":"kilo"},"instanceType":"standard-4"},` +
 		`"resources":{"vcpus":4,"memoryMiB":12288,"diskMB":20000},"route":null,"containerScope":"isolated","containerLabel":"Isolated container"},` +
 		`"runtime":{"state":"allocated","code":null,"message":null},"record":{"schemaVersion":2,"legacy":false}}`
-	if got := mustJSON(t, r.View(allocation.DefaultPolicy())); got != want {
+	if got := recordJSON(t, r.View(allocation.DefaultPolicy())); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	if r.Repository != (session.Repository{Type: "github", Repo: "acme/app", Branch: "main"}) || r.Agent != (session.Agent{Mode: "code", Model: "anthropic/claude"}) || r.CreatedOnPlatform != "cli" {
@@ -81,10 +81,10 @@ func TestLegacyRouteKeyView(t *testing.T) {
 		`"route":{"kind":"shared","routeKey":"usr-` + hex48 + `","suffix":"shared-slot-v1"},` +
 		`"containerScope":"shared","containerLabel":"Shared container"}`
 	v := r.View(allocation.DefaultPolicy())
-	if got := mustJSON(t, v.Sandbox); got != want {
+	if got := recordJSON(t, v.Sandbox); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if got := mustJSON(t, v.Runtime); !strings.Contains(got, `"state":"retired","code":"sandbox_runtime_retired"`) ||
+	if got := recordJSON(t, v.Runtime); !strings.Contains(got, `"state":"retired","code":"sandbox_runtime_retired"`) ||
 		!strings.Contains(got, "retired Cloudflare Sandbox runtime") {
 		t.Errorf("runtime %s", got)
 	}
@@ -182,26 +182,26 @@ func TestDecodeSessionShapes(t *testing.T) {
 					t.Errorf("%s = %s, want %s", what, got, want)
 				}
 			}
-			check("schemaVersion", mustJSON(t, v.Record.SchemaVersion), mustJSON(t, r.version))
-			check("legacy", mustJSON(t, v.Record.Legacy), mustJSON(t, r.legacy))
-			check("id", mustJSON(t, sb.ID), null(r.id))
-			check("kind", mustJSON(t, sb.Kind), null(r.kind))
+			check("schemaVersion", recordJSON(t, v.Record.SchemaVersion), recordJSON(t, r.version))
+			check("legacy", recordJSON(t, v.Record.Legacy), recordJSON(t, r.legacy))
+			check("id", recordJSON(t, sb.ID), null(r.id))
+			check("kind", recordJSON(t, sb.Kind), null(r.kind))
 			check("provider", string(sb.Provider), r.provider)
-			check("allocation", mustJSON(t, sb.Allocation), null(r.alloc))
-			check("allocationRequest", mustJSON(t, sb.AllocationRequest), r.request)
-			check("resources", mustJSON(t, sb.Resources), r.resources)
+			check("allocation", recordJSON(t, sb.Allocation), null(r.alloc))
+			check("allocationRequest", recordJSON(t, sb.AllocationRequest), r.request)
+			check("resources", recordJSON(t, sb.Resources), r.resources)
 			check("scope", string(sb.ContainerScope), r.scope)
 			check("label", sb.ContainerLabel, allocation.Scope(r.scope).Label())
 			check("state", v.Runtime.State, r.state)
-			check("code", mustJSON(t, v.Runtime.Code), null(r.code))
-			check("createdAt", mustJSON(t, v.CreatedAt), null(r.createdAt))
+			check("code", recordJSON(t, v.Runtime.Code), null(r.code))
+			check("createdAt", recordJSON(t, v.CreatedAt), null(r.createdAt))
 			if r.owner != "" {
-				check("owner", mustJSON(t, v.Owner), r.owner)
+				check("owner", recordJSON(t, v.Owner), r.owner)
 			}
 			if r.repository != (session.Repository{}) && rec.Repository != r.repository {
 				t.Errorf("repository %+v", rec.Repository)
 			}
-			if strings.Contains(mustJSON(t, v), "secret-value") {
+			if strings.Contains(recordJSON(t, v), "secret-value") {
 				t.Error("an unknown attribute is shown")
 			}
 		})
@@ -221,7 +221,7 @@ func TestLegacyIsolatedPrefixes(t *testing.T) {
 		}
 		sb := rec.SandboxView()
 		if sb.ContainerScope != allocation.ScopeIsolated || sb.Provider != allocation.Cloudflare || sb.Allocation != nil || !rec.Legacy() {
-			t.Errorf("%s: %s", prefix, mustJSON(t, sb))
+			t.Errorf("%s: %s", prefix, recordJSON(t, sb))
 		}
 	}
 }
@@ -304,7 +304,7 @@ func TestSessionRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if mustJSON(t, got) != mustJSON(t, rec) || got.Sandbox.Allocation != rec.Sandbox.Allocation || got.Legacy() {
+		if recordJSON(t, got) != recordJSON(t, rec) || got.Sandbox.Allocation != rec.Sandbox.Allocation || got.Legacy() {
 			t.Errorf("round trip:\n got %+v\nwant %+v", got, rec)
 		}
 		ws := item["metadata"].(*types.AttributeValueMemberM).Value["workspace"].(*types.AttributeValueMemberM).Value
