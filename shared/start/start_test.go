@@ -73,9 +73,6 @@ func TestNewSession(t *testing.T) {
 	}
 }
 
-// mustJSON is v's JSON with the members of its maps sorted, as the
-// literals it is compared with are written.
-
 // TestReplay: with an operation key, the same request again is 200 with the
 // same session and an equal sandbox object; the Idempotency-Key header is
 // the same key; a replay makes 2 DynamoDB requests, as on DynamoDB: the
