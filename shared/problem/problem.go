@@ -32,6 +32,8 @@ const (
 	TriggerLimitReached          Code = "trigger_limit_reached"
 	SessionRecordInvalid         Code = "session_record_invalid"
 	InternalError                Code = "internal_error"
+	UnsupportedMediaType         Code = "unsupported_media_type"
+	RateLimited                  Code = "rate_limited"
 	ServiceUnavailable           Code = "service_unavailable"
 )
 
@@ -54,6 +56,8 @@ var statuses = map[Code]int{
 	TriggerLimitReached:          http.StatusUnprocessableEntity,
 	SessionRecordInvalid:         http.StatusInternalServerError,
 	InternalError:                http.StatusInternalServerError,
+	UnsupportedMediaType:         http.StatusUnsupportedMediaType,
+	RateLimited:                  http.StatusTooManyRequests,
 	ServiceUnavailable:           http.StatusServiceUnavailable,
 }
 

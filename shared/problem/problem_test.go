@@ -14,7 +14,8 @@ func TestStatuses(t *testing.T) {
 		"allocation_routing_conflict": 400, "sandbox_allocation_retired": 422, "sandbox_runtime_retired": 422,
 		"sandbox_selection_disabled": 403, "sandbox_allocation_unavailable": 422,
 		"operation_key_reuse_mismatch": 409, "operation_key_payload_mismatch": 422, "creation_in_progress": 409,
-		"trigger_limit_reached": 422, "session_record_invalid": 500, "internal_error": 500, "service_unavailable": 503,
+		"trigger_limit_reached": 422, "session_record_invalid": 500, "internal_error": 500, "unsupported_media_type": 415,
+		"rate_limited": 429, "service_unavailable": 503,
 	}
 	if len(rows) != len(statuses) {
 		t.Errorf("the contract has %d codes, the code %d", len(rows), len(statuses))
