@@ -45,11 +45,11 @@ func TestZoneDataBuiltIn(t *testing.T) {
 	}
 }
 
-// TestDomainKnowsNoAWS: the domain's packages link nothing of AWS, not
-// even the attribute values of the table's items: the item shapes are the
-// store's.
+// TestDomainKnowsNoAWS: the domain's packages, and webhook, link nothing
+// of AWS, not even the attribute values of the table's items: the item
+// shapes are the store's.
 func TestDomainKnowsNoAWS(t *testing.T) {
-	for _, pkg := range []string{"allocation", "session", "trigger", "ledger"} {
+	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook"} {
 		out, err := childproc.Command("go", "list", "-deps", "../shared/"+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", pkg, err, out)
