@@ -81,6 +81,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSchedule$$' -fuzztime $(FUZZTIME) ./shared/trigger
 	$(GO) test -run '^$$' -fuzz '^FuzzPatch$$' -fuzztime $(FUZZTIME) ./shared/triggerapi
 	$(GO) test -run '^$$' -fuzz '^FuzzCursors$$' -fuzztime $(FUZZTIME) ./shared/triggerapi
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./shared/webhook
+	$(GO) test -run '^$$' -fuzz '^FuzzDeliveryOf$$' -fuzztime $(FUZZTIME) ./shared/webhook
 	$(GO) test -run '^$$' -fuzz '^FuzzExpr$$' -fuzztime $(FUZZTIME) ./infra/local/dynamo
 	$(GO) test -run '^$$' -fuzz '^FuzzEndpoint$$' -fuzztime $(ENDPOINT_FUZZTIME) ./infra/local/dynamo
 
