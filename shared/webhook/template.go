@@ -411,6 +411,7 @@ type renderer struct {
 type pathValue struct {
 	text string
 	ok   bool
+	at   int // when its reading began, in values read: see settle
 }
 
 func (r *renderer) value(p part) (string, bool) {
@@ -548,11 +549,13 @@ func prettyJSON(body string) string {
 func bodyPaths(body string, root *pathNode, n int) []pathValue {
 	vals := make([]pathValue, n)
 	if extract(body, root, vals) {
+		settle(root, 0, vals)
 		return vals
 	}
 	clear(vals)
 	// A form body that does not fully decode keeps the pairs that do.
 	if form, _ := url.ParseQuery(body); len(form["payload"]) > 0 && extract(strings.ToValidUTF8(form["payload"][0], "\uFFFD"), root, vals) {
+		settle(root, 0, vals)
 		return vals
 	}
 	clear(vals)
@@ -574,6 +577,7 @@ type extractor struct {
 	d    *jsontext.Decoder
 	data string
 	vals []pathValue
+	seq  int // values read so far
 }
 
 // value reads the next value, keeping it for n (and its descendants) when
@@ -583,6 +587,8 @@ func (e *extractor) value(n *pathNode) error {
 	if n == nil {
 		return e.d.SkipValue()
 	}
+	e.seq++
+	at := e.seq
 	k := e.d.PeekKind()
 	switch {
 	case k == '"':
@@ -590,7 +596,7 @@ func (e *extractor) value(n *pathNode) error {
 		if err != nil {
 			return err
 		}
-		e.keep(n, tok.String())
+		e.keep(n, tok.String(), at)
 	case (k == '{' || k == '[') && (n.names != nil):
 		if _, err := e.d.ReadToken(); err != nil {
 			return err
@@ -602,11 +608,7 @@ func (e *extractor) value(n *pathNode) error {
 				if err != nil {
 					return err
 				}
-				c := n.names[name.String()]
-				if c != nil {
-					e.forget(c) // a repeated name: the last one counts
-				}
-				if err := e.value(c); err != nil {
+				if err := e.value(n.names[name.String()]); err != nil {
 					return err
 				}
 			}
@@ -620,27 +622,46 @@ func (e *extractor) value(n *pathNode) error {
 		if _, err := e.d.ReadToken(); err != nil {
 			return err
 		}
-		e.keep(n, e.data[start:int(e.d.InputOffset())])
+		e.keep(n, e.data[start:int(e.d.InputOffset())], at)
 	default:
 		raw, err := e.d.ReadValue()
 		if err != nil {
 			return err
 		}
-		e.keep(n, string(raw))
+		e.keep(n, string(raw), at)
 	}
 	return nil
 }
 
-func (e *extractor) keep(n *pathNode, text string) {
+func (e *extractor) keep(n *pathNode, text string, at int) {
 	if n.id >= 0 {
-		e.vals[n.id] = pathValue{text: text, ok: true}
+		e.vals[n.id] = pathValue{text: text, ok: true, at: at}
 	}
 }
 
-func (e *extractor) forget(n *pathNode) {
-	e.vals[n.id] = pathValue{}
+// settle drops the values that a repeated member name has overwritten: a
+// value counts only if it was read within the last reading of each of its
+// ancestors, so after it began (at). Of a repeated name the last member
+// counts, as with JSON.parse; nothing is cleared while reading, so a body
+// that repeats a name costs no more than one that does not.
+func settle(n *pathNode, at int, vals []pathValue) {
 	for _, c := range n.names {
-		e.forget(c)
+		if v := &vals[c.id]; v.ok && v.at <= at {
+			*v = pathValue{}
+		}
+		v := vals[c.id]
+		if !v.ok {
+			clearUnder(c, vals)
+			continue
+		}
+		settle(c, v.at, vals)
+	}
+}
+
+func clearUnder(n *pathNode, vals []pathValue) {
+	for _, c := range n.names {
+		vals[c.id] = pathValue{}
+		clearUnder(c, vals)
 	}
 }
 

@@ -113,6 +113,8 @@ func TestRenderNames(t *testing.T) {
 		{"body.<path>: digits name an object's member", "{{body.0}}", delivery(), "zero"},
 		{"body.<path>: of a repeated name the last counts", "{{body.dup}}", delivery(), "last"},
 		{"body.<path>: a repeated name's earlier members are gone", "[{{body.a.b}}]", with(func(in *Input) { in.Body = `{"a":{"b":1},"a":{"c":2}}` }), "[]"},
+		{"body.<path>: a repeated name's deeper members are gone", "{{body.a.b}}[{{body.a.b.c}}]", with(func(in *Input) { in.Body = `{"a":{"b":{"c":1}},"a":{"b":2}}` }), "2[]"},
+		{"body.<path>: the last of a repeated name, deep", "{{body.a.b}} {{body.0.a}}", with(func(in *Input) { in.Body = `{"a":{"b":1,"b":3},"a":{"x":0,"b":2},"0":{"a":[1],"a":"y"}}` }), "2 y"},
 		{"body.<path>: member names are case-sensitive", "[{{body.Action}}]", delivery(), "[]"},
 		{"body.<path>: a member of a string is missing", "[{{body.action.x}}]", delivery(), "[]"},
 		{"body.<path>: the root may be an array", "{{body.1}}", with(func(in *Input) { in.Body = `["a","b"]` }), "b"},
