@@ -182,14 +182,16 @@ func ParseTemplate(src string) (*Template, error) {
 			i = j + 4
 			continue
 		}
-		at := utf8.RuneCountInString(src[:j]) + 1
+		// The position, counted only for an error: a template of many
+		// placeholders parses in linear time.
+		at := func() int { return utf8.RuneCountInString(src[:j]) + 1 }
 		k := strings.Index(src[j+2:], "}}")
 		if k < 0 {
-			return nil, invalidTemplate(fmt.Sprintf("the {{ at character %d is never closed by }}", at))
+			return nil, invalidTemplate(fmt.Sprintf("the {{ at character %d is never closed by }}", at()))
 		}
 		p, fault := t.placeholder(src[j+2 : j+2+k])
 		if fault != "" {
-			return nil, invalidTemplate(fmt.Sprintf("the {{ at character %d %s", at, fault))
+			return nil, invalidTemplate(fmt.Sprintf("the {{ at character %d %s", at(), fault))
 		}
 		flush()
 		t.parts = append(t.parts, p)
@@ -369,14 +371,14 @@ func valid(in Input) Input {
 	out.SourceIP, out.Event, out.Delivery, out.Header = fix(in.SourceIP), fix(in.Event), fix(in.Delivery), fix(in.Header)
 	if in.Headers != nil {
 		out.Headers = make(map[string]string, len(in.Headers))
-		for k, v := range in.Headers {
-			k, v = fix(k), fix(v)
-			if prev, ok := out.Headers[k]; ok {
-				// Two names that only differ in their invalid bytes:
-				// joined in a fixed order.
-				v = strings.Join(slices.Sorted(slices.Values([]string{prev, v})), ",")
+		for _, k := range slices.Sorted(maps.Keys(in.Headers)) {
+			name, v := fix(k), fix(in.Headers[k])
+			if prev, ok := out.Headers[name]; ok {
+				// Names that only differ in their invalid bytes are one,
+				// comma-joined in the order of the names as given, sorted.
+				v = prev + "," + v
 			}
-			out.Headers[k] = v
+			out.Headers[name] = v
 		}
 	}
 	out.Secrets = make([]string, len(in.Secrets))
@@ -535,7 +537,7 @@ var jsonOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontex
 // kept). A body that is not one JSON value is the raw body.
 func prettyJSON(body string) string {
 	v := jsontext.Value(body)
-	if err := v.Indent(append(jsonOptions, jsontext.WithIndent("  "), jsontext.PreserveRawStrings(false))...); err != nil {
+	if err := v.Indent(slices.Concat(jsonOptions, []jsontext.Options{jsontext.WithIndent("  "), jsontext.PreserveRawStrings(false)})...); err != nil {
 		return body
 	}
 	return string(v)

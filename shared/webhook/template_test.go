@@ -301,6 +301,8 @@ func TestRenderCutsAtMax(t *testing.T) {
 	check("a redaction at the limit is cut there too", render(t, "{{body}}", withSecret), strings.Repeat("a", RenderMax-5)+"[reda")
 	many := Input{Body: strings.Repeat(testSecret, 30000), Secrets: []string{testSecret}}
 	check("redactions shorten what is cut", render(t, "{{body}}", many), strings.Repeat("[redacted]", RenderMax/10))
+	short := Input{Body: strings.Repeat("0", 20000), Secrets: []string{"0"}}
+	check("a redaction longer than its secret is cut too", render(t, "{{body}}", short), strings.Repeat("[redacted]", RenderMax/10))
 }
 
 func TestRenderNeverInvalidUTF8(t *testing.T) {
