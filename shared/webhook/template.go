@@ -18,12 +18,12 @@ import (
 // is cut there, never inside a code point.
 const RenderMax = 100000
 
-// redacted is what a trigger's secret renders as.
-const redacted = "[redacted]"
+// redactedText is what a trigger's secret renders as.
+const redactedText = "[redacted]"
 
-// timestampLayout is the contract's convention for times: RFC 3339 in UTC
+// renderTimeLayout is the contract's convention for times: RFC 3339 in UTC
 // with whole seconds.
-const timestampLayout = "2006-01-02T15:04:05Z"
+const renderTimeLayout = "2006-01-02T15:04:05Z"
 
 // Input is what a delivery gives the renderer, with the two things the
 // trigger adds so that its secret never reaches a prompt. Every string is
@@ -72,11 +72,11 @@ func EmptyInput(triggerID string, at time.Time) Input {
 	return Input{Body: "{}", Method: "POST", Path: "/v1/hooks/" + triggerID, ReceivedAt: at}
 }
 
-// hiddenHeaders are the proof and credential headers (lowercase): each
+// templateHiddenHeaders are the proof and credential headers (lowercase): each
 // counts as missing and is left out of headers. The delivery headers
 // (webhook-id, webhook-timestamp, X-GitHub-Delivery, …) are not secrets
 // and stay.
-var hiddenHeaders = map[string]bool{
+var templateHiddenHeaders = map[string]bool{
 	"authorization":       true,
 	"proxy-authorization": true,
 	"cookie":              true,
@@ -87,11 +87,11 @@ var hiddenHeaders = map[string]bool{
 	"svix-signature":      true,
 }
 
-// kind is what a placeholder inserts; kindText is literal text.
-type kind uint8
+// refKind is what a placeholder inserts; kindText is literal text.
+type refKind uint8
 
 const (
-	kindText kind = iota
+	kindText refKind = iota
 	kindBody
 	kindBodyJSON
 	kindHeaders
@@ -108,9 +108,9 @@ const (
 	kindQueryParam // query.<name>
 )
 
-// names are the names a placeholder may use as they are (they are
+// placeholderNames are the names a placeholder may use as they are (they are
 // case-sensitive, as the seed system's were).
-var names = map[string]kind{
+var placeholderNames = map[string]refKind{
 	"body":          kindBody,
 	"bodyJson":      kindBodyJSON,
 	"headers":       kindHeaders,
@@ -124,29 +124,29 @@ var names = map[string]kind{
 	"delivery":      kindDelivery,
 }
 
-const knownNames = "body, bodyJson, headers, query, method, path, sourceIp, timestamp, scheduledTime, event, delivery, body.<path>, headers.<name> and query.<name>"
+const placeholderNamesText = "body, bodyJson, headers, query, method, path, sourceIp, timestamp, scheduledTime, event, delivery, body.<path>, headers.<name> and query.<name>"
 
-// part is literal text or one placeholder.
-type part struct {
-	kind kind
-	json bool      // {{ json name }}: inserted as a JSON string literal
-	text string    // the literal text; the header's lowercased name; the query parameter's name
-	node *pathNode // kindBodyPath
+// templatePart is literal text or one placeholder.
+type templatePart struct {
+	kind refKind
+	json bool          // {{ json name }}: inserted as a JSON string literal
+	text string        // the literal text; the header's lowercased name; the query parameter's name
+	node *bodyPathNode // kindBodyPath
 }
 
-// pathNode is one step of the body paths a template uses, as a tree: the
+// bodyPathNode is one step of the body paths a template uses, as a tree: the
 // body is read once per rendering, for these values only.
-type pathNode struct {
+type bodyPathNode struct {
 	id      int // its value's index; -1 for the root (the body itself)
-	names   map[string]*pathNode
-	indexes map[int]*pathNode // the children whose name is also an array index
+	names   map[string]*bodyPathNode
+	indexes map[int]*bodyPathNode // the children whose name is also an array index
 }
 
 // Template is a parsed prompt template. It is immutable: one may render
 // from many goroutines at once.
 type Template struct {
-	parts []part
-	root  *pathNode // nil when no body.<path> is used
+	parts []templatePart
+	root  *bodyPathNode // nil when no body.<path> is used
 	nodes int
 }
 
@@ -165,7 +165,7 @@ func ParseTemplate(src string) (*Template, error) {
 	var text strings.Builder
 	flush := func() {
 		if text.Len() > 0 {
-			t.parts = append(t.parts, part{kind: kindText, text: text.String()})
+			t.parts = append(t.parts, templatePart{kind: kindText, text: text.String()})
 			text.Reset()
 		}
 	}
@@ -202,15 +202,15 @@ func ParseTemplate(src string) (*Template, error) {
 }
 
 func invalidTemplate(why string) error {
-	return problem.New(problem.InvalidRequest, "prompt is not a valid template: "+why+". Write {{ name }} or {{ json name }} (names: "+knownNames+"), and {{{{ for a literal {{.")
+	return problem.New(problem.InvalidRequest, "prompt is not a valid template: "+why+". Write {{ name }} or {{ json name }} (names: "+placeholderNamesText+"), and {{{{ for a literal {{.")
 }
 
-// trimBlanks trims the spaces and tabs a placeholder may have inside its
+// placeholderTrim trims the spaces and tabs a placeholder may have inside its
 // braces; other white space (a line break) is not allowed there.
-func trimBlanks(s string) string { return strings.Trim(s, " \t") }
+func placeholderTrim(s string) string { return strings.Trim(s, " \t") }
 
-// shown is a placeholder's name as an error quotes it, shortened.
-func shown(s string) string {
+// placeholderShown is a placeholder's name as an error quotes it, shortened.
+func placeholderShown(s string) string {
 	if utf8.RuneCountInString(s) > 40 {
 		r := []rune(s)
 		s = string(r[:40]) + "…"
@@ -220,11 +220,11 @@ func shown(s string) string {
 
 // placeholder parses what is between {{ and }}; fault completes the
 // sentence "the {{ at character N …" when it does not parse.
-func (t *Template) placeholder(inner string) (p part, fault string) {
-	s := trimBlanks(inner)
+func (t *Template) placeholder(inner string) (p templatePart, fault string) {
+	s := placeholderTrim(inner)
 	if rest, ok := strings.CutPrefix(s, "json"); ok && rest != "" && (rest[0] == ' ' || rest[0] == '\t') {
 		p.json = true
-		s = trimBlanks(rest)
+		s = placeholderTrim(rest)
 	}
 	switch {
 	case s == "json" || s == "" && p.json:
@@ -232,43 +232,43 @@ func (t *Template) placeholder(inner string) (p part, fault string) {
 	case s == "":
 		return p, "has no name"
 	case strings.ContainsAny(s, " \t"):
-		return p, "holds " + shown(s) + ", more than one name"
+		return p, "holds " + placeholderShown(s) + ", more than one name"
 	}
-	if k, ok := names[s]; ok {
+	if k, ok := placeholderNames[s]; ok {
 		p.kind = k
 		return p, ""
 	}
 	if path, ok := strings.CutPrefix(s, "body."); ok {
 		segments := strings.Split(path, ".")
 		for _, seg := range segments {
-			if seg == "" || !nameChars(seg) {
-				return p, "names " + shown(s) + ": a body path is member names and array indexes between dots"
+			if seg == "" || !placeholderNameChars(seg) {
+				return p, "names " + placeholderShown(s) + ": a body path is member names and array indexes between dots"
 			}
 		}
 		p.kind, p.node = kindBodyPath, t.bodyPath(segments)
 		return p, ""
 	}
 	if h, ok := strings.CutPrefix(s, "headers."); ok {
-		if !headerName(h) {
-			return p, "names " + shown(s) + ", not a header name"
+		if !placeholderHeaderName(h) {
+			return p, "names " + placeholderShown(s) + ", not a header name"
 		}
 		// Header names are case-insensitive: compared in lowercase.
 		p.kind, p.text = kindHeader, strings.ToLower(h)
 		return p, ""
 	}
-	if q, ok := strings.CutPrefix(s, "query."); ok && q != "" && nameChars(q) {
+	if q, ok := strings.CutPrefix(s, "query."); ok && q != "" && placeholderNameChars(q) {
 		// The name is compared as written with the decoded names of the
 		// query string: query.a.b is the parameter "a.b".
 		p.kind, p.text = kindQueryParam, q
 		return p, ""
 	}
-	return p, "names " + shown(s) + ", which is not a known name"
+	return p, "names " + placeholderShown(s) + ", which is not a known name"
 }
 
-// nameChars: a body path's member name or a query parameter's name may hold
+// placeholderNameChars: a body path's member name or a query parameter's name may hold
 // any character but control characters and braces (white space has been
 // refused already).
-func nameChars(s string) bool {
+func placeholderNameChars(s string) bool {
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || r == '{' || r == '}' {
 			return false
@@ -277,8 +277,8 @@ func nameChars(s string) bool {
 	return true
 }
 
-// headerName: an HTTP field name (RFC 9110 token).
-func headerName(s string) bool {
+// placeholderHeaderName: an HTTP field name (RFC 9110 token).
+func placeholderHeaderName(s string) bool {
 	if s == "" {
 		return false
 	}
@@ -292,23 +292,23 @@ func headerName(s string) bool {
 }
 
 // bodyPath adds a body path to the tree and returns its node.
-func (t *Template) bodyPath(segments []string) *pathNode {
+func (t *Template) bodyPath(segments []string) *bodyPathNode {
 	if t.root == nil {
-		t.root = &pathNode{id: -1}
+		t.root = &bodyPathNode{id: -1}
 	}
 	n := t.root
 	for _, seg := range segments {
 		c := n.names[seg]
 		if c == nil {
-			c = &pathNode{id: t.nodes}
+			c = &bodyPathNode{id: t.nodes}
 			t.nodes++
 			if n.names == nil {
-				n.names = map[string]*pathNode{}
+				n.names = map[string]*bodyPathNode{}
 			}
 			n.names[seg] = c
-			if i, ok := arrayIndex(seg); ok {
+			if i, ok := bodyPathIndex(seg); ok {
 				if n.indexes == nil {
-					n.indexes = map[int]*pathNode{}
+					n.indexes = map[int]*bodyPathNode{}
 				}
 				n.indexes[i] = c
 			}
@@ -318,10 +318,10 @@ func (t *Template) bodyPath(segments []string) *pathNode {
 	return n
 }
 
-// arrayIndex: a segment indexes an array when it is a decimal number as
+// bodyPathIndex: a segment indexes an array when it is a decimal number as
 // JSON writes one (0, 7, 12; not 07 or +1). Past 9 digits no body could
 // hold the element.
-func arrayIndex(s string) (int, bool) {
+func bodyPathIndex(s string) (int, bool) {
 	if s == "" || len(s) > 9 || (s[0] == '0' && len(s) > 1) {
 		return 0, false
 	}
@@ -341,8 +341,8 @@ func arrayIndex(s string) (int, bool) {
 // wherever they appear in the output, and the output is cut at RenderMax
 // code points; it is always valid UTF-8.
 func (t *Template) Render(in Input) string {
-	r := renderer{in: valid(in), t: t}
-	w := newWriter(redactions(r.in.Secrets))
+	r := renderer{in: validInput(in), t: t}
+	w := newRenderWriter(redactionsOf(r.in.Secrets))
 	for _, p := range t.parts {
 		if w.done {
 			break
@@ -356,15 +356,15 @@ func (t *Template) Render(in Input) string {
 			continue
 		}
 		if p.json {
-			v = quote(v)
+			v = jsonQuote(v)
 		}
 		w.write(v)
 	}
 	return w.finish()
 }
 
-// valid is the input with every string valid UTF-8.
-func valid(in Input) Input {
+// validInput is the input with every string valid UTF-8.
+func validInput(in Input) Input {
 	fix := func(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 	out := in
 	out.Body, out.Query, out.Method, out.Path = fix(in.Body), fix(in.Query), fix(in.Method), fix(in.Path)
@@ -388,9 +388,9 @@ func valid(in Input) Input {
 	return out
 }
 
-// quote is s as a JSON string literal, escaped as JSON.stringify does:
+// jsonQuote is s as a JSON string literal, escaped as JSON.stringify does:
 // only the quote, the backslash and control characters (no HTML escapes).
-func quote(s string) string {
+func jsonQuote(s string) string {
 	b, err := jsontext.AppendQuote(nil, s)
 	if err != nil { // s is valid UTF-8: cannot happen
 		return ""
@@ -407,29 +407,29 @@ type renderer struct {
 	bodyJSON, headersJSON *string
 	headers               map[string]string
 	query                 url.Values
-	paths                 []pathValue
+	paths                 []bodyPathValue
 }
 
-type pathValue struct {
+type bodyPathValue struct {
 	text string
 	ok   bool
-	at   int // when its reading began, in values read: see settle
+	at   int // when its reading began, in values read: see settleBodyPaths
 }
 
-func (r *renderer) value(p part) (string, bool) {
+func (r *renderer) value(p templatePart) (string, bool) {
 	in := &r.in
 	switch p.kind {
 	case kindBody:
 		return in.Body, true
 	case kindBodyJSON:
 		if r.bodyJSON == nil {
-			s := prettyJSON(in.Body)
+			s := prettyBodyJSON(in.Body)
 			r.bodyJSON = &s
 		}
 		return *r.bodyJSON, true
 	case kindHeaders:
 		if r.headersJSON == nil {
-			s := headersObject(r.headerMap())
+			s := headersJSONObject(r.headerMap())
 			r.headersJSON = &s
 		}
 		return *r.headersJSON, true
@@ -445,7 +445,7 @@ func (r *renderer) value(p part) (string, bool) {
 		if in.ReceivedAt.IsZero() {
 			return "", false
 		}
-		return in.ReceivedAt.UTC().Format(timestampLayout), true
+		return in.ReceivedAt.UTC().Format(renderTimeLayout), true
 	case kindScheduledTime:
 		// A delivery has no scheduled time, and a webhook trigger is never
 		// fired on a schedule: the seed system's empty string, as a
@@ -471,7 +471,7 @@ func (r *renderer) value(p part) (string, bool) {
 		return "", false
 	case kindBodyPath:
 		if r.paths == nil {
-			r.paths = bodyPaths(in.Body, r.t.root, r.t.nodes)
+			r.paths = bodyPathValues(in.Body, r.t.root, r.t.nodes)
 		}
 		v := r.paths[p.node.id]
 		return v.text, v.ok
@@ -489,7 +489,7 @@ func (r *renderer) headerMap() map[string]string {
 	m := make(map[string]string, len(r.in.Headers))
 	for _, k := range slices.Sorted(maps.Keys(r.in.Headers)) {
 		name := strings.ToLower(k)
-		if hiddenHeaders[name] || (own != "" && name == own) {
+		if templateHiddenHeaders[name] || (own != "" && name == own) {
 			continue
 		}
 		if prev, ok := m[name]; ok {
@@ -502,11 +502,11 @@ func (r *renderer) headerMap() map[string]string {
 	return m
 }
 
-// headersObject is the headers as one JSON object pretty-printed with
+// headersJSONObject is the headers as one JSON object pretty-printed with
 // two-space indents, as JSON.stringify(headers, null, 2) writes it; the
 // names are sorted (the seed system kept the order they arrived in, which
 // a map does not have).
-func headersObject(h map[string]string) string {
+func headersJSONObject(h map[string]string) string {
 	if len(h) == 0 {
 		return "{}"
 	}
@@ -517,57 +517,57 @@ func headersObject(h map[string]string) string {
 			b.WriteString(",")
 		}
 		b.WriteString("\n  ")
-		b.WriteString(quote(k))
+		b.WriteString(jsonQuote(k))
 		b.WriteString(": ")
-		b.WriteString(quote(h[k]))
+		b.WriteString(jsonQuote(h[k]))
 	}
 	b.WriteString("\n}")
 	return b.String()
 }
 
-// jsonOptions read a body as JSON.parse does: repeated member names are
+// bodyJSONOptions read a body as JSON.parse does: repeated member names are
 // allowed, and an escaped lone surrogate reads as U+FFFD.
-var jsonOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+var bodyJSONOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 
-// prettyJSON is a JSON body pretty-printed with two-space indents, as the
+// prettyBodyJSON is a JSON body pretty-printed with two-space indents, as the
 // seed system's JSON.stringify(JSON.parse(body), null, 2) did: strings
 // re-escaped as JSON.stringify escapes them. Where that would change what
 // the sender wrote, the text stays as written: numbers (1.0e2 stays 1.0e2,
 // big integers keep their digits), member order, and repeated names (all
 // kept). A body that is not one JSON value is the raw body.
-func prettyJSON(body string) string {
+func prettyBodyJSON(body string) string {
 	v := jsontext.Value(body)
-	if err := v.Indent(slices.Concat(jsonOptions, []jsontext.Options{jsontext.WithIndent("  "), jsontext.PreserveRawStrings(false)})...); err != nil {
+	if err := v.Indent(slices.Concat(bodyJSONOptions, []jsontext.Options{jsontext.WithIndent("  "), jsontext.PreserveRawStrings(false)})...); err != nil {
 		return body
 	}
 	return string(v)
 }
 
-// bodyPaths are the values of the template's body paths: members of the
+// bodyPathValues are the values of the template's body paths: members of the
 // JSON body, whatever its content type, or, when the body is not JSON, of
 // a form body's first payload member (GitHub's form mode). A path that
 // does not resolve, or a body that is neither, is missing. Of repeated
 // member names the last counts, as with JSON.parse.
-func bodyPaths(body string, root *pathNode, n int) []pathValue {
-	vals := make([]pathValue, n)
-	if extract(body, root, vals) {
-		settle(root, 0, vals)
+func bodyPathValues(body string, root *bodyPathNode, n int) []bodyPathValue {
+	vals := make([]bodyPathValue, n)
+	if extractBodyPaths(body, root, vals) {
+		settleBodyPaths(root, 0, vals)
 		return vals
 	}
 	clear(vals)
 	// A form body that does not fully decode keeps the pairs that do.
-	if form, _ := url.ParseQuery(body); len(form["payload"]) > 0 && extract(strings.ToValidUTF8(form["payload"][0], "\uFFFD"), root, vals) {
-		settle(root, 0, vals)
+	if form, _ := url.ParseQuery(body); len(form["payload"]) > 0 && extractBodyPaths(strings.ToValidUTF8(form["payload"][0], "\uFFFD"), root, vals) {
+		settleBodyPaths(root, 0, vals)
 		return vals
 	}
 	clear(vals)
 	return vals
 }
 
-// extract reads data, one JSON value, for the values of the tree under
+// extractBodyPaths reads data, one JSON value, for the values of the tree under
 // root, and reports whether data is one.
-func extract(data string, root *pathNode, vals []pathValue) bool {
-	e := extractor{d: jsontext.NewDecoder(strings.NewReader(data), jsonOptions...), data: data, vals: vals}
+func extractBodyPaths(data string, root *bodyPathNode, vals []bodyPathValue) bool {
+	e := bodyPathExtractor{d: jsontext.NewDecoder(strings.NewReader(data), bodyJSONOptions...), data: data, vals: vals}
 	if err := e.value(root); err != nil {
 		return false
 	}
@@ -575,17 +575,17 @@ func extract(data string, root *pathNode, vals []pathValue) bool {
 	return err == io.EOF
 }
 
-type extractor struct {
+type bodyPathExtractor struct {
 	d    *jsontext.Decoder
 	data string
-	vals []pathValue
+	vals []bodyPathValue
 	seq  int // values read so far
 }
 
 // value reads the next value, keeping it for n (and its descendants) when
 // n is not nil: a string as its text, another value as its JSON text as
 // written.
-func (e *extractor) value(n *pathNode) error {
+func (e *bodyPathExtractor) value(n *bodyPathNode) error {
 	if n == nil {
 		return e.d.SkipValue()
 	}
@@ -635,43 +635,43 @@ func (e *extractor) value(n *pathNode) error {
 	return nil
 }
 
-func (e *extractor) keep(n *pathNode, text string, at int) {
+func (e *bodyPathExtractor) keep(n *bodyPathNode, text string, at int) {
 	if n.id >= 0 {
-		e.vals[n.id] = pathValue{text: text, ok: true, at: at}
+		e.vals[n.id] = bodyPathValue{text: text, ok: true, at: at}
 	}
 }
 
-// settle drops the values that a repeated member name has overwritten: a
+// settleBodyPaths drops the values that a repeated member name has overwritten: a
 // value counts only if it was read within the last reading of each of its
 // ancestors, so after it began (at). Of a repeated name the last member
 // counts, as with JSON.parse; nothing is cleared while reading, so a body
 // that repeats a name costs no more than one that does not.
-func settle(n *pathNode, at int, vals []pathValue) {
+func settleBodyPaths(n *bodyPathNode, at int, vals []bodyPathValue) {
 	for _, c := range n.names {
 		if v := &vals[c.id]; v.ok && v.at <= at {
-			*v = pathValue{}
+			*v = bodyPathValue{}
 		}
 		v := vals[c.id]
 		if !v.ok {
-			clearUnder(c, vals)
+			clearBodyPaths(c, vals)
 			continue
 		}
-		settle(c, v.at, vals)
+		settleBodyPaths(c, v.at, vals)
 	}
 }
 
-func clearUnder(n *pathNode, vals []pathValue) {
+func clearBodyPaths(n *bodyPathNode, vals []bodyPathValue) {
 	for _, c := range n.names {
-		vals[c.id] = pathValue{}
-		clearUnder(c, vals)
+		vals[c.id] = bodyPathValue{}
+		clearBodyPaths(c, vals)
 	}
 }
 
-// redactions are the strings that render [redacted]: each secret, and for
+// redactionsOf are the strings that render [redacted]: each secret, and for
 // a whsec_ secret also its key (the base64 after whsec_); each of these
 // also in the forms a body or query carries it in: percent-encoded (a
 // form body, a query string) and with "/" written "\/" (JSON).
-func redactions(secrets []string) []string {
+func redactionsOf(secrets []string) []string {
 	var out []string
 	for _, s := range secrets {
 		if s == "" {
@@ -689,10 +689,10 @@ func redactions(secrets []string) []string {
 	return slices.Compact(out)
 }
 
-// writer builds the output: it replaces the redactions as they come,
+// renderWriter builds the output: it replaces the redactions as they come,
 // across the pieces written, and stops at RenderMax code points. It keeps
 // back the last bytes that could still begin a redaction until it knows.
-type writer struct {
+type renderWriter struct {
 	b       strings.Builder
 	n       int // code points in b
 	done    bool
@@ -702,15 +702,15 @@ type writer struct {
 	next    []int
 }
 
-func newWriter(needles []string) *writer {
-	w := &writer{needles: needles, next: make([]int, len(needles))}
+func newRenderWriter(needles []string) *renderWriter {
+	w := &renderWriter{needles: needles, next: make([]int, len(needles))}
 	for _, s := range needles {
 		w.longest = max(w.longest, len(s))
 	}
 	return w
 }
 
-func (w *writer) write(s string) {
+func (w *renderWriter) write(s string) {
 	if w.done || s == "" {
 		return
 	}
@@ -725,7 +725,7 @@ func (w *writer) write(s string) {
 	w.scan(p, len(p)-(w.longest-1))
 }
 
-func (w *writer) finish() string {
+func (w *renderWriter) finish() string {
 	if !w.done && w.pending != "" {
 		w.scan(w.pending, len(w.pending))
 	}
@@ -736,7 +736,7 @@ func (w *writer) finish() string {
 // scan emits p up to cut, the redactions that begin before cut replaced,
 // and keeps the rest pending. A redaction that begins before cut ends
 // within p, so which one is longest there is known.
-func (w *writer) scan(p string, cut int) {
+func (w *renderWriter) scan(p string, cut int) {
 	for k := range w.next {
 		w.next[k] = -2 // not looked for yet
 	}
@@ -759,7 +759,7 @@ func (w *writer) scan(p string, cut int) {
 			break
 		}
 		w.emit(p[pos:best])
-		w.emit(redacted)
+		w.emit(redactedText)
 		pos = best + size
 	}
 	cut = max(cut, pos)
@@ -771,7 +771,7 @@ func (w *writer) scan(p string, cut int) {
 }
 
 // emit appends s to the output, cut at RenderMax code points.
-func (w *writer) emit(s string) {
+func (w *renderWriter) emit(s string) {
 	if w.done || s == "" {
 		return
 	}

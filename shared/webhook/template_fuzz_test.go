@@ -6,10 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// redactAll is the plain definition the writer's redaction across pieces
+// redactAllRef is the plain definition the writer's redaction across pieces
 // must agree with: the whole output scanned from the left, the longest
 // redaction where several begin.
-func redactAll(s string, needles []string) string {
+func redactAllRef(s string, needles []string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		size := 0
@@ -19,7 +19,7 @@ func redactAll(s string, needles []string) string {
 			}
 		}
 		if size > 0 {
-			b.WriteString(redacted)
+			b.WriteString(redactedText)
 			i += size
 			continue
 		}
@@ -60,7 +60,7 @@ func FuzzTemplate(f *testing.F) {
 		}
 		if utf8.RuneCountInString(plain) < RenderMax {
 			// [redacted] may be longer than a short secret: cut it too.
-			want := redactAll(plain, redactions(valid(in).Secrets))
+			want := redactAllRef(plain, redactionsOf(validInput(in).Secrets))
 			if r := []rune(want); len(r) > RenderMax {
 				want = string(r[:RenderMax])
 			}

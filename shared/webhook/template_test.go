@@ -10,10 +10,10 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
-const testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+a/b=" // not a real one
+const templateSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw+a/b=" // not a real one
 
-// delivery is a GitHub pull request delivery as the hook hands it over.
-func delivery() Input {
+// templateDelivery is a GitHub pull request delivery as the hook hands it over.
+func templateDelivery() Input {
 	return Input{
 		Body: `{"action":"opened","pull_request":{"title":"Fix \"it\"\n\u00e9","number":7,` +
 			`"labels":[ {"name":"bug"} ]},"commits":[{"message":"one"},{"message":"two"}],` +
@@ -45,7 +45,7 @@ func delivery() Input {
 	}
 }
 
-func render(t *testing.T, src string, in Input) string {
+func renderTemplate(t *testing.T, src string, in Input) string {
 	t.Helper()
 	tpl, err := ParseTemplate(src)
 	if err != nil {
@@ -54,9 +54,9 @@ func render(t *testing.T, src string, in Input) string {
 	return tpl.Render(in)
 }
 
-// with returns the delivery changed by f.
-func with(f func(*Input)) Input {
-	in := delivery()
+// deliveryWith returns the delivery changed by f.
+func deliveryWith(f func(*Input)) Input {
+	in := templateDelivery()
 	f(&in)
 	return in
 }
@@ -77,81 +77,81 @@ func TestRenderNames(t *testing.T) {
 		in        Input
 		want      string
 	}{
-		{"body: the raw body as text", "{{body}}", with(func(in *Input) { in.Body = ` {"a": 1} ` }), ` {"a": 1} `},
+		{"body: the raw body as text", "{{body}}", deliveryWith(func(in *Input) { in.Body = ` {"a": 1} ` }), ` {"a": 1} `},
 		{"bodyJson: the JSON body pretty-printed with two-space indents", "{{bodyJson}}",
-			with(func(in *Input) { in.Body = `{"a":[1,{}],"b":{},"c":"\u00e9\/<>"}` }),
+			deliveryWith(func(in *Input) { in.Body = `{"a":[1,{}],"b":{},"c":"\u00e9\/<>"}` }),
 			"{\n  \"a\": [\n    1,\n    {}\n  ],\n  \"b\": {},\n  \"c\": \"é/<>\"\n}"},
 		{"bodyJson: numbers, order and repeated names as written", "{{bodyJson}}",
-			with(func(in *Input) { in.Body = `{"z":1.0e2,"a":12345678901234567890,"z":2}` }),
+			deliveryWith(func(in *Input) { in.Body = `{"z":1.0e2,"a":12345678901234567890,"z":2}` }),
 			"{\n  \"z\": 1.0e2,\n  \"a\": 12345678901234567890,\n  \"z\": 2\n}"},
-		{"bodyJson: else the raw body", "{{bodyJson}}", with(func(in *Input) { in.Body = `{"a": 1} trailing` }), `{"a": 1} trailing`},
-		{"bodyJson: an empty body is the raw (empty) body", "[{{bodyJson}}]", with(func(in *Input) { in.Body = "" }), "[]"},
-		{"headers: every header as one JSON object, names lowercased, proof and credential headers left out", "{{headers}}", delivery(), headersJSON},
-		{"headers: no headers is an empty object", "{{headers}}", with(func(in *Input) { in.Headers = nil }), "{}"},
+		{"bodyJson: else the raw body", "{{bodyJson}}", deliveryWith(func(in *Input) { in.Body = `{"a": 1} trailing` }), `{"a": 1} trailing`},
+		{"bodyJson: an empty body is the raw (empty) body", "[{{bodyJson}}]", deliveryWith(func(in *Input) { in.Body = "" }), "[]"},
+		{"headers: every header as one JSON object, names lowercased, proof and credential headers left out", "{{headers}}", templateDelivery(), headersJSON},
+		{"headers: no headers is an empty object", "{{headers}}", deliveryWith(func(in *Input) { in.Headers = nil }), "{}"},
 		{"headers: names that differ in case are one header, comma-joined", "{{headers}}",
-			with(func(in *Input) { in.Headers = map[string]string{"X-A": "1", "x-a": "2"} }), "{\n  \"x-a\": \"1,2\"\n}"},
-		{"query: the raw query string", "{{query}}", delivery(), "a=1&a=2&b=x%20y&c=d+e&e&f.g=h"},
-		{"method", "{{method}}", delivery(), "POST"},
-		{"path: the raw path", "{{path}}", with(func(in *Input) { in.Path = "/v1/hooks/a%2Fb" }), "/v1/hooks/a%2Fb"},
-		{"sourceIp", "{{sourceIp}}", delivery(), "203.0.113.9"},
-		{"sourceIp: none is missing, not the seed's unknown", "[{{sourceIp}}|{{json sourceIp}}]", with(func(in *Input) { in.SourceIP = "" }), "[|]"},
-		{"timestamp: when it was received, RFC 3339 UTC whole seconds", "{{timestamp}}", delivery(), "2026-01-15T12:00:00Z"},
-		{"timestamp: none is missing", "[{{json timestamp}}]", with(func(in *Input) { in.ReceivedAt = time.Time{} }), "[]"},
-		{"scheduledTime: empty for a delivery", "[{{scheduledTime}}|{{json scheduledTime}}]", delivery(), "[|]"},
-		{"event", "{{event}}", delivery(), "pull_request"},
-		{"event: null is missing", "[{{json event}}]", with(func(in *Input) { in.Event = "" }), "[]"},
-		{"delivery", "{{delivery}}", delivery(), "d-1"},
-		{"delivery: null is missing", "[{{json delivery}}]", with(func(in *Input) { in.Delivery = "" }), "[]"},
+			deliveryWith(func(in *Input) { in.Headers = map[string]string{"X-A": "1", "x-a": "2"} }), "{\n  \"x-a\": \"1,2\"\n}"},
+		{"query: the raw query string", "{{query}}", templateDelivery(), "a=1&a=2&b=x%20y&c=d+e&e&f.g=h"},
+		{"method", "{{method}}", templateDelivery(), "POST"},
+		{"path: the raw path", "{{path}}", deliveryWith(func(in *Input) { in.Path = "/v1/hooks/a%2Fb" }), "/v1/hooks/a%2Fb"},
+		{"sourceIp", "{{sourceIp}}", templateDelivery(), "203.0.113.9"},
+		{"sourceIp: none is missing, not the seed's unknown", "[{{sourceIp}}|{{json sourceIp}}]", deliveryWith(func(in *Input) { in.SourceIP = "" }), "[|]"},
+		{"timestamp: when it was received, RFC 3339 UTC whole seconds", "{{timestamp}}", templateDelivery(), "2026-01-15T12:00:00Z"},
+		{"timestamp: none is missing", "[{{json timestamp}}]", deliveryWith(func(in *Input) { in.ReceivedAt = time.Time{} }), "[]"},
+		{"scheduledTime: empty for a delivery", "[{{scheduledTime}}|{{json scheduledTime}}]", templateDelivery(), "[|]"},
+		{"event", "{{event}}", templateDelivery(), "pull_request"},
+		{"event: null is missing", "[{{json event}}]", deliveryWith(func(in *Input) { in.Event = "" }), "[]"},
+		{"delivery", "{{delivery}}", templateDelivery(), "d-1"},
+		{"delivery: null is missing", "[{{json delivery}}]", deliveryWith(func(in *Input) { in.Delivery = "" }), "[]"},
 
-		{"body.<path>: a string as its text", "{{body.pull_request.title}}", delivery(), "Fix \"it\"\né"},
+		{"body.<path>: a string as its text", "{{body.pull_request.title}}", templateDelivery(), "Fix \"it\"\né"},
 		{"body.<path>: another value as its JSON text as written", "{{body.pull_request.labels}}|{{body.n}}|{{body.ok}}|{{body.nothing}}",
-			delivery(), `[ {"name":"bug"} ]|1.50|true|null`},
-		{"body.<path>: an object as written", "{{body.pull_request}}", with(func(in *Input) { in.Body = `{"pull_request": { "a" : 1 }}` }), `{ "a" : 1 }`},
-		{"body.<path>: array indexes", "{{body.commits.0.message}},{{body.commits.1.message}},{{body.pull_request.labels.0.name}}", delivery(), "one,two,bug"},
-		{"body.<path>: an index past the end is missing", "[{{body.commits.2.message}}]", delivery(), "[]"},
-		{"body.<path>: an index as JSON writes numbers only", "[{{body.commits.01.message}}]", delivery(), "[]"},
-		{"body.<path>: digits name an object's member", "{{body.0}}", delivery(), "zero"},
-		{"body.<path>: of a repeated name the last counts", "{{body.dup}}", delivery(), "last"},
-		{"body.<path>: a repeated name's earlier members are gone", "[{{body.a.b}}]", with(func(in *Input) { in.Body = `{"a":{"b":1},"a":{"c":2}}` }), "[]"},
-		{"body.<path>: a repeated name's deeper members are gone", "{{body.a.b}}[{{body.a.b.c}}]", with(func(in *Input) { in.Body = `{"a":{"b":{"c":1}},"a":{"b":2}}` }), "2[]"},
-		{"body.<path>: the last of a repeated name, deep", "{{body.a.b}} {{body.0.a}}", with(func(in *Input) { in.Body = `{"a":{"b":1,"b":3},"a":{"x":0,"b":2},"0":{"a":[1],"a":"y"}}` }), "2 y"},
-		{"body.<path>: member names are case-sensitive", "[{{body.Action}}]", delivery(), "[]"},
-		{"body.<path>: a member of a string is missing", "[{{body.action.x}}]", delivery(), "[]"},
-		{"body.<path>: the root may be an array", "{{body.1}}", with(func(in *Input) { in.Body = `["a","b"]` }), "b"},
+			templateDelivery(), `[ {"name":"bug"} ]|1.50|true|null`},
+		{"body.<path>: an object as written", "{{body.pull_request}}", deliveryWith(func(in *Input) { in.Body = `{"pull_request": { "a" : 1 }}` }), `{ "a" : 1 }`},
+		{"body.<path>: array indexes", "{{body.commits.0.message}},{{body.commits.1.message}},{{body.pull_request.labels.0.name}}", templateDelivery(), "one,two,bug"},
+		{"body.<path>: an index past the end is missing", "[{{body.commits.2.message}}]", templateDelivery(), "[]"},
+		{"body.<path>: an index as JSON writes numbers only", "[{{body.commits.01.message}}]", templateDelivery(), "[]"},
+		{"body.<path>: digits name an object's member", "{{body.0}}", templateDelivery(), "zero"},
+		{"body.<path>: of a repeated name the last counts", "{{body.dup}}", templateDelivery(), "last"},
+		{"body.<path>: a repeated name's earlier members are gone", "[{{body.a.b}}]", deliveryWith(func(in *Input) { in.Body = `{"a":{"b":1},"a":{"c":2}}` }), "[]"},
+		{"body.<path>: a repeated name's deeper members are gone", "{{body.a.b}}[{{body.a.b.c}}]", deliveryWith(func(in *Input) { in.Body = `{"a":{"b":{"c":1}},"a":{"b":2}}` }), "2[]"},
+		{"body.<path>: the last of a repeated name, deep", "{{body.a.b}} {{body.0.a}}", deliveryWith(func(in *Input) { in.Body = `{"a":{"b":1,"b":3},"a":{"x":0,"b":2},"0":{"a":[1],"a":"y"}}` }), "2 y"},
+		{"body.<path>: member names are case-sensitive", "[{{body.Action}}]", templateDelivery(), "[]"},
+		{"body.<path>: a member of a string is missing", "[{{body.action.x}}]", templateDelivery(), "[]"},
+		{"body.<path>: the root may be an array", "{{body.1}}", deliveryWith(func(in *Input) { in.Body = `["a","b"]` }), "b"},
 		{"body.<path>: parsed whatever the content type", "{{body.action}}",
-			with(func(in *Input) { in.Headers = map[string]string{"Content-Type": "text/plain"} }), "opened"},
-		{"body.<path>: a form body's payload member", "{{body.action}} {{body.n.1}}", with(form), "opened 2"},
-		{"body.<path>: bodyJson of a form body is the raw body", "{{bodyJson}}", with(form), with(form).Body},
-		{"body.<path>: a body neither JSON nor a form with a JSON payload is missing", "[{{body.action}}]", with(func(in *Input) { in.Body = "action=opened" }), "[]"},
-		{"body.<path>: an escaped lone surrogate reads as U+FFFD", "{{body.s}}", with(func(in *Input) { in.Body = `{"s":"a\ud800b"}` }), "a\uFFFDb"},
+			deliveryWith(func(in *Input) { in.Headers = map[string]string{"Content-Type": "text/plain"} }), "opened"},
+		{"body.<path>: a form body's payload member", "{{body.action}} {{body.n.1}}", deliveryWith(form), "opened 2"},
+		{"body.<path>: bodyJson of a form body is the raw body", "{{bodyJson}}", deliveryWith(form), deliveryWith(form).Body},
+		{"body.<path>: a body neither JSON nor a form with a JSON payload is missing", "[{{body.action}}]", deliveryWith(func(in *Input) { in.Body = "action=opened" }), "[]"},
+		{"body.<path>: an escaped lone surrogate reads as U+FFFD", "{{body.s}}", deliveryWith(func(in *Input) { in.Body = `{"s":"a\ud800b"}` }), "a\uFFFDb"},
 
-		{"headers.<name>: case-insensitive", "{{headers.x-github-event}} {{headers.X-GITHUB-EVENT}}", delivery(), "pull_request pull_request"},
-		{"headers.<name>: repeated headers comma-joined", "{{headers.X-Many}}", delivery(), "a,b"},
-		{"headers.<name>: absent is missing", "[{{json headers.x-nope}}]", delivery(), "[]"},
+		{"headers.<name>: case-insensitive", "{{headers.x-github-event}} {{headers.X-GITHUB-EVENT}}", templateDelivery(), "pull_request pull_request"},
+		{"headers.<name>: repeated headers comma-joined", "{{headers.X-Many}}", templateDelivery(), "a,b"},
+		{"headers.<name>: absent is missing", "[{{json headers.x-nope}}]", templateDelivery(), "[]"},
 		{"headers.<name>: the proof and credential headers are missing",
 			"[{{headers.authorization}}{{headers.proxy-authorization}}{{headers.cookie}}{{headers.x-hub-signature-256}}{{headers.x-hub-signature}}" +
 				"{{headers.x-gitlab-token}}{{headers.webhook-signature}}{{headers.svix-signature}}{{json headers.X-Own-Secret}}]",
-			delivery(), "[]"},
-		{"headers.<name>: the delivery headers are not proofs", "{{headers.webhook-id}}", delivery(), "msg_1"},
+			templateDelivery(), "[]"},
+		{"headers.<name>: the delivery headers are not proofs", "{{headers.webhook-id}}", templateDelivery(), "msg_1"},
 
-		{"query.<name>: the first value", "{{query.a}}", delivery(), "1"},
-		{"query.<name>: decoded", "{{query.b}}|{{query.c}}", delivery(), "x y|d e"},
-		{"query.<name>: a name without a value is empty, not missing", "[{{json query.e}}]", delivery(), `[""]`},
-		{"query.<name>: dots belong to the name", "{{query.f.g}}", delivery(), "h"},
-		{"query.<name>: absent is missing", "[{{json query.z}}]", delivery(), "[]"},
+		{"query.<name>: the first value", "{{query.a}}", templateDelivery(), "1"},
+		{"query.<name>: decoded", "{{query.b}}|{{query.c}}", templateDelivery(), "x y|d e"},
+		{"query.<name>: a name without a value is empty, not missing", "[{{json query.e}}]", templateDelivery(), `[""]`},
+		{"query.<name>: dots belong to the name", "{{query.f.g}}", templateDelivery(), "h"},
+		{"query.<name>: absent is missing", "[{{json query.z}}]", templateDelivery(), "[]"},
 
-		{"json: a JSON string literal, quoted and escaped", "{{json body.pull_request.title}}", delivery(), `"Fix \"it\"\né"`},
-		{"json: control characters escaped, HTML not", "{{json body}}", with(func(in *Input) { in.Body = "<a>\t\x01&\u2028" }), "\"<a>\\t\\u0001&\u2028\""},
-		{"json: a non-string value is quoted as its text", "{{json body.n}}", delivery(), `"1.50"`},
-		{"json: a missing value inserts nothing, quotes included", "[{{json body.missing}}]", delivery(), "[]"},
-		{"json: an empty value is an empty literal", "{{json query}}", with(func(in *Input) { in.Query = "" }), `""`},
+		{"json: a JSON string literal, quoted and escaped", "{{json body.pull_request.title}}", templateDelivery(), `"Fix \"it\"\né"`},
+		{"json: control characters escaped, HTML not", "{{json body}}", deliveryWith(func(in *Input) { in.Body = "<a>\t\x01&\u2028" }), "\"<a>\\t\\u0001&\u2028\""},
+		{"json: a non-string value is quoted as its text", "{{json body.n}}", templateDelivery(), `"1.50"`},
+		{"json: a missing value inserts nothing, quotes included", "[{{json body.missing}}]", templateDelivery(), "[]"},
+		{"json: an empty value is an empty literal", "{{json query}}", deliveryWith(func(in *Input) { in.Query = "" }), `""`},
 
-		{"spaces inside the braces optional", "{{method}}{{ method }}{{\tjson   method\t}}", delivery(), `POSTPOST"POST"`},
-		{"{{{{ writes {{", "{{{{method}} {{{{ {{method}}", delivery(), "{{method}} {{ POST"},
-		{"lone braces are text", "a } b { c }} {d}", delivery(), "a } b { c }} {d}"},
-		{"text is kept as it is", "Review ✓\n\t{{event}}\n", delivery(), "Review ✓\n\tpull_request\n"},
+		{"spaces inside the braces optional", "{{method}}{{ method }}{{\tjson   method\t}}", templateDelivery(), `POSTPOST"POST"`},
+		{"{{{{ writes {{", "{{{{method}} {{{{ {{method}}", templateDelivery(), "{{method}} {{ POST"},
+		{"lone braces are text", "a } b { c }} {d}", templateDelivery(), "a } b { c }} {d}"},
+		{"text is kept as it is", "Review ✓\n\t{{event}}\n", templateDelivery(), "Review ✓\n\tpull_request\n"},
 	} {
-		if got := render(t, c.src, c.in); got != c.want {
+		if got := renderTemplate(t, c.src, c.in); got != c.want {
 			t.Errorf("%s: %q rendered\n%q, want\n%q", c.rule, c.src, got, c.want)
 		}
 	}
@@ -180,7 +180,7 @@ func TestRenderSeedExamples(t *testing.T) {
 		if c.body != "" {
 			in.Body = c.body
 		}
-		if got := render(t, c.src, in); got != c.want {
+		if got := renderTemplate(t, c.src, in); got != c.want {
 			t.Errorf("%q rendered\n%q, want\n%q", c.src, got, c.want)
 		}
 	}
@@ -235,11 +235,11 @@ func TestParseTemplateAccepts(t *testing.T) {
 }
 
 func TestRenderRedactsSecrets(t *testing.T) {
-	key := strings.TrimPrefix(testSecret, "whsec_")
+	key := strings.TrimPrefix(templateSecret, "whsec_")
 	secret := func(body string) Input {
-		in := delivery()
+		in := templateDelivery()
 		in.Body = body
-		in.Secrets = []string{testSecret, "", "whsec_previousPREVIOUSprevious"}
+		in.Secrets = []string{templateSecret, "", "whsec_previousPREVIOUSprevious"}
 		return in
 	}
 	for _, c := range []struct {
@@ -247,32 +247,32 @@ func TestRenderRedactsSecrets(t *testing.T) {
 		in        Input
 		want      string
 	}{
-		{"in the raw body", "{{body}}", secret("a " + testSecret + " b"), "a [redacted] b"},
-		{"in the pretty body", "{{bodyJson}}", secret(`{"s":"` + testSecret + `"}`), "{\n  \"s\": \"[redacted]\"\n}"},
-		{"in the JSON body with / escaped", "{{body}}", secret(`{"s":"` + strings.ReplaceAll(testSecret, "/", `\/`) + `"}`), `{"s":"[redacted]"}`},
-		{"in a body path", "{{body.s}}", secret(`{"s":"x` + testSecret + `y"}`), "x[redacted]y"},
-		{"in a quoted value", "{{json body.s}}", secret(`{"s":"` + testSecret + `"}`), `"[redacted]"`},
+		{"in the raw body", "{{body}}", secret("a " + templateSecret + " b"), "a [redacted] b"},
+		{"in the pretty body", "{{bodyJson}}", secret(`{"s":"` + templateSecret + `"}`), "{\n  \"s\": \"[redacted]\"\n}"},
+		{"in the JSON body with / escaped", "{{body}}", secret(`{"s":"` + strings.ReplaceAll(templateSecret, "/", `\/`) + `"}`), `{"s":"[redacted]"}`},
+		{"in a body path", "{{body.s}}", secret(`{"s":"x` + templateSecret + `y"}`), "x[redacted]y"},
+		{"in a quoted value", "{{json body.s}}", secret(`{"s":"` + templateSecret + `"}`), `"[redacted]"`},
 		{"the key without whsec_", "{{body}}", secret("k=" + key), "k=[redacted]"},
-		{"percent-encoded in a form body", "{{body}}", secret("payload=" + strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace(testSecret)), "payload=[redacted]"},
+		{"percent-encoded in a form body", "{{body}}", secret("payload=" + strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace(templateSecret)), "payload=[redacted]"},
 		{"the previous secret", "{{body}}", secret("whsec_previousPREVIOUSprevious"), "[redacted]"},
-		{"every time", "{{body}}{{body}}", secret(testSecret + testSecret), strings.Repeat("[redacted]", 4)},
-		{"in a header", "{{headers.x-echo}}", with(func(in *Input) {
-			in.Headers = map[string]string{"X-Echo": "t " + testSecret}
-			in.Secrets = []string{testSecret}
+		{"every time", "{{body}}{{body}}", secret(templateSecret + templateSecret), strings.Repeat("[redacted]", 4)},
+		{"in a header", "{{headers.x-echo}}", deliveryWith(func(in *Input) {
+			in.Headers = map[string]string{"X-Echo": "t " + templateSecret}
+			in.Secrets = []string{templateSecret}
 		}), "t [redacted]"},
-		{"in the query", "{{query}} {{query.s}}", with(func(in *Input) {
-			in.Query = "s=" + strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace(testSecret)
-			in.Secrets = []string{testSecret}
+		{"in the query", "{{query}} {{query.s}}", deliveryWith(func(in *Input) {
+			in.Query = "s=" + strings.NewReplacer("+", "%2B", "/", "%2F", "=", "%3D").Replace(templateSecret)
+			in.Secrets = []string{templateSecret}
 		}), "s=[redacted] [redacted]"},
-		{"across the template's text and a value", "see whsec_MfKQ9r8{{body}}", secret(strings.TrimPrefix(testSecret, "whsec_MfKQ9r8") + "!"), "see [redacted]!"},
-		{"across two values", "{{body.a}}{{body.b}}", secret(`{"a":"` + testSecret[:20] + `","b":"` + testSecret[20:] + `"}`), "[redacted]"},
-		{"at the very end", "x{{body}}", secret(testSecret), "x[redacted]"},
-		{"a part of a secret stays", "{{body}}", secret(testSecret[:30]), testSecret[:30]},
-		{"the proof headers are never in headers", "{{headers}}", with(func(in *Input) {
-			in.Headers = map[string]string{"Authorization": "Bearer " + testSecret, "X-Gitlab-Token": testSecret}
+		{"across the template's text and a value", "see whsec_MfKQ9r8{{body}}", secret(strings.TrimPrefix(templateSecret, "whsec_MfKQ9r8") + "!"), "see [redacted]!"},
+		{"across two values", "{{body.a}}{{body.b}}", secret(`{"a":"` + templateSecret[:20] + `","b":"` + templateSecret[20:] + `"}`), "[redacted]"},
+		{"at the very end", "x{{body}}", secret(templateSecret), "x[redacted]"},
+		{"a part of a secret stays", "{{body}}", secret(templateSecret[:30]), templateSecret[:30]},
+		{"the proof headers are never in headers", "{{headers}}", deliveryWith(func(in *Input) {
+			in.Headers = map[string]string{"Authorization": "Bearer " + templateSecret, "X-Gitlab-Token": templateSecret}
 		}), "{}"},
 	} {
-		if got := render(t, c.src, c.in); got != c.want {
+		if got := renderTemplate(t, c.src, c.in); got != c.want {
 			t.Errorf("%s: %q rendered\n%q, want\n%q", c.rule, c.src, got, c.want)
 		}
 	}
@@ -292,17 +292,17 @@ func TestRenderCutsAtMax(t *testing.T) {
 		}
 	}
 	body := func(s string) Input { return Input{Body: s} }
-	check("exactly the limit is not cut", render(t, "{{body}}", body(strings.Repeat("a", RenderMax))), strings.Repeat("a", RenderMax))
-	check("cut in code points, not bytes", render(t, "{{body}}", body(strings.Repeat("é", RenderMax+1))), strings.Repeat("é", RenderMax))
-	check("never inside a 4-byte code point", render(t, "x{{body}}", body(strings.Repeat("😀", RenderMax))), "x"+strings.Repeat("😀", RenderMax-1))
-	check("the text of the template counts", render(t, strings.Repeat("ü", RenderMax-1)+"{{body}}", body("abc")), strings.Repeat("ü", RenderMax-1)+"a")
-	check("over many placeholders", render(t, strings.Repeat("{{body}}", 300), body(strings.Repeat("b", 1000))), strings.Repeat("b", RenderMax))
-	withSecret := Input{Body: strings.Repeat("a", RenderMax-5) + testSecret, Secrets: []string{testSecret}}
-	check("a redaction at the limit is cut there too", render(t, "{{body}}", withSecret), strings.Repeat("a", RenderMax-5)+"[reda")
-	many := Input{Body: strings.Repeat(testSecret, 30000), Secrets: []string{testSecret}}
-	check("redactions shorten what is cut", render(t, "{{body}}", many), strings.Repeat("[redacted]", RenderMax/10))
+	check("exactly the limit is not cut", renderTemplate(t, "{{body}}", body(strings.Repeat("a", RenderMax))), strings.Repeat("a", RenderMax))
+	check("cut in code points, not bytes", renderTemplate(t, "{{body}}", body(strings.Repeat("é", RenderMax+1))), strings.Repeat("é", RenderMax))
+	check("never inside a 4-byte code point", renderTemplate(t, "x{{body}}", body(strings.Repeat("😀", RenderMax))), "x"+strings.Repeat("😀", RenderMax-1))
+	check("the text of the template counts", renderTemplate(t, strings.Repeat("ü", RenderMax-1)+"{{body}}", body("abc")), strings.Repeat("ü", RenderMax-1)+"a")
+	check("over many placeholders", renderTemplate(t, strings.Repeat("{{body}}", 300), body(strings.Repeat("b", 1000))), strings.Repeat("b", RenderMax))
+	withSecret := Input{Body: strings.Repeat("a", RenderMax-5) + templateSecret, Secrets: []string{templateSecret}}
+	check("a redaction at the limit is cut there too", renderTemplate(t, "{{body}}", withSecret), strings.Repeat("a", RenderMax-5)+"[reda")
+	many := Input{Body: strings.Repeat(templateSecret, 30000), Secrets: []string{templateSecret}}
+	check("redactions shorten what is cut", renderTemplate(t, "{{body}}", many), strings.Repeat("[redacted]", RenderMax/10))
 	short := Input{Body: strings.Repeat("0", 20000), Secrets: []string{"0"}}
-	check("a redaction longer than its secret is cut too", render(t, "{{body}}", short), strings.Repeat("[redacted]", RenderMax/10))
+	check("a redaction longer than its secret is cut too", renderTemplate(t, "{{body}}", short), strings.Repeat("[redacted]", RenderMax/10))
 }
 
 func TestRenderNeverInvalidUTF8(t *testing.T) {
@@ -318,7 +318,7 @@ func TestRenderNeverInvalidUTF8(t *testing.T) {
 		Secrets:  []string{"s\xff"},
 	}
 	src := "{{body}}{{bodyJson}}{{query.r}}{{headers}}{{query}}{{query.q}}{{json query.r}}{{method}}{{path}}{{sourceIp}}{{event}}{{json delivery}}{{body.a}}"
-	got := render(t, src, in)
+	got := renderTemplate(t, src, in)
 	if !utf8.ValidString(got) {
 		t.Fatalf("not valid UTF-8: %q", got)
 	}
@@ -333,7 +333,7 @@ func TestRenderNeverInvalidUTF8(t *testing.T) {
 func TestEmptyInput(t *testing.T) {
 	at := time.Date(2026, 3, 1, 9, 30, 15, 999_000_000, time.UTC)
 	in := EmptyInput("trg_1", at)
-	got := render(t, "{{body}}|{{bodyJson}}|{{headers}}|{{query}}|{{method}} {{path}}|{{sourceIp}}|{{timestamp}}|{{json event}}{{json delivery}}{{json body.a}}{{json headers.x}}{{json query.a}}", in)
+	got := renderTemplate(t, "{{body}}|{{bodyJson}}|{{headers}}|{{query}}|{{method}} {{path}}|{{sourceIp}}|{{timestamp}}|{{json event}}{{json delivery}}{{json body.a}}{{json headers.x}}{{json query.a}}", in)
 	if want := "{}|{}|{}||POST /v1/hooks/trg_1||2026-03-01T09:30:15Z|"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -342,7 +342,7 @@ func TestEmptyInput(t *testing.T) {
 // The tree of body paths is read once, for every path of the template.
 func TestRenderSharesPaths(t *testing.T) {
 	in := Input{Body: `{"a":{"b":[10,{"c":"x"}],"d":true},"e":"f"}`}
-	got := render(t, "{{body.a}}|{{body.a.b}}|{{body.a.b.1.c}}|{{body.a.b.0}}|{{body.a.d}}|{{body.e}}|{{body.a.b.1.c}}", in)
+	got := renderTemplate(t, "{{body.a}}|{{body.a.b}}|{{body.a.b.1.c}}|{{body.a.b.0}}|{{body.a.d}}|{{body.e}}|{{body.a.b.1.c}}", in)
 	if want := `{"b":[10,{"c":"x"}],"d":true}|[10,{"c":"x"}]|x|10|true|f|x`; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
@@ -381,7 +381,7 @@ func BenchmarkRender(b *testing.B) {
 		sb.WriteString(`{"name":"file.go","patch":"@@ -1 +1 @@ x"}`)
 	}
 	sb.WriteString("]}")
-	in := Input{Body: sb.String(), Headers: map[string]string{"X-GitHub-Event": "pull_request"}, Secrets: []string{testSecret}}
+	in := Input{Body: sb.String(), Headers: map[string]string{"X-GitHub-Event": "pull_request"}, Secrets: []string{templateSecret}}
 	b.ReportAllocs()
 	for b.Loop() {
 		tpl.Render(in)
