@@ -10,6 +10,7 @@ const (
 	ParamRetiredAllocations = paramRetiredAllocations
 	ParamRetiredProviders   = paramRetiredProviders
 	ParamSelectionOwners    = paramSelectionOwners
+	ParamDeliveries         = paramDeliveries
 )
 
 // SetClock makes s tell the time by now.

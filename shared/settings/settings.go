@@ -1,6 +1,7 @@
-// Package settings reads the allocation settings from SSM Parameter Store
+// Package settings reads the settings from SSM Parameter Store
 // (GetParametersByPath under CONFIG_PATH), validates them into an
-// allocation.Policy, and caches it per execution environment for
+// allocation.Policy and a webhook trigger's deliveries per minute, and
+// caches them per execution environment for
 // CONFIG_TTL_SECONDS with jitter. A failed refresh keeps the last good
 // settings; when none were ever loaded the caller gets service_unavailable.
 // The same parameters can sit in a settings file (ReadFile), the local
@@ -39,6 +40,16 @@ const (
 	paramRetiredAllocations = "allocation/retired"
 	paramRetiredProviders   = "provider/retired"
 	paramSelectionOwners    = "selection/owners"
+	paramDeliveries         = "webhook/deliveries-per-minute"
+)
+
+// BuiltinDeliveriesPerMinute is the built-in value of
+// webhook/deliveries-per-minute: how many new starts a webhook trigger's
+// deliveries may make in one minute. A value must be a whole number from 1
+// to MaxDeliveriesPerMinute.
+const (
+	BuiltinDeliveriesPerMinute = 60
+	MaxDeliveriesPerMinute     = 10000
 )
 
 // emptyList is the StringList value that means an empty list (SSM cannot
@@ -58,7 +69,7 @@ func ParseTTL(s string) (time.Duration, error) {
 	return time.Duration(n) * time.Second, nil
 }
 
-// Settings is the cached allocation policy of one configuration path.
+// Settings is the cached settings of one configuration path.
 type Settings struct {
 	client *ssm.Client
 	path   string
@@ -66,8 +77,14 @@ type Settings struct {
 	now    func() time.Time
 
 	mu      sync.Mutex
-	policy  *allocation.Policy
+	current *snapshot
 	refresh time.Time
+}
+
+// snapshot is the settings as one read gave them.
+type snapshot struct {
+	policy     *allocation.Policy
+	deliveries int
 }
 
 // New returns the settings under path (e.g. /cloud-agent/dev), read with
@@ -80,27 +97,45 @@ func New(client *ssm.Client, path string, ttl time.Duration) *Settings {
 // has expired. A failed read keeps the last good policy; with none, the
 // error is service_unavailable.
 func (s *Settings) Policy(ctx context.Context) (*allocation.Policy, error) {
+	v, err := s.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return v.policy, nil
+}
+
+// DeliveriesPerMinute returns webhook/deliveries-per-minute as Policy
+// returns the policy: from the same read.
+func (s *Settings) DeliveriesPerMinute(ctx context.Context) (int, error) {
+	v, err := s.snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return v.deliveries, nil
+}
+
+func (s *Settings) snapshot(ctx context.Context) (*snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
-	if s.policy != nil && now.Before(s.refresh) {
-		return s.policy, nil
+	if s.current != nil && now.Before(s.refresh) {
+		return s.current, nil
 	}
-	p, err := s.load(ctx)
+	v, err := s.load(ctx)
 	// Jitter spreads the refreshes of many execution environments.
 	s.refresh = now.Add(s.ttl + rand.N(s.ttl/10+1))
 	switch {
 	case err == nil:
-		s.policy = p
-	case s.policy != nil:
+		s.current = v
+	case s.current != nil:
 		invocation.Warn(ctx, "settings refresh failed; keeping the last good settings: "+err.Error())
 	default:
 		return nil, problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
 	}
-	return s.policy, nil
+	return s.current, nil
 }
 
-func (s *Settings) load(ctx context.Context) (*allocation.Policy, error) {
+func (s *Settings) load(ctx context.Context) (*snapshot, error) {
 	values := map[string]string{}
 	pages := ssm.NewGetParametersByPathPaginator(s.client, &ssm.GetParametersByPathInput{
 		Path: aws.String(s.path), Recursive: aws.Bool(true),
@@ -114,7 +149,23 @@ func (s *Settings) load(ctx context.Context) (*allocation.Policy, error) {
 			values[strings.TrimPrefix(aws.ToString(p.Name), s.path+"/")] = aws.ToString(p.Value)
 		}
 	}
-	return policyOf(ctx, values), nil
+	return &snapshot{policy: policyOf(ctx, values), deliveries: deliveriesOf(ctx, values)}, nil
+}
+
+// deliveriesOf is webhook/deliveries-per-minute of the parameter values:
+// its built-in value when it is not set, or not a whole number from 1 to
+// MaxDeliveriesPerMinute (a warning of ctx's invocation then).
+func deliveriesOf(ctx context.Context, values map[string]string) int {
+	v, ok := values[paramDeliveries]
+	if !ok {
+		return BuiltinDeliveriesPerMinute
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > MaxDeliveriesPerMinute {
+		invocation.Warn(ctx, fmt.Sprintf("setting ignored: %s must be a whole number from 1 to %d", paramDeliveries, MaxDeliveriesPerMinute))
+		return BuiltinDeliveriesPerMinute
+	}
+	return n
 }
 
 // policyOf is the policy of the parameter values, keyed by their name
@@ -203,7 +254,8 @@ func Config(values map[string]string) allocation.Config {
 }
 
 // Builtin is every parameter at its built-in value
-// (allocation.BuiltinConfig), as Parameter Store holds it: the parameters
+// (allocation.BuiltinConfig, BuiltinDeliveriesPerMinute), as Parameter
+// Store holds it: the parameters
 // of template.yaml, which the stack owns, are these (a test of
 // infra/template holds them to it).
 func Builtin() []Parameter {
@@ -220,5 +272,6 @@ func Builtin() []Parameter {
 		{Name: paramRetiredAllocations, Type: "StringList", Value: list(c.RetiredAllocations)},
 		{Name: paramRetiredProviders, Type: "StringList", Value: list(c.RetiredProviders)},
 		{Name: paramSelectionOwners, Type: "StringList", Value: list(c.SelectionOwners)},
+		{Name: paramDeliveries, Type: "String", Value: strconv.Itoa(BuiltinDeliveriesPerMinute)},
 	}
 }

@@ -372,3 +372,39 @@ func TestParseTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliveriesPerMinute: webhook/deliveries-per-minute through the real
+// SSM client, from the same read as the policy: a whole number from 1 to
+// 10000; unset, or any other value (ignored with a warning), 60.
+func TestDeliveriesPerMinute(t *testing.T) {
+	for _, r := range []struct {
+		rule, value string
+		set         bool
+		want        int
+		warned      bool
+	}{
+		{"unset: the built-in value", "", false, 60, false},
+		{"a whole number", "120", true, 120, false},
+		{"spaces around it", " 30 ", true, 30, false},
+		{"the least", "1", true, 1, false},
+		{"the most", "10000", true, 10000, false},
+		{"zero", "0", true, 60, true},
+		{"over the most", "10001", true, 60, true},
+		{"not a whole number", "1.5", true, 60, true},
+		{"not a number", "many", true, 60, true},
+	} {
+		t.Run(r.rule, func(t *testing.T) {
+			var params []settings.Parameter
+			if r.set {
+				params = append(params, settings.Parameter{Name: settings.ParamDeliveries, Type: "String", Value: r.value})
+			}
+			url, _ := standIn(t, params)
+			ctx, record := invocation.With(context.Background())
+			n, err := settings.New(client(url), path, time.Minute).DeliveriesPerMinute(ctx)
+			warned := strings.Contains(strings.Join(record.Warnings(), "\n"), settings.ParamDeliveries)
+			if err != nil || n != r.want || warned != r.warned {
+				t.Errorf("%d, warned %t: %v", n, warned, err)
+			}
+		})
+	}
+}
