@@ -2,6 +2,7 @@ package kms
 
 import (
 	"crypto/rand"
+	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
 	"fmt"
@@ -213,7 +214,7 @@ func parse(data []byte, specs []Spec) ([]*Key, error) {
 // there: a new file only where there is none (fs.ErrExist otherwise),
 // unless replace.
 func (ks *Keys) write(path string, replace bool) error {
-	data, err := json.Marshal(keyFile{Keys: ks.list}, json.Deterministic(true))
+	data, err := json.Marshal(keyFile{Keys: ks.list}, json.Deterministic(true), jsontext.WithIndent("  "))
 	if err != nil {
 		return err
 	}

@@ -168,7 +168,7 @@ func TestBadKeyFile(t *testing.T) {
 		{"another kind of key", strings.Replace(text, `"HMAC_256"`, `"HMAC_512"`, 1), "WebhookKey is HMAC_512/GENERATE_VERIFY_MAC, the template's is HMAC_256/GENERATE_VERIFY_MAC"},
 		{"a key id in capitals", strings.Replace(text, mac.KeyID, strings.ToUpper(mac.KeyID), 1), "is not a key id"},
 		{"a key id of another key", strings.Replace(text, ks.Key("WebhookSecretsKey").KeyID, mac.KeyID, 1), "is another key's"},
-		{"short material", strings.Replace(text, `"material":"`, `"material":"AAAA`, 1), "bytes of material"},
+		{"short material", strings.Replace(text, `"material": "`, `"material": "AAAA`, 1), "bytes of material"},
 		{"a null key", `{"keys":[null]}`, "key 0 is null"},
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+".json")
