@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,13 +11,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
@@ -31,7 +35,10 @@ type Config struct {
 	DynamoURL    string // an endpoint to use instead of the embedded one
 	APIAddr      string
 	SettingsFile string // created from the template's parameters when missing
-	DataFile     string // "" keeps the data in memory only
+	// KeysFile holds the KMS stand-in's keys, created on the first start
+	// and read on the next; "" makes new keys at each start, in memory.
+	KeysFile string
+	DataFile string // "" keeps the data in memory only
 	// Logs takes the stack's lines and every function's, written from
 	// several goroutines and processes at once: it must be safe for that
 	// (an *os.File is; a bytes.Buffer is not).
@@ -45,16 +52,19 @@ type Config struct {
 // and where `make audit` reads the local stack's table.
 const DynamoAddr = "127.0.0.1:8000"
 
-// Stack is the local stack: DynamoDB, the settings stand-in, every function
-// under the runtime emulator, and the gateway.
+// Stack is the local stack: DynamoDB, the settings and KMS stand-ins,
+// every function under the runtime emulator, and the gateway.
 type Stack struct {
 	APIURL    string
 	DynamoURL string
+	KMSURL    string    // the KMS stand-in, on a loopback port of its own
+	Keys      *kms.Keys // its keys
 	Functions []template.Function
 	cfg       Config
 	endpoint  *dynamo.Endpoint
 	client    *dynamodb.Client
 	ssm       *http.Server
+	kmsServer *http.Server
 	api       *http.Server
 	lambdas   map[string]*lambdarun.Lambda
 	buildDir  string
@@ -86,6 +96,9 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		return err
 	}
 	if s.Functions, err = template.Functions(tpl); err != nil {
+		return err
+	}
+	if err := templateKeys(tpl); err != nil {
 		return err
 	}
 	s.DynamoURL = cfg.DynamoURL
@@ -133,6 +146,17 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		return err
 	}
 	s.ssm = srv
+	if cfg.KeysFile == "" {
+		s.Keys, err = kms.Generate()
+	} else {
+		s.Keys, err = kms.Open(cfg.KeysFile)
+	}
+	if err != nil {
+		return err
+	}
+	if s.KMSURL, s.kmsServer, err = serve("127.0.0.1:0", &kms.Server{Keys: s.Keys}); err != nil {
+		return err
+	}
 	if err := s.startFunctions(ctx, ssmURL); err != nil {
 		return err
 	}
@@ -172,13 +196,36 @@ func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
 		return err
 	}
 	for _, fn := range s.Functions {
-		l, err := lambdarun.Start(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), lambdarun.Environment(fn, s.DynamoURL, ssmURL), fn.Timeout, s.cfg.Logs)
+		l, err := lambdarun.Start(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), s.environment(fn, ssmURL), fn.Timeout, s.cfg.Logs)
 		if err != nil {
 			return err
 		}
 		s.lambdas[fn.LogicalID] = l
 	}
 	return nil
+}
+
+// templateKeys checks that each AWS::KMS::Key of the template is a key
+// the KMS stand-in holds (kms.Specs), of the same kind: a key added to
+// the template only is refused here, not met as NotFound by a function.
+func templateKeys(tpl *template.Template) error {
+	for id, k := range tpl.GetAllKMSKeyResources() {
+		spec, usage := cmp.Or(aws.ToString(k.KeySpec), kms.SpecSymmetric), cmp.Or(aws.ToString(k.KeyUsage), kms.UsageEncrypt)
+		i := slices.IndexFunc(kms.Specs, func(sp kms.Spec) bool { return sp.LogicalID == id })
+		if i < 0 {
+			return fmt.Errorf("template.yaml's KMS key %s is not one the local KMS stand-in holds: add it to kms.Specs (infra/local/kms)", id)
+		}
+		if sp := kms.Specs[i]; sp.KeySpec != spec || sp.KeyUsage != usage {
+			return fmt.Errorf("template.yaml's KMS key %s is %s/%s, the local KMS stand-in's is %s/%s (kms.Specs, infra/local/kms)", id, spec, usage, sp.KeySpec, sp.KeyUsage)
+		}
+	}
+	return nil
+}
+
+// environment is a function's: lambdarun's, with the KMS stand-in's
+// endpoint and key ids over any of the template's.
+func (s *Stack) environment(fn template.Function, ssmURL string) []string {
+	return lambdarun.Environment(fn, s.DynamoURL, ssmURL, s.Keys.Environment(s.KMSURL)...)
 }
 
 var errNoFunction = errors.New("no such function")
@@ -223,6 +270,9 @@ func (s *Stack) close(ctx context.Context) error {
 	}
 	if s.ssm != nil {
 		errs = append(errs, s.ssm.Shutdown(ctx))
+	}
+	if s.kmsServer != nil {
+		errs = append(errs, s.kmsServer.Shutdown(ctx))
 	}
 	if s.buildDir != "" {
 		errs = append(errs, os.RemoveAll(s.buildDir))

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,10 +17,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
+	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/template"
 )
@@ -113,12 +117,57 @@ func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
+// functionEnvironment is the environment of the running bootstrap of a
+// function of the stack (the process the emulator started), by name.
+func functionEnvironment(t *testing.T, s *Stack, id string) map[string]string {
+	t.Helper()
+	bootstrap := filepath.Join(s.buildDir, id, "bootstrap")
+	for pid := range stackProcesses(t, bootstrap) {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		if strings.Split(string(cmdline), "\x00")[0] != bootstrap {
+			continue // the emulator
+		}
+		environ, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{}
+		for _, kv := range strings.Split(string(environ), "\x00") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				env[k] = v
+			}
+		}
+		return env
+	}
+	t.Fatalf("no running bootstrap of %s", id)
+	return nil
+}
+
+// generateMac is the stack's KMS stand-in's MAC of msg under WebhookKey,
+// named by its alias, as a function would ask it through the SDK.
+func generateMac(t *testing.T, s *Stack, msg string) []byte {
+	t.Helper()
+	out, err := kms.Client(s.KMSURL).GenerateMac(context.Background(), &awskms.GenerateMacInput{
+		KeyId: aws.String("alias/WebhookKey"), Message: []byte(msg), MacAlgorithm: kmstypes.MacAlgorithmSpecHmacSha256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Mac
+}
+
 // TestStack: the whole local stack answers the README's calls through the
 // gateway and the built functions, and with a data file keeps the table
-// across a restart.
+// across a restart; its KMS stand-in makes the key file on the first start
+// (mode 0600), every function gets its endpoint and the keys' ARNs, and
+// after a restart the same keys derive the same MACs.
 func TestStack(t *testing.T) {
 	data := filepath.Join(t.TempDir(), "table.jsonl")
-	s := startStack(t, Config{DataFile: data})
+	keys := filepath.Join(t.TempDir(), ".local", "kms-keys.json")
+	s := startStack(t, Config{DataFile: data, KeysFile: keys})
+	if fi, err := os.Stat(keys); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the key file: %v %v", fi, err)
+	}
+	mac := generateMac(t, s, "webhook:trg_1:1")
 	token := gateway.DevToken(map[string]any{"sub": "dev-user", "org_ids": []string{"dev-org"}})
 	status, started := call(t, "POST", s.APIURL+"/v1/sessions", token, `{"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"}}`)
 	if status != 201 {
@@ -139,14 +188,69 @@ func TestStack(t *testing.T) {
 	if status, _ := call(t, "PUT", s.APIURL+"/v1/sessions", token, ""); status != 405 {
 		t.Errorf("another method: %d", status)
 	}
+	env := functionEnvironment(t, s, "SessionStartFunction")
+	for _, want := range s.Keys.Environment(s.KMSURL) {
+		name, value, _ := strings.Cut(want, "=")
+		if env[name] != value {
+			t.Errorf("the function has %s=%q, want %q", name, env[name], value)
+		}
+	}
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 
-	again := startStack(t, Config{DataFile: data})
+	again := startStack(t, Config{DataFile: data, KeysFile: keys})
 	defer again.Close(context.Background())
 	if status, body := call(t, "GET", again.APIURL+"/v1/sessions/"+id+"/allocation", token, ""); status != 200 || body["sessionId"] != id {
 		t.Errorf("after a restart: %d %v", status, body)
+	}
+	if !bytes.Equal(generateMac(t, again, "webhook:trg_1:1"), mac) {
+		t.Error("after a restart, WebhookKey derives another MAC")
+	}
+}
+
+// TestTemplateKeys: a KMS key of the template is one of the stand-in's, of
+// its kind; another is refused at start, naming what to change. The
+// template as it is passes.
+func TestTemplateKeys(t *testing.T) {
+	tpl, err := template.Load("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := templateKeys(tpl); err != nil {
+		t.Error(err)
+	}
+	for _, tc := range []struct{ name, resources, want string }{
+		{"the stand-in's keys", `
+  WebhookKey:
+    Type: AWS::KMS::Key
+    DeletionPolicy: Retain
+    Properties: {KeySpec: HMAC_256, KeyUsage: GENERATE_VERIFY_MAC}
+  WebhookSecretsKey:
+    Type: AWS::KMS::Key
+    DeletionPolicy: Retain
+    Properties: {}`, ""},
+		{"another kind", `
+  WebhookKey:
+    Type: AWS::KMS::Key
+    Properties: {KeySpec: HMAC_512, KeyUsage: GENERATE_VERIFY_MAC}`, "WebhookKey is HMAC_512/GENERATE_VERIFY_MAC, the local KMS stand-in's is HMAC_256/GENERATE_VERIFY_MAC"},
+		{"a key the stand-in lacks", `
+  AuditKey:
+    Type: AWS::KMS::Key
+    Properties: {}`, "AuditKey is not one the local KMS stand-in holds"},
+	} {
+		path := filepath.Join(t.TempDir(), "template.yaml")
+		if err := os.WriteFile(path, []byte("AWSTemplateFormatVersion: '2010-09-09'\nResources:"+tc.resources+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tpl, err := template.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = templateKeys(tpl)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
 	}
 }
 

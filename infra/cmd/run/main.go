@@ -1,8 +1,9 @@
 // Command run starts the local stack behind `make run`: a DynamoDB endpoint
 // with the table of template.yaml (or the one AWS_ENDPOINT_URL_DYNAMODB
-// names), the settings stand-in, every function of the template under the
-// Lambda runtime interface emulator, and a gateway that routes as the
-// template's HttpApi events do. Everything listens on loopback only.
+// names), the settings stand-in, the KMS stand-in with its key file, every
+// function of the template under the Lambda runtime interface emulator,
+// and a gateway that routes as the template's HttpApi events do.
+// Everything listens on loopback only.
 package main
 
 import (
@@ -19,6 +20,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local"
 	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/template"
 )
 
@@ -27,6 +29,7 @@ func main() {
 	flag.StringVar(&cfg.DynamoAddr, "dynamo-addr", local.DynamoAddr, "address of the embedded DynamoDB endpoint")
 	flag.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:3000", "address of the HTTP API")
 	flag.StringVar(&cfg.SettingsFile, "settings", ".local/settings.json", "the settings file (created from template.yaml's parameters when missing)")
+	flag.StringVar(&cfg.KeysFile, "kms-keys", ".local/kms-keys.json", "the KMS stand-in's keys (created on the first run; keep it to keep the webhook secrets)")
 	flag.StringVar(&cfg.DataFile, "data", "", "keep the table in this file between runs (default: in memory only)")
 	flag.Parse()
 	if cfg.DynamoURL != "" {
@@ -62,6 +65,7 @@ func run(cfg local.Config) (err error) {
 HTTP API:           %s
 DynamoDB endpoint:  %s (%s), table %s
 Settings:           %s (edit it; functions reread it every CONFIG_TTL_SECONDS)
+KMS:                %s (keys %s in %s)
 Functions:          %s
 
 WARNING: local only. The gateway takes the claims from the bearer token's
@@ -79,10 +83,25 @@ A development token (sub dev-user, org dev-org):
 
 Run a function's schedule now: curl -s -X POST %s/_local/schedule/<LogicalId> [-d '{"time":"2026-11-30T10:00:00Z"}']
 Press Ctrl-C to stop.
-`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
+`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
 	<-ctx.Done()
 	fmt.Println("Stopping.")
 	return nil
+}
+
+func keyIDs() string {
+	var ids []string
+	for _, sp := range kms.Specs {
+		ids = append(ids, sp.LogicalID+" ("+sp.Env+")")
+	}
+	return strings.Join(ids, ", ")
+}
+
+func keysWhere(cfg local.Config) string {
+	if cfg.KeysFile == "" {
+		return "memory only"
+	}
+	return cfg.KeysFile
 }
 
 func functionIDs(s *local.Stack) string {

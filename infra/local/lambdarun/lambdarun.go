@@ -243,9 +243,10 @@ func freeAddr() (string, error) {
 
 // Environment is a function's environment for the local stack: the
 // template's variables, its timeout and memory as the emulator reads them,
-// endpoints for DynamoDB and SSM, a region and local credentials, and the
-// PATH.
-func Environment(fn template.Function, dynamoURL, ssmURL string) []string {
+// endpoints for DynamoDB and SSM, a region and local credentials, the
+// PATH, and then more (NAME=value: the KMS stand-in's endpoint and key
+// ids), which win over the template's (os/exec keeps the last of a name).
+func Environment(fn template.Function, dynamoURL, ssmURL string, more ...string) []string {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"AWS_REGION=us-east-1",
@@ -260,5 +261,5 @@ func Environment(fn template.Function, dynamoURL, ssmURL string) []string {
 	for k, v := range fn.Environment {
 		env = append(env, k+"="+v)
 	}
-	return env
+	return append(env, more...)
 }
