@@ -44,10 +44,27 @@ type Advance struct {
 }
 
 // Beside is what a start writes in its new session's transaction: a
-// slot's Advance, or a ManualRun.
+// slot's Advance, or a ManualRun. Each says what a refusal of its own
+// items means, so that the transaction's mapping knows only the session
+// and its row.
 type Beside interface {
 	// items are its transaction items, for the session rec.
 	items(table string, rec *session.Record) ([]types.TransactWriteItem, error)
+	// refused is what the refusal r says of its items, the first of them
+	// at index from: nil when none of them was refused.
+	refused(r refusal, from int) error
+}
+
+func (a *Advance) refused(r refusal, from int) error { return movedFrom(r, from) }
+
+// movedFrom is the refusal of items conditioned on a trigger as it was
+// seen, from index from on: a failed condition or a conflict on any of
+// them means the trigger moved (ErrTriggerMoved).
+func movedFrom(r refusal, from int) error {
+	if r.refusedFrom(from, condition, conflict) {
+		return ErrTriggerMoved
+	}
+	return nil
 }
 
 // items are the advance as transaction items, for the session rec: the

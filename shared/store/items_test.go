@@ -185,8 +185,8 @@ func TestKindOf(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	// Each operation, by the name its faults carry.
 	ops := map[string]func(error) error{
-		"put session":        putSessionError,
-		"create session":     func(err error) error { _, err = transactionError(err); return err },
+		"put session":        func(err error) error { return putSessionError(err, nil) },
+		"create session":     func(err error) error { _, err = transactionError(err, nil); return err },
 		"create trigger":     func(err error) error { return countError("create trigger", err) },
 		"record trigger run": func(err error) error { return moved("record trigger run", err) },
 		"park trigger":       parkError,
@@ -251,7 +251,7 @@ func TestRefusals(t *testing.T) {
 		tce := &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{
 			{Code: aws.String("None")}, {Code: aws.String("ConditionalCheckFailed"), Item: EncodeLedger(want)},
 		}}
-		got, err := transactionError(wrapped(tce))
+		got, err := transactionError(wrapped(tce), nil)
 		if !errors.Is(err, ErrLedgerExists) || got == nil || got.SessionID != want.SessionID {
 			t.Errorf("%+v %v", got, err)
 		}

@@ -104,6 +104,8 @@ func (m *ManualRun) items(table string, rec *session.Record) ([]types.TransactWr
 	return []types.TransactWriteItem{check, runPut(table, m.Seen.ID, m.Run(rec))}, nil
 }
 
+func (m *ManualRun) refused(r refusal, from int) error { return movedFrom(r, from) }
+
 // seenCheck is the transaction item that holds a write to the trigger as
 // it was seen (unchangedSince), writing nothing to it.
 func seenCheck(table string, seen *trigger.Trigger) (types.TransactWriteItem, error) {

@@ -56,14 +56,14 @@ func (t *Table) PutSession(ctx context.Context, rec *session.Record, beside Besi
 		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
 		})
-		return putSessionError(err)
+		return putSessionError(err, nil)
 	}
 	more, err := beside.items(t.name, rec)
 	if err != nil {
 		return err
 	}
 	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{{Put: put}}, more...)})
-	return putSessionError(err)
+	return putSessionError(err, beside)
 }
 
 // CreateSession writes a new session and its ledger row in one
@@ -142,45 +142,53 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 		items = append(items, more...)
 	}
 	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	return transactionError(err)
+	return transactionError(err, adv)
 }
 
 // putSessionError maps the answer to a session written without a ledger
-// row (items: the session, and what goes beside it if any): a failed
-// condition on the session means its key is taken; a failed condition or
-// a conflict on what goes beside it means the trigger moved on.
-func putSessionError(err error) error {
+// row (items: the session, then what goes beside it, if any): a failed
+// condition on the session means its key is taken; a refusal of what goes
+// beside it is what that says it is.
+func putSessionError(err error, beside Beside) error {
 	r := refusalOf(err)
 	switch {
 	case err == nil:
 		return nil
 	case r.on(0, condition):
 		return ErrSessionExists
-	case r.refusedFrom(1, condition, conflict):
-		return ErrTriggerMoved
+	}
+	if beside != nil {
+		if err := beside.refused(r, 1); err != nil {
+			return err
+		}
 	}
 	return r.fault("put session")
 }
 
 // transactionError maps the answer to a session-and-ledger transaction
-// (items: the session, its row, and what goes beside them if any: a
-// trigger's advance or the check of the trigger seen, and its run). A failed condition on the session means its key is taken: its id
-// is new, so by an earlier attempt of this same write whose answer was
-// lost, or, for a replaced row, by the start that replaced it first. A
-// failed condition or a conflict on the advance or the run means the
-// trigger moved on. A conflict or a failed condition on the ledger row
-// means the row exists (real DynamoDB answers concurrent transactions on
-// one item with TransactionConflict), and a failed condition carries the
-// row. Anything else is a fault.
-func transactionError(err error) (*ledger.Row, error) {
+// (items: the session, its row, then what goes beside them, if any). A
+// failed condition on the session means its key is taken: its id is new,
+// so by an earlier attempt of this same write whose answer was lost, or,
+// for a replaced row, by the start that replaced it first. A refusal of
+// what goes beside them is what that says it is (a trigger's advance or
+// check: the trigger moved on). A conflict or a failed condition on the
+// ledger row means the row exists (real DynamoDB answers concurrent
+// transactions on one item with TransactionConflict), and a failed
+// condition carries the row. Anything else is a fault.
+func transactionError(err error, beside Beside) (*ledger.Row, error) {
 	r := refusalOf(err)
 	switch {
 	case err == nil:
 		return nil, nil
 	case r.on(0, condition):
 		return nil, ErrSessionExists
-	case r.refusedFrom(2, condition, conflict):
-		return nil, ErrTriggerMoved
+	}
+	if beside != nil {
+		if err := beside.refused(r, 2); err != nil {
+			return nil, err
+		}
+	}
+	switch {
 	case r.on(1, condition):
 		if item := r.old[1]; len(item) > 0 {
 			if row, err := DecodeLedger(item); err == nil {

@@ -203,17 +203,17 @@ func TestTransactionConflict(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
-			_, err := transactionError(&types.TransactionCanceledException{CancellationReasons: r.reasons})
+			_, err := transactionError(&types.TransactionCanceledException{CancellationReasons: r.reasons}, &Advance{})
 			if !errors.Is(err, r.want) {
 				t.Errorf("got %v", err)
 			}
 		})
 	}
-	if _, err := transactionError(&types.TransactionConflictException{}); !errors.Is(err, ErrLedgerExists) {
+	if _, err := transactionError(&types.TransactionConflictException{}, &Advance{}); !errors.Is(err, ErrLedgerExists) {
 		t.Errorf("conflict exception: %v", err)
 	}
 	throttled := &types.TransactionCanceledException{CancellationReasons: []types.CancellationReason{reason("ThrottlingError"), reason("None")}}
-	if _, err := transactionError(throttled); problem.CodeOf(err) != problem.ServiceUnavailable {
+	if _, err := transactionError(throttled, &Advance{}); problem.CodeOf(err) != problem.ServiceUnavailable {
 		t.Errorf("throttled: %v", err)
 	}
 }
