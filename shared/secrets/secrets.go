@@ -1,0 +1,124 @@
+// Package secrets holds webhook triggers' secrets through AWS KMS, the
+// only package that calls it: a generated secret is derived, never stored
+// (GenerateMac under the stack's HMAC key over webhook.SecretMessage),
+// and cached per execution environment by trigger and version; an
+// imported one is sealed (Encrypt under the stack's symmetric key, with
+// the trigger id as encryption context) and opened again (Decrypt). KMS
+// unreachable is service_unavailable.
+package secrets
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
+	"github.com/aws/aws-sdk-go-v2/service/kms/types"
+
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/webhook"
+)
+
+// The environment variables that name the keys (template.yaml sets them
+// from the keys' ARNs).
+const (
+	VarMACKey  = "WEBHOOK_KEY_ID"
+	VarSealKey = "WEBHOOK_SECRETS_KEY_ID"
+)
+
+// maxCached bounds the derived secrets kept per execution environment;
+// past it the cache starts afresh.
+const maxCached = 4096
+
+// contextKey is the encryption context's one member: the trigger's id.
+const contextKey = "triggerId"
+
+// Keys are the stack's two keys on one KMS client, built once per
+// execution environment. Safe for concurrent use.
+type Keys struct {
+	client          *kms.Client
+	macKey, sealKey string
+	mu              sync.Mutex
+	derived         map[version]string
+}
+
+// version is a generated secret's place: a trigger and its version.
+type version struct {
+	triggerID string
+	n         int
+}
+
+// New returns the keys macKey (HMAC_256, GENERATE_VERIFY_MAC) and sealKey
+// (SYMMETRIC_DEFAULT) on client: ids, ARNs or aliases.
+func New(client *kms.Client, macKey, sealKey string) *Keys {
+	return &Keys{client: client, macKey: macKey, sealKey: sealKey, derived: map[version]string{}}
+}
+
+// Derive returns trigger triggerID's generated secret of version n:
+// whsec_ + the base64 of the MAC that the HMAC key computes over
+// webhook:<triggerId>:<n>. It is asked of KMS once per execution
+// environment, then cached.
+func (k *Keys) Derive(ctx context.Context, triggerID string, n int) (string, error) {
+	v := version{triggerID, n}
+	k.mu.Lock()
+	s, ok := k.derived[v]
+	k.mu.Unlock()
+	if ok {
+		return s, nil
+	}
+	out, err := k.client.GenerateMac(ctx, &kms.GenerateMacInput{
+		KeyId: aws.String(k.macKey), MacAlgorithm: types.MacAlgorithmSpecHmacSha256,
+		Message: webhook.SecretMessage(triggerID, n),
+	})
+	if err != nil {
+		return "", unavailable(err)
+	}
+	if s, err = webhook.SecretFromMAC(out.Mac); err != nil {
+		return "", problem.Wrap(problem.InternalError, "An unexpected error occurred.", err) // not the stack's HMAC_256 key
+	}
+	k.mu.Lock()
+	if len(k.derived) >= maxCached {
+		clear(k.derived)
+	}
+	k.derived[v] = s
+	k.mu.Unlock()
+	return s, nil
+}
+
+// Seal encrypts an imported secret of trigger triggerID under the
+// symmetric key, with the trigger's id as encryption context: the sealed
+// bytes are what the table keeps.
+func (k *Keys) Seal(ctx context.Context, triggerID, secret string) ([]byte, error) {
+	out, err := k.client.Encrypt(ctx, &kms.EncryptInput{
+		KeyId: aws.String(k.sealKey), Plaintext: []byte(secret),
+		EncryptionContext: map[string]string{contextKey: triggerID},
+	})
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return out.CiphertextBlob, nil
+}
+
+// Open decrypts what Seal sealed for trigger triggerID. Sealed bytes of
+// another trigger, or changed ones, do not open: an internal error (the
+// stored trigger is not what it was written as).
+func (k *Keys) Open(ctx context.Context, triggerID string, sealed []byte) (string, error) {
+	out, err := k.client.Decrypt(ctx, &kms.DecryptInput{
+		KeyId: aws.String(k.sealKey), CiphertextBlob: sealed,
+		EncryptionContext: map[string]string{contextKey: triggerID},
+	})
+	var invalid *types.InvalidCiphertextException
+	switch {
+	case errors.As(err, &invalid):
+		return "", problem.Wrap(problem.InternalError, "The stored trigger is invalid.", err)
+	case err != nil:
+		return "", unavailable(err)
+	}
+	return string(out.Plaintext), nil
+}
+
+// unavailable is a KMS call that failed: the SDK retried it already.
+func unavailable(err error) error {
+	return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
+}

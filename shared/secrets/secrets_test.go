@@ -1,0 +1,80 @@
+package secrets_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cloud-agent/control-plane/infra/local/kms"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/secrets"
+)
+
+// standIn serves the local KMS with new keys, counting its requests.
+func standIn(t *testing.T) (*secrets.Keys, *kms.Keys, *atomic.Int64, *httptest.Server) {
+	t.Helper()
+	ks, err := kms.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		(&kms.Server{Keys: ks}).ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return secrets.New(kms.Client(srv.URL), "alias/WebhookKey", "alias/WebhookSecretsKey"), ks, &calls, srv
+}
+
+// TestDerive: a generated secret is whsec_ and the base64 of the HMAC key's
+// MAC over webhook:<triggerId>:<version> (44 characters after the
+// prefix), the same for the same trigger and version, another for
+// another, and asked of KMS once per execution environment.
+func TestDerive(t *testing.T) {
+	keys, ks, calls, _ := standIn(t)
+	ctx := context.Background()
+	s1, err := keys.Derive(ctx, "trg_a", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mac := hmac.New(sha256.New, ks.Key("WebhookKey").Material)
+	mac.Write([]byte("webhook:trg_a:1"))
+	if want := "whsec_" + base64.StdEncoding.EncodeToString(mac.Sum(nil)); s1 != want || len(s1) != len("whsec_")+44 {
+		t.Errorf("secret %s, want %s", s1, want)
+	}
+	again, _ := keys.Derive(ctx, "trg_a", 1)
+	v2, _ := keys.Derive(ctx, "trg_a", 2)
+	other, _ := keys.Derive(ctx, "trg_b", 1)
+	if again != s1 || v2 == s1 || other == s1 {
+		t.Errorf("again %s, version 2 %s, another trigger %s", again, v2, other)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("%d KMS calls, want 3 (the second derivation of trg_a:1 is cached)", n)
+	}
+}
+
+// TestSealOpen: an imported secret is sealed for its trigger and opens for
+// it alone; KMS down is service_unavailable.
+func TestSealOpen(t *testing.T) {
+	keys, _, _, srv := standIn(t)
+	ctx := context.Background()
+	sealed, err := keys.Seal(ctx, "trg_a", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := keys.Open(ctx, "trg_a", sealed); err != nil || got != "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" {
+		t.Errorf("opened %q: %v", got, err)
+	}
+	if _, err := keys.Open(ctx, "trg_b", sealed); problem.CodeOf(err) != problem.InternalError {
+		t.Errorf("another trigger's: %v", err)
+	}
+	srv.Close()
+	if _, err := keys.Derive(ctx, "trg_c", 1); problem.CodeOf(err) != problem.ServiceUnavailable {
+		t.Errorf("KMS down: %v", err)
+	}
+}
