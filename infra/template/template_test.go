@@ -416,3 +416,38 @@ func TestTemplateDashboard(t *testing.T) {
 		t.Errorf("output DashboardUrl %s", url)
 	}
 }
+
+// TestWebhookKeys: the webhook keys are the contract's (WebhookKey an
+// HMAC_256 key for GenerateMac, WebhookSecretsKey a symmetric key for
+// Encrypt and Decrypt), and both outlive the stack and a replacement
+// (Retain): a generated secret is derived from WebhookKey alone, stored
+// nowhere, and an imported one opens only with WebhookSecretsKey.
+func TestWebhookKeys(t *testing.T) {
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := processYAML(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl struct {
+		Resources map[string]struct {
+			Type, DeletionPolicy, UpdateReplacePolicy string
+			Properties                                struct{ KeySpec, KeyUsage string }
+		}
+	}
+	if err := json.Unmarshal(raw, &tpl); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string][2]string{
+		"WebhookKey":        {"HMAC_256", "GENERATE_VERIFY_MAC"},
+		"WebhookSecretsKey": {"SYMMETRIC_DEFAULT", "ENCRYPT_DECRYPT"},
+	} {
+		r := tpl.Resources[id]
+		if r.Type != "AWS::KMS::Key" || r.Properties.KeySpec != want[0] || r.Properties.KeyUsage != want[1] ||
+			r.DeletionPolicy != "Retain" || r.UpdateReplacePolicy != "Retain" {
+			t.Errorf("%s: %+v", id, r)
+		}
+	}
+}
