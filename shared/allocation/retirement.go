@@ -13,7 +13,8 @@ type Retirement struct {
 	// Allocation: the sandbox's allocation is retired, or it is of the
 	// shared kind, whose allocation (cloudflare-shared) always is.
 	Allocation bool
-	// Provider: its provider, or its allocation's, is retired.
+	// Provider: its provider is retired: the one given, else its
+	// allocation's.
 	Provider bool
 	// allocation is the allocation the words name; provider the retired
 	// provider they name.
@@ -22,7 +23,10 @@ type Retirement struct {
 }
 
 // Retirement decides on a sandbox on allocation a (zero when none) and
-// provider prov ("" when unknown), shared when it is of the shared kind.
+// provider prov ("" when unknown: then a's), shared when it is of the
+// shared kind. A stored session's provider and allocation always agree
+// (one that disagrees does not decode); a key's row is judged on the
+// provider it records, as rule 3 says.
 func (p *Policy) Retirement(a Allocation, prov Provider, shared bool) Retirement {
 	r := Retirement{allocation: a, provider: prov}
 	if r.Allocation = !a.IsZero() && p.AllocationRetired(a); !r.Allocation && shared {
@@ -30,10 +34,10 @@ func (p *Policy) Retirement(a Allocation, prov Provider, shared bool) Retirement
 		r.allocation, _ = ByName(CloudflareShared)
 	}
 	switch {
-	case prov != "" && p.retiredProviders[prov]:
-		r.Provider = true
-	case !a.IsZero() && p.retiredProviders[a.Provider()]:
-		r.Provider, r.provider = true, a.Provider()
+	case prov != "":
+		r.Provider = p.retiredProviders[prov]
+	case !a.IsZero():
+		r.Provider, r.provider = p.retiredProviders[a.Provider()], a.Provider()
 	}
 	return r
 }

@@ -4,7 +4,8 @@
 // and cached per execution environment by trigger and version; an
 // imported one is sealed (Encrypt under the stack's symmetric key, with
 // the trigger id as encryption context) and opened again (Decrypt). KMS
-// unreachable is service_unavailable.
+// unreachable is service_unavailable; a key that is wrong for the stack
+// an internal error.
 package secrets
 
 import (
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
 
@@ -118,7 +120,18 @@ func (k *Keys) Open(ctx context.Context, triggerID string, sealed []byte) (strin
 	return string(out.Plaintext), nil
 }
 
-// unavailable is a KMS call that failed: the SDK retried it already.
+// unavailable is a KMS call that failed, after the SDK's own retries:
+// service_unavailable when a later try may pass (what the SDK retries, a
+// deadline, KMS's own fault or a key it cannot reach now), else an
+// internal error (a key that is missing, disabled or not allowed: the
+// stack, not the request, is wrong).
 func unavailable(err error) error {
-	return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
+	var internal *types.KMSInternalException
+	var keyDown *types.KeyUnavailableException
+	var timeout *types.DependencyTimeoutException
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &internal) || errors.As(err, &keyDown) || errors.As(err, &timeout) ||
+		retry.IsErrorRetryables(retry.DefaultRetryables).IsErrorRetryable(err) == aws.TrueTernary {
+		return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
+	}
+	return problem.Wrap(problem.InternalError, "An unexpected error occurred.", err)
 }

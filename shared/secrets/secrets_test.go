@@ -59,7 +59,8 @@ func TestDerive(t *testing.T) {
 }
 
 // TestSealOpen: an imported secret is sealed for its trigger and opens for
-// it alone; KMS down is service_unavailable.
+// it alone; a key the stack lacks, or of the wrong use, is an internal
+// error; KMS down is service_unavailable.
 func TestSealOpen(t *testing.T) {
 	keys, _, _, srv := standIn(t)
 	ctx := context.Background()
@@ -72,6 +73,13 @@ func TestSealOpen(t *testing.T) {
 	}
 	if _, err := keys.Open(ctx, "trg_b", sealed); problem.CodeOf(err) != problem.InternalError {
 		t.Errorf("another trigger's: %v", err)
+	}
+	wrong := secrets.New(kms.Client(srv.URL), "alias/NoSuchKey", "alias/WebhookKey")
+	if _, err := wrong.Derive(ctx, "trg_c", 1); problem.CodeOf(err) != problem.InternalError {
+		t.Errorf("a key the stack does not have: %v", err)
+	}
+	if _, err := wrong.Seal(ctx, "trg_c", "whsec_x"); problem.CodeOf(err) != problem.InternalError {
+		t.Errorf("the HMAC key to encrypt: %v", err)
 	}
 	srv.Close()
 	if _, err := keys.Derive(ctx, "trg_c", 1); problem.CodeOf(err) != problem.ServiceUnavailable {

@@ -97,8 +97,11 @@ func runUpdateItem(table string, seen *trigger.Trigger, run trigger.Run, next ti
 // (unchangedSince): never backward, never onto a deleted or changed
 // trigger. The slot's run goes into the trigger's history in the same
 // transaction: a slot has one run item, so recording it again (a replay
-// of a slot an older writer fired, which recorded no run) adds none. When
-// the condition fails the error is ErrTriggerMoved.
+// of a slot an older writer fired, which recorded no run) adds none; and
+// the condition on the trigger's version keeps a slot from being recorded
+// twice, so an older writer's whole-second key of the same slot is never
+// written beside it. When the condition fails the error is
+// ErrTriggerMoved.
 func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time) error {
 	update, err := runUpdateItem(t.name, seen, run, next)
 	if err != nil {

@@ -16,8 +16,10 @@ import (
 // ledger_item.go).
 const (
 	// A trigger's item is TRIGGER#<id> / TRIGGER; its runs share its
-	// partition, RUN#<slot>, which sort by slot, all of them below the
-	// trigger item's sort key.
+	// partition, RUN#<start>[#<id>] (runKey), which sort by the
+	// millisecond they started, all of them below the trigger item's sort
+	// key. (An older writer's whole-second key, RUN#…:00Z, sorts after the
+	// millisecond keys of its own second: 'Z' is above '.'.)
 	triggerPrefix  = "TRIGGER#"
 	triggerSortKey = "TRIGGER"
 	runPrefix      = "RUN#"

@@ -4,8 +4,8 @@
 // triggers' items, reads and writes (trigger_*.go, advance.go, due.go),
 // their runs (run_item.go, runs.go) and the scan of every item (scan.go).
 // Every item is read with AttrReader; every error of the SDK is
-// read by refusalOf (errors.go); every key is built in keys.go, or by the
-// session package for sessions and ledger rows.
+// read by refusalOf (errors.go); every key is built in keys.go, or beside
+// its codec (SessionKey, LedgerKey).
 package store
 
 import (

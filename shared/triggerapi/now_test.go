@@ -506,3 +506,18 @@ func TestRunNowNoDefault(t *testing.T) {
 		t.Errorf("a new key: %d %s, %d runs", r.Status, r.Raw, runs())
 	}
 }
+
+// TestRunNowOwnerFirst: with the settings unreadable, a trigger that is
+// not the caller's is still 404, as if it did not exist; the caller's own
+// is 503 and starts nothing.
+func TestRunNowOwnerFirst(t *testing.T) {
+	h := newHarness(t)
+	id := newTrigger(t, h, nil)
+	h.BreakSettings()
+	if r := runNowCall(h, other, id, "", ""); r.Status != 404 {
+		t.Errorf("another owner's: %d %s", r.Status, r.Raw)
+	}
+	if r := runNowCall(h, user, id, "", ""); r.Status != 503 || count(h, `"SESSION#`) != 0 {
+		t.Errorf("the caller's own: %d %s", r.Status, r.Raw)
+	}
+}

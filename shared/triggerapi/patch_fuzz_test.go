@@ -64,7 +64,7 @@ func FuzzPatch(f *testing.F) {
 
 // FuzzCursors: a cursor from outside decodes, or is 400; never a panic.
 func FuzzCursors(f *testing.F) {
-	for _, seed := range []string{"", "e30", "bm90IGEgY3Vyc29y", *encodeCursor(runCursor{"trg_a", "RUN#2026-11-30T10:05:00.000Z"}),
+	for _, seed := range []string{"", "e30", "bm90IGEgY3Vyc29y", *encodeCursor(runCursor{Trigger: "trg_a", After: "RUN#2026-11-30T10:05:00.000Z"}), *encodeCursor(runCursor{Trigger: "trg_a", Slot: "2026-11-30T10:05:00Z", Run: "workspace_x"}),
 		*encodeCursor(cursor{"trg_a", "2026-11-30T10:00:30.5Z"}), "!!", "eyJzbG90IjoxfQ"} {
 		f.Add(seed)
 	}

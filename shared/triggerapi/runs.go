@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
@@ -29,10 +30,15 @@ type RunPage struct {
 }
 
 // runCursor is the trigger and the place in its runs a page ended at, as
-// the next request sends it back: base64url of this JSON.
+// the next request sends it back: base64url of this JSON. An earlier
+// release wrote the place as the last run's slot and a manual run's id
+// (Slot, Run): such a cursor, from a page that release served before or
+// during a deploy, still reads as the key it named.
 type runCursor struct {
 	Trigger string `json:"trigger"`
-	After   string `json:"after"`
+	After   string `json:"after,omitempty"`
+	Slot    string `json:"slot,omitempty"`
+	Run     string `json:"run,omitempty"`
 }
 
 // runs lists one of the caller's triggers' runs, newest slot first, a page
@@ -74,7 +80,7 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 		page.Items[i] = runView(run)
 	}
 	if next != "" {
-		page.NextCursor = encodeCursor(runCursor{id, string(next)})
+		page.NextCursor = encodeCursor(runCursor{Trigger: id, After: string(next)})
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
 }
@@ -96,7 +102,21 @@ func runView(run trigger.Run) RunView {
 // the place it ended at. Another trigger's cursor is none.
 func decodeRunCursor(s, id string) (store.RunPosition, error) {
 	var c runCursor
-	if err := decodeCursor(s, &c); err != nil || c.Trigger != id || c.After == "" || !store.RunPosition(c.After).Valid() {
+	if err := decodeCursor(s, &c); err != nil || c.Trigger != id {
+		return "", errCursor
+	}
+	if c.After == "" && c.Slot != "" { // an earlier release's: its key, RUN#<slot>[#<run>]
+		if _, err := time.Parse(session.TimeFormat, c.Slot); err != nil || c.Run != "" && !httpapi.IsPathID(c.Run) {
+			return "", errCursor
+		}
+		c.After = "RUN#" + c.Slot
+		if c.Run != "" {
+			c.After += "#" + c.Run
+		}
+	} else if c.Slot != "" || c.Run != "" {
+		return "", errCursor
+	}
+	if c.After == "" || !store.RunPosition(c.After).Valid() {
 		return "", errCursor
 	}
 	return store.RunPosition(c.After), nil

@@ -1,6 +1,7 @@
 package triggerapi_test
 
 import (
+	"encoding/base64"
 	"fmt"
 	"strings"
 	"sync"
@@ -309,5 +310,31 @@ func TestPatchFaults(t *testing.T) {
 				t.Errorf("version %d: %s", version(t, h, id), r.Raw)
 			}
 		})
+	}
+}
+
+// TestRunsEarlierCursor: a cursor an earlier release wrote, of the last
+// run's slot (and a manual run's id), still pages from the key it names,
+// so that a listing crossing a deploy goes on; one that mixes both shapes
+// is refused.
+func TestRunsEarlierCursor(t *testing.T) {
+	h := newHarness(t)
+	id := newTrigger(t, h, nil)
+	for _, slot := range []string{"2026-11-30T10:20:00Z", "2026-11-30T10:15:00Z", "2026-11-30T10:10:00Z"} {
+		h.Put([]byte(`{"PK":{"S":"TRIGGER#` + id + `"},"SK":{"S":"RUN#` + slot + `"},"triggerId":{"S":"` + id + `"},` +
+			`"slot":{"S":"` + slot + `"},"status":{"S":"fired"},"sessionId":{"S":"workspace_1"},"recordedAt":{"S":"` + slot + `"},"expiresAt":{"N":"1900000000"}}`))
+	}
+	cursor := func(members string) string {
+		return "?cursor=" + base64.RawURLEncoding.EncodeToString([]byte(`{"trigger":"`+id+`",`+members+`}`))
+	}
+	r := runsCall(h, user, id, cursor(`"slot":"2026-11-30T10:20:00Z"`))
+	items, _ := r.Body["items"].([]any)
+	if r.Status != 200 || len(items) != 2 || items[0].(map[string]any)["slot"] != "2026-11-30T10:15:00Z" {
+		t.Errorf("an earlier release's cursor: %d %s", r.Status, r.Raw)
+	}
+	for _, bad := range []string{`"slot":"2026-11-30T10:20:00Z","after":"RUN#2026-11-30T10:20:00Z"`, `"slot":"yesterday"`, `"run":"workspace_1"`} {
+		if r := runsCall(h, user, id, cursor(bad)); r.Status != 400 {
+			t.Errorf("cursor %s: %d %s", bad, r.Status, r.Raw)
+		}
 	}
 }
