@@ -42,14 +42,7 @@ func TestTemplateSchedule(t *testing.T) {
 			t.Errorf("%s: schedules %v, want %v", fn.LogicalID, fn.Schedules, want)
 		}
 	}
-	data, err := os.ReadFile("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := processYAML(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := templateJSON(t)
 	var tpl struct {
 		Resources map[string]struct {
 			Type       string
@@ -423,14 +416,7 @@ func TestTemplateDashboard(t *testing.T) {
 // (Retain): a generated secret is derived from WebhookKey alone, stored
 // nowhere, and an imported one opens only with WebhookSecretsKey.
 func TestWebhookKeys(t *testing.T) {
-	data, err := os.ReadFile("../../template.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := processYAML(data, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := templateJSON(t)
 	var tpl struct {
 		Resources map[string]struct {
 			Type, DeletionPolicy, UpdateReplacePolicy string
@@ -450,4 +436,19 @@ func TestWebhookKeys(t *testing.T) {
 			t.Errorf("%s: %+v", id, r)
 		}
 	}
+}
+
+// templateJSON is template.yaml read as JSON (processYAML), for the tests
+// that decode the parts of it they hold.
+func templateJSON(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := processYAML(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
