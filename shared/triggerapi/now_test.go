@@ -521,3 +521,42 @@ func TestRunNowOwnerFirst(t *testing.T) {
 		t.Errorf("the caller's own: %d %s", r.Status, r.Raw)
 	}
 }
+
+// TestRunNowRequests: what a start now asks of DynamoDB, by operation: a
+// new session is the trigger's read and one transaction (the session, its
+// row when keyed, the check of the trigger, the run); a replay is the
+// trigger's read, the transaction its row refuses (handing the row back),
+// the row's session (rule 7) and the stored run's query.
+func TestRunNowRequests(t *testing.T) {
+	h, p := apitest.Faulty(t)
+	h.Triggers.Now = func() time.Time { return clock }
+	id := newTrigger(t, h, nil)
+	for _, row := range []struct {
+		rule string
+		key  string
+		want map[string]int
+	}{
+		{"without a key", "", map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		{"a new key", "k1", map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		{"its replay", "k1", map[string]int{"GetItem": 2, "TransactWriteItems": 1, "Query": 1}},
+	} {
+		before := map[string]int{}
+		for op := range row.want {
+			before[op] = p.Count(op)
+		}
+		total := p.Count("")
+		if r := runNowCall(h, user, id, row.key, ""); r.Status != 201 && r.Status != 200 {
+			t.Fatalf("%s: %d %s", row.rule, r.Status, r.Raw)
+		}
+		n := 0
+		for op, want := range row.want {
+			if got := p.Count(op) - before[op]; got != want {
+				t.Errorf("%s: %d %s, want %d", row.rule, got, op, want)
+			}
+			n += want
+		}
+		if got := p.Count("") - total; got != n {
+			t.Errorf("%s: %d requests in all, want %d", row.rule, got, n)
+		}
+	}
+}
