@@ -25,8 +25,7 @@ import (
 func TestRunHistory(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		createDue(t, tbl)
-		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		seen := createDue(t, tbl)
 		recorded := now.Add(30 * time.Second)
 		adv := &Advance{Seen: seen, Slot: now, Status: trigger.StatusFallback, Next: now.Add(time.Hour), At: recorded}
 		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
@@ -149,8 +148,7 @@ func TestListRuns(t *testing.T) {
 func TestUpdateTrigger(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		createDue(t, tbl)
-		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		seen := createDue(t, tbl)
 		paused := *seen
 		paused.Active, paused.Prompt = false, "Pause."
 		if err := tbl.UpdateTrigger(ctx, seen, &paused); err != nil {
@@ -232,8 +230,7 @@ func TestReplaceLedgerAdvance(t *testing.T) {
 func TestManualRuns(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		createDue(t, tbl)
-		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		seen := createDue(t, tbl)
 		stale := *seen
 		stale.Version--
 		late, early := newRecord("workspace_late"), newRecord("workspace_early")

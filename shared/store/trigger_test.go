@@ -243,14 +243,19 @@ func TestDueTriggersPages(t *testing.T) {
 	})
 }
 
-// createDue creates trg_a of u1, due now.
-func createDue(t *testing.T, tbl *Table) {
+// createDue creates trg_a of u1, due now, and returns it as read.
+func createDue(t *testing.T, tbl *Table) *trigger.Trigger {
 	t.Helper()
 	tr := newTrigger("trg_a", "u1", "", now)
 	tr.NextRunAt = now
 	if err := tbl.CreateTrigger(context.Background(), tr, 100); err != nil {
 		t.Fatal(err)
 	}
+	seen, err := tbl.GetTrigger(context.Background(), "trg_a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seen
 }
 
 // TestRecordRun: a run moves the next slot on and the version with it, on
@@ -260,8 +265,7 @@ func createDue(t *testing.T, tbl *Table) {
 func TestRecordRun(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		createDue(t, tbl)
-		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		seen := createDue(t, tbl)
 		slot := now.Add(2 * time.Minute) // a later slot: missed ones are skipped
 		if err := tbl.RecordRun(ctx, seen, trigger.Run{At: slot, SessionID: "workspace_1", Status: "fired"}, slot.Add(time.Hour)); err != nil {
 			t.Fatal(err)
@@ -342,8 +346,7 @@ func TestRecordRunUnversioned(t *testing.T) {
 func TestAdvance(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		createDue(t, tbl)
-		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		seen := createDue(t, tbl)
 		adv := &Advance{Seen: seen, Slot: now, Status: "fallback", Next: now.Add(time.Hour)}
 		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
 			t.Fatal(err)
@@ -447,8 +450,7 @@ func TestTriggerCountConflict(t *testing.T) {
 func TestPark(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		createDue(t, tbl)
-		seen, _ := tbl.GetTrigger(ctx, "trg_a")
+		seen := createDue(t, tbl)
 		changed := *seen
 		changed.Cron = "*/5 * * * *"
 		if err := tbl.UpdateTrigger(ctx, seen, &changed); err != nil {
