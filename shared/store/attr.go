@@ -13,13 +13,22 @@ import (
 // Item is a DynamoDB item.
 type Item = map[string]types.AttributeValue
 
-// S, N, M and Bool are the attribute values of the types the table's item
+// S, N, L, M and Bool are the attribute values of the types the table's item
 // shapes use.
 func S(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 
 // N is a number attribute.
 func N(v int64) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.FormatInt(v, 10)}
+}
+
+// L is a list attribute of strings.
+func L(v []string) types.AttributeValue {
+	l := make([]types.AttributeValue, len(v))
+	for i, s := range v {
+		l[i] = S(s)
+	}
+	return &types.AttributeValueMemberL{Value: l}
 }
 
 // M is a map attribute.
@@ -131,6 +140,39 @@ func (r *AttrReader) Map(item Item, path, name string) (m Item, ok bool) {
 		r.Fail("%s%s is not a map", path, name)
 	}
 	return nil, false
+}
+
+// Strings reads a list attribute of strings; ok is false when it is
+// unset. An empty list is a list (ok, and not nil).
+func (r *AttrReader) Strings(item Item, path, name string) (v []string, ok bool) {
+	l, isL := item[name].(*types.AttributeValueMemberL)
+	if !isL {
+		if !r.unset(item[name]) {
+			r.Fail("%s%s is not a list", path, name)
+		}
+		return nil, false
+	}
+	v = make([]string, 0, len(l.Value))
+	for i, e := range l.Value {
+		s, isS := e.(*types.AttributeValueMemberS)
+		if !isS {
+			r.Fail("%s%s[%d] is not a string", path, name, i)
+			return nil, false
+		}
+		v = append(v, s.Value)
+	}
+	return v, true
+}
+
+// Bytes reads a binary attribute; nil when it is unset.
+func (r *AttrReader) Bytes(item Item, path, name string) []byte {
+	if b, ok := item[name].(*types.AttributeValueMemberB); ok {
+		return b.Value
+	}
+	if !r.unset(item[name]) {
+		r.Fail("%s%s is not binary", path, name)
+	}
+	return nil
 }
 
 // EpochMillis reads a time in epoch milliseconds, between the years 1 and

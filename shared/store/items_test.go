@@ -40,6 +40,10 @@ func goodItems() map[string]struct {
 		"trigger": {encodeTrigger(tr), func(it Item) (any, error) { return decodeTrigger(it) }},
 		"run": {encodeRun("trg_a", trigger.Run{At: now, SessionID: "workspace_a", Status: trigger.StatusFired, RecordedAt: now}),
 			func(it Item) (any, error) { return decodeRun(it) }},
+		"webhook trigger": {encodeTrigger(newWebhookTrigger("trg_w", "u1", now)), func(it Item) (any, error) { return decodeTrigger(it) }},
+		"webhook run": {encodeRun("trg_w", trigger.Run{Kind: trigger.KindWebhook, ID: "workspace_a", At: now, SessionID: "workspace_a",
+			Status: trigger.StatusFired, RecordedAt: now, Delivery: "d1", Event: "push", Prompt: "Go.", PromptLength: 3}),
+			func(it Item) (any, error) { return decodeRun(it) }},
 	}
 }
 
@@ -116,6 +120,25 @@ func TestStrictItems(t *testing.T) {
 		{kind: "trigger", rule: `"" for a string is unset`, path: "prompt", set: empty, read: func(v any) string { return trg(v).Prompt }, want: ""},
 		{kind: "trigger", rule: `"" for a flag is of the wrong type`, path: "active", set: empty, invalid: true},
 		{kind: "trigger", rule: `"" for a map is of the wrong type`, path: "agent", set: empty, invalid: true},
+
+		{kind: "webhook trigger", rule: "Verify is not verify", path: "webhook.verify", rename: "Verify", invalid: true},
+		{kind: "webhook trigger", rule: "an unknown verify mode", path: "webhook.verify", set: S("hmac"), invalid: true},
+		{kind: "webhook trigger", rule: "a string for a list", path: "webhook.events", set: wrongS, invalid: true},
+		{kind: "webhook trigger", rule: "a number in the list", path: "webhook.events", set: &types.AttributeValueMemberL{Value: []types.AttributeValue{wrongN}}, invalid: true},
+		{kind: "webhook trigger", rule: "NULL events are every event", path: "webhook.events", set: null, read: func(v any) string { return fmt.Sprint(trg(v).Webhook.Events == nil) }, want: "true"},
+		{kind: "webhook trigger", rule: "an empty list is no event", path: "webhook.events", set: L(nil), read: func(v any) string { return fmt.Sprint(trg(v).Webhook.Events != nil, len(trg(v).Webhook.Events)) }, want: "true 0"},
+		{kind: "webhook trigger", rule: "no secret", path: "webhook.secret", set: null, invalid: true},
+		{kind: "webhook trigger", rule: "a string for a version", path: "webhook.secret.version", set: wrongS, invalid: true},
+		{kind: "webhook trigger", rule: "a secret both generated and sealed", path: "webhook.secret.sealed", set: &types.AttributeValueMemberB{Value: []byte("x")}, invalid: true},
+		{kind: "webhook trigger", rule: "a string for sealed bytes", path: "webhook.previous.sealed", set: wrongS, invalid: true},
+		{kind: "webhook trigger", rule: "a previous secret neither generated nor sealed", path: "webhook.previous.version", set: null, invalid: true},
+		{kind: "webhook trigger", rule: "a webhook trigger with a schedule", path: "cron", set: S("* * * * *"), invalid: true},
+		{kind: "webhook trigger", rule: "a webhook trigger in the due index", path: "dueShard", set: S("DUE#1"), invalid: true},
+		{kind: "webhook trigger", rule: "NULL header is none", path: "webhook.header", set: null, read: func(v any) string { return trg(v).Webhook.Header }, want: ""},
+
+		{kind: "webhook run", rule: "a string for a length", path: "promptLength", set: wrongS, invalid: true},
+		{kind: "webhook run", rule: "NULL delivery is none", path: "delivery", set: null, read: func(v any) string { return run(v).Delivery }, want: ""},
+		{kind: "webhook run", rule: "no runId", path: "runId", set: null, invalid: true},
 
 		{kind: "run", rule: "Status is not status", path: "status", rename: "Status", read: func(v any) string { return run(v).Status }, want: ""},
 		{kind: "run", rule: "a number for a string", path: "status", set: wrongN, invalid: true},

@@ -22,13 +22,21 @@ const RunTTL = 30 * 24 * time.Hour
 // encodeRun returns a run's item, in its trigger's partition (runKey): a
 // slot of one trigger, what it did (triggerId, slot,
 // status, sessionId?, error?, recordedAt) and when the table's TTL deletes it (expiresAt, N,
-// epoch seconds); a manual run's also its kind (kind, S) and id (runId, S).
+// epoch seconds); a manual or webhook run's also its kind (kind, S) and
+// id (runId, S), and a webhook run's delivery?, event?, prompt (S, its
+// excerpt) and promptLength (N).
 func encodeRun(triggerID string, run trigger.Run) Item {
 	item := runKey(triggerID, run)
 	item["triggerId"] = S(triggerID)
-	if run.Kind == trigger.KindManual {
+	if run.Kind == trigger.KindManual || run.Kind == trigger.KindWebhook {
 		item["kind"] = S(run.Kind)
 		item["runId"] = S(run.ID)
+	}
+	if run.Kind == trigger.KindWebhook {
+		PutS(item, "delivery", run.Delivery)
+		PutS(item, "event", run.Event)
+		item["prompt"] = S(run.Prompt)
+		item["promptLength"] = N(int64(run.PromptLength))
 	}
 	item["slot"] = S(formatTime(run.At))
 	item["status"] = S(run.Status)
@@ -58,16 +66,18 @@ func decodeRun(item Item) (trigger.Run, error) {
 		At: r.Time(item, "", "slot", session.TimeFormat), Status: r.Str(item, "", "status"),
 		SessionID: r.Str(item, "", "sessionId"), Error: r.Str(item, "", "error"),
 		RecordedAt: r.Time(item, "", "recordedAt", session.TimeFormat),
+		Delivery: r.Str(item, "", "delivery"), Event: r.Str(item, "", "event"),
+		Prompt: r.Str(item, "", "prompt"), PromptLength: int(r.Int(item, "", "promptLength")),
 	}
 	r.EpochSeconds(item, "", "expiresAt")
 	switch run.Kind {
 	case "", trigger.KindScheduled: // a slot's: its kind is not written
-	case trigger.KindManual:
+	case trigger.KindManual, trigger.KindWebhook:
 		if run.ID == "" {
-			r.Fail("a manual run's runId is missing")
+			r.Fail("a %s run's runId is missing", run.Kind)
 		}
 	default:
-		r.Fail("kind is not scheduled or manual")
+		r.Fail("kind is not scheduled, manual or webhook")
 	}
 	if run.At.IsZero() || run.RecordedAt.IsZero() {
 		r.Fail("slot or recordedAt is missing")

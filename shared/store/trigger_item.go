@@ -46,25 +46,32 @@ func formatTime(t time.Time) string {
 }
 
 // encodeTrigger returns a trigger's item: PK, SK, triggerId, ownerUserId,
-// orgId?, active (BOOL), dueShard? (only while the trigger is active,
-// which keeps inactive triggers out of the due index), cron, timezone,
-// repository {type, repo?, url?, branch?}, agent {mode, model, variant?},
-// prompt, sandboxAllocation? or sandboxAllocationRequest? {provider {id,
-// account}, instanceType}, createdAt, listedAt (the creation instant to
-// the nanosecond), nextRunAt, lastRunAt?, lastSessionId?, lastRunStatus?,
-// lastError? and version? (N). A "?" attribute is left out when unset;
-// the others are written even when empty.
+// orgId?, active (BOOL), a scheduled trigger's dueShard? (only while the
+// trigger is active, which keeps inactive triggers out of the due index),
+// cron, timezone and nextRunAt, or a webhook trigger's webhook (M,
+// encodeWebhook), repository {type, repo?, url?, branch?}, agent {mode,
+// model, variant?}, prompt, sandboxAllocation? or
+// sandboxAllocationRequest? {provider {id, account}, instanceType},
+// createdAt, listedAt (the creation instant to the nanosecond),
+// lastRunAt?, lastSessionId?, lastRunStatus?, lastError? and version?
+// (N). A "?" attribute is left out when unset; the others are written
+// even when empty.
 func encodeTrigger(tr *trigger.Trigger) Item {
 	item := triggerKey(tr.ID)
 	item["triggerId"] = S(tr.ID)
 	item["ownerUserId"] = S(tr.UserID)
 	PutS(item, "orgId", tr.OrgID)
 	item["active"] = Bool(tr.Active)
-	if tr.Active {
-		item["dueShard"] = S(dueShard(tr.ID))
+	if tr.Webhook != nil {
+		item["webhook"] = encodeWebhook(tr.Webhook)
+	} else {
+		if tr.Active {
+			item["dueShard"] = S(dueShard(tr.ID))
+		}
+		item["cron"] = S(tr.Cron)
+		item["timezone"] = S(tr.Timezone)
+		item["nextRunAt"] = S(formatTime(tr.NextRunAt))
 	}
-	item["cron"] = S(tr.Cron)
-	item["timezone"] = S(tr.Timezone)
 	repo := Item{"type": S(tr.Repository.Type)}
 	PutS(repo, "repo", tr.Repository.Repo)
 	PutS(repo, "url", tr.Repository.URL)
@@ -80,7 +87,6 @@ func encodeTrigger(tr *trigger.Trigger) Item {
 	}
 	item["createdAt"] = S(formatTime(tr.CreatedAt))
 	item["listedAt"] = S(listedAt(tr.CreatedAt))
-	item["nextRunAt"] = S(formatTime(tr.NextRunAt))
 	PutS(item, "lastRunAt", formatTime(tr.LastRun.At))
 	PutS(item, "lastSessionId", tr.LastRun.SessionID)
 	PutS(item, "lastRunStatus", tr.LastRun.Status)
@@ -105,6 +111,9 @@ func decodeTrigger(item Item) (*trigger.Trigger, error) {
 	}
 	r.Str(item, "", "dueShard")
 	tr.Cron, tr.Timezone = r.Str(item, "", "cron"), r.Str(item, "", "timezone")
+	if m, ok := r.Map(item, "", "webhook"); ok {
+		tr.Webhook = decodeWebhook(&r, m)
+	}
 	if repo, ok := r.Map(item, "", "repository"); ok {
 		tr.Repository = r.Repository(repo, "repository.")
 	}
@@ -141,6 +150,8 @@ func decodeTrigger(item Item) (*trigger.Trigger, error) {
 		return nil, invalid(r.Err())
 	case storedID != id || tr.UserID == "":
 		return nil, invalid(errors.New("triggerId differs from the key, or ownerUserId is missing"))
+	case tr.Webhook != nil && (tr.Cron != "" || !tr.NextRunAt.IsZero() || item["dueShard"] != nil):
+		return nil, invalid(errors.New("a webhook trigger has cron, nextRunAt or dueShard"))
 	}
 	return tr, nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 func newTrigger(id, user, org string, created time.Time) *trigger.Trigger {
@@ -33,6 +34,64 @@ func newTrigger(id, user, org string, created time.Time) *trigger.Trigger {
 		Prompt:     "Update the dependencies.", SavedAllocation: allocation.VercelSmall,
 		CreatedAt: created, NextRunAt: created.Add(time.Hour),
 	}
+}
+
+// newWebhookTrigger is a token trigger with its own header, events, a
+// current secret of version 2 and a previous one still valid.
+func newWebhookTrigger(id, user string, created time.Time) *trigger.Trigger {
+	tr := newTrigger(id, user, "", created)
+	tr.Cron, tr.Timezone, tr.NextRunAt = "", "", time.Time{}
+	tr.Webhook = &trigger.Webhook{
+		Verify: webhook.VerifyToken, Events: []string{"push", "merge_request.open"}, Header: "X-Webhook-Secret",
+		Secret:   trigger.Secret{Version: 2, CreatedAt: created},
+		Previous: &trigger.Secret{Version: 1, CreatedAt: created.Add(-time.Hour), ValidUntil: created.Add(23 * time.Hour)},
+	}
+	return tr
+}
+
+// TestWebhookTriggerRoundTrip: a webhook trigger reads back as written, a
+// sealed secret and an empty list of events included, with no schedule
+// and out of the due index; its runs carry their delivery, event and
+// prompt.
+func TestWebhookTriggerRoundTrip(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		gen := newWebhookTrigger("trg_g", "u1", now)
+		imp := newWebhookTrigger("trg_i", "u1", now.Add(time.Second))
+		imp.Webhook = &trigger.Webhook{Verify: webhook.VerifyStandard, Events: []string{}, Secret: trigger.Secret{Sealed: []byte{0, 1, 2, 0xff}, CreatedAt: now}}
+		for _, tr := range []*trigger.Trigger{gen, imp} {
+			if err := tbl.CreateTrigger(ctx, tr, 100); err != nil {
+				t.Fatal(err)
+			}
+			got, err := tbl.GetTrigger(ctx, tr.ID)
+			tr.Version = 1
+			if err != nil || !reflect.DeepEqual(got, tr) {
+				t.Fatalf("got %+v %v\nwant %+v", got, err, tr)
+			}
+			out, err := c.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(name), Key: triggerKey(tr.ID), ConsistentRead: aws.Bool(true)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range []string{"cron", "timezone", "nextRunAt", "dueShard"} {
+				if out.Item[a] != nil {
+					t.Errorf("%s: a webhook trigger has %s", tr.ID, a)
+				}
+			}
+		}
+		due, err := tbl.DueTriggers(ctx, now.Add(48*time.Hour))
+		if err != nil || len(due) != 0 {
+			t.Errorf("due: %v %v", due, err)
+		}
+		run := trigger.Run{Kind: trigger.KindWebhook, ID: "workspace_r", At: now, SessionID: "workspace_r", Status: trigger.StatusFired,
+			RecordedAt: now, Delivery: "72d3162e", Event: "push", Prompt: "Review.", PromptLength: 7}
+		if err := tbl.PutRun(ctx, gen, run); err != nil {
+			t.Fatal(err)
+		}
+		_, runs, _, err := tbl.ListRuns(ctx, gen.ID, "", 10, now)
+		if err != nil || len(runs) != 1 || !reflect.DeepEqual(runs[0], run) {
+			t.Errorf("runs %+v %v", runs, err)
+		}
+	})
 }
 
 // TestTriggerRoundTrip: a trigger reads back as written, a byoc request

@@ -5,12 +5,14 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/session"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 // Kinds of a trigger's runs.
 const (
 	KindScheduled = "scheduled"
 	KindManual    = "manual"
+	KindWebhook   = "webhook"
 )
 
 // Run statuses of a trigger's last slot.
@@ -20,16 +22,20 @@ const (
 	StatusFailed   = "failed"
 )
 
-// Trigger is a stored scheduled trigger. The saved allocation is kept as
-// it was stored, a name or a byoc request (or neither): it is judged when
-// the trigger fires.
+// Trigger is a stored trigger: a scheduled one (Cron, Timezone,
+// NextRunAt) or, from contract v6, a webhook one (Webhook, and no
+// schedule). The saved allocation is kept as it was stored, a name or a
+// byoc request (or neither): it is judged when the trigger starts a
+// session.
 type Trigger struct {
-	ID         string
-	UserID     string
-	OrgID      string // "" when none
-	Active     bool
-	Cron       string
-	Timezone   string
+	ID       string
+	UserID   string
+	OrgID    string // "" when none
+	Active   bool
+	Cron     string // "" for a webhook trigger
+	Timezone string
+	// Webhook is a webhook trigger's side; nil for a scheduled trigger.
+	Webhook    *Webhook
 	Repository session.Repository
 	Agent      session.Agent
 	Prompt     string
@@ -40,8 +46,8 @@ type Trigger struct {
 	// CreatedAt is the creation instant, to the nanosecond: the item shows
 	// it in whole seconds, and orders a user's triggers by it in full.
 	CreatedAt time.Time
-	NextRunAt time.Time
-	LastRun   Run // zero before the first slot
+	NextRunAt time.Time // zero for a webhook trigger
+	LastRun   Run       // zero before the first slot
 	// Version counts the writes of the trigger (1 when created; 0 for an
 	// item an older writer stored without it): its slots', its changes'
 	// and its rewrites', each conditioned on the version it saw and moving
@@ -50,14 +56,48 @@ type Trigger struct {
 	Version int64
 }
 
+// Webhook is what a webhook trigger keeps of its deliveries' side: the
+// one proof it accepts, the events that start a session, a token
+// trigger's own header, and its secrets, never in clear.
+type Webhook struct {
+	// Verify is the proof: webhook.VerifyGitHub, VerifyStandard or
+	// VerifyToken.
+	Verify webhook.VerifyMode
+	// Events lists the events that start a session; nil: every event.
+	Events []string
+	// Header is a token trigger's own header for its secret; "" for none.
+	Header string
+	// Secret is the current secret; Previous the one before the last
+	// rotation, while it is still valid (nil when there is none).
+	Secret   Secret
+	Previous *Secret
+}
+
+// Secret is one of a webhook trigger's secrets as the table keeps it: a
+// generated one by its version only (derived again when it is needed), an
+// imported one sealed (encrypted under the stack's symmetric key).
+type Secret struct {
+	// Version is a generated secret's version, from 1; 0 for an imported
+	// one.
+	Version int
+	// Sealed is an imported secret, encrypted; nil for a generated one.
+	Sealed    []byte
+	CreatedAt time.Time
+	// ValidUntil is when a previous secret stops proving deliveries; zero
+	// for the current one.
+	ValidUntil time.Time
+}
+
 // Run is what a slot of a trigger did: its last one, or one of its run
 // history.
 type Run struct {
 	// Kind is KindScheduled for a slot's run, KindManual for a start now
-	// (POST /v1/triggers/{triggerId}/run); "" is scheduled.
+	// (POST /v1/triggers/{triggerId}/run), KindWebhook for a delivery; ""
+	// is scheduled.
 	Kind string
-	// ID keys a manual run beside the others of the same second: its
-	// session's id, or a fresh one for a refused start ("" for a slot's).
+	// ID keys a manual or webhook run beside the others of the same
+	// millisecond: its session's id, or a fresh one for a refused start
+	// ("" for a slot's).
 	ID        string
 	At        time.Time // the slot, or when a manual run started; zero when none
 	SessionID string    // "" when no session was obtained
@@ -66,11 +106,35 @@ type Run struct {
 	// RecordedAt is when the run was recorded (the history's; zero in a
 	// trigger's last run).
 	RecordedAt time.Time
+	// A webhook run's delivery id and event ("" for none), and its rendered
+	// prompt: the first RunPromptMax code points, and its full length.
+	Delivery, Event string
+	Prompt          string
+	PromptLength    int
 }
+
+// RunPromptMax is how many code points of a webhook run's rendered prompt
+// its run keeps.
+const RunPromptMax = 1000
 
 // Position is where a page of a user's triggers ends: the last trigger
 // returned.
 type Position struct {
 	ID        string
 	CreatedAt time.Time
+}
+
+// Excerpt is what a webhook run keeps of its rendered prompt: the first
+// RunPromptMax code points, and the prompt's length in code points.
+func Excerpt(prompt string) (excerpt string, length int) {
+	for i := range prompt {
+		if length == RunPromptMax {
+			excerpt = prompt[:i]
+		}
+		length++
+	}
+	if length <= RunPromptMax {
+		excerpt = prompt
+	}
+	return excerpt, length
 }
