@@ -1,7 +1,9 @@
 // Package lambdaenv builds, once per execution environment, what every
 // function needs: the JSON logger, the table, the cached settings, and the
 // environment's metrics, from the environment the template sets
-// (TABLE_NAME, CONFIG_PATH, CONFIG_TTL_SECONDS) and the one Lambda sets (the
+// (TABLE_NAME, CONFIG_PATH, CONFIG_TTL_SECONDS; WEBHOOK_KEY_ID and
+// WEBHOOK_SECRETS_KEY_ID for the functions that hold webhook secrets) and
+// the one Lambda sets (the
 // region, the credentials of the function's role, the function's name and
 // version). It does not load the SDK's default
 // configuration: its credential chain links the SDK's STS, SSO and sign-in
@@ -25,9 +27,11 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
@@ -79,6 +83,10 @@ type Env struct {
 	// Its Version dimension is AWS_LAMBDA_FUNCTION_VERSION, the version the
 	// alias live ran, "$LATEST" where it is not set.
 	Metrics *invocation.Metrics
+
+	// kms is the KMS client's configuration, for the functions that hold
+	// webhook secrets (Secrets): the others never build the client.
+	kms kms.Options
 }
 
 // Start loads the environment and builds the handler from it, once per
@@ -139,7 +147,21 @@ func Load() (*Env, error) {
 		Table:    store.New(dynamo, table),
 		Settings: settings.New(params, path, ttl),
 		Metrics:  invocation.NewMetrics(cmp.Or(os.Getenv(varFunction), unnamed), cmp.Or(os.Getenv(varVersion), unpublished)),
+		kms:      kms.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("KMS")},
 	}, nil
+}
+
+// Secrets builds the webhook secrets' keys, for the functions that hold
+// them (the triggers and the trigger hook): the KMS client, on the
+// environment's region, credentials and endpoint (AWS_ENDPOINT_URL_KMS),
+// and the keys that WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID name, both
+// required. Nothing here does I/O.
+func (e *Env) Secrets() (*secrets.Keys, error) {
+	mac, seal := os.Getenv(secrets.VarMACKey), os.Getenv(secrets.VarSealKey)
+	if mac == "" || seal == "" {
+		return nil, fmt.Errorf("%s and %s must be set", secrets.VarMACKey, secrets.VarSealKey)
+	}
+	return secrets.New(kms.New(e.kms), mac, seal), nil
 }
 
 // endpoint is the endpoint the environment sets for a service (its SDK

@@ -5,8 +5,6 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"net/http"
-	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
@@ -16,19 +14,10 @@ import (
 )
 
 // standIn serves the local KMS with new keys, counting its requests.
-func standIn(t *testing.T) (*secrets.Keys, *kms.Keys, *atomic.Int64, *httptest.Server) {
+func standIn(t *testing.T) (*secrets.Keys, *kms.Keys, *atomic.Int64, *kms.TestServer) {
 	t.Helper()
-	ks, err := kms.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var calls atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		(&kms.Server{Keys: ks}).ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return secrets.New(kms.Client(srv.URL), "alias/WebhookKey", "alias/WebhookSecretsKey"), ks, &calls, srv
+	ts := kms.NewTestServer(t)
+	return secrets.New(kms.Client(ts.URL), "alias/WebhookKey", "alias/WebhookSecretsKey"), ts.Keys, &ts.Calls, ts
 }
 
 // TestDerive: a generated secret is whsec_ and the base64 of the HMAC key's

@@ -34,6 +34,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
@@ -41,6 +42,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -66,6 +68,10 @@ type Harness struct {
 	Start    *start.Service
 	Triggers *triggerapi.Service
 	Firing   *firing.Firing
+	// Secrets are the webhook secrets' keys on KMS, the local stand-in
+	// with keys made for the test, whose requests it counts.
+	Secrets  *secrets.Keys
+	KMS      *kms.TestServer
 	settings string
 	logs     *syncBuffer
 }
@@ -99,6 +105,8 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	// Settings are read at every request, so that a test can change them.
 	cfg := settings.New(sm, ConfigPath, time.Nanosecond)
 	tbl := store.New(api, name)
+	h.KMS = kms.NewTestServer(t)
+	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
 	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start}
 	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")}
