@@ -67,12 +67,14 @@ type Ledger struct {
 	RecordsRetired int `json:"recordsRetired"`
 }
 
-// Triggers counts the triggers: all, the paused, and those whose saved
-// allocation falls back to the default, paused ones included (they would
-// when resumed), by the class of the firing's rule.
+// Triggers counts the triggers: all, the paused, the webhook ones (of
+// both, the rest scheduled), and those whose saved allocation falls back
+// to the default, paused ones included (they would when resumed), by the
+// class of the firing's rule.
 type Triggers struct {
 	Total    int       `json:"total"`
 	Paused   int       `json:"paused"`
+	Webhook  int       `json:"webhook"`
 	Fallback Fallbacks `json:"fallback"`
 }
 
@@ -190,6 +192,9 @@ func (l *Ledger) add(p *allocation.Policy, row *ledger.Row) {
 func (r *Report) addTrigger(p *allocation.Policy, tr *trigger.Trigger) {
 	if !tr.Active {
 		r.Triggers.Paused++
+	}
+	if tr.Webhook != nil {
+		r.Triggers.Webhook++
 	}
 	fb := fallback(p, tr)
 	f := &r.Triggers.Fallback

@@ -22,6 +22,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -99,6 +100,16 @@ func seed(t *testing.T, c *dynamodb.Client, name string) (fallsBack []string) {
 			fallsBack = append(fallsBack, s.id)
 		}
 	}
+	// A webhook trigger (no schedule): counted in webhook.
+	hook := &trigger.Trigger{
+		ID: "trg_hook", UserID: "u1", Active: true,
+		Webhook:    &trigger.Webhook{Verify: webhook.VerifyGitHub, Secret: trigger.Secret{Version: 1, CreatedAt: now}},
+		Repository: session.Repository{Type: "github", Repo: "acme/app"}, Agent: session.Agent{Mode: "code", Model: "m"},
+		Prompt: "p", CreatedAt: now,
+	}
+	if err := tbl.CreateTrigger(ctx, hook, 100); err != nil {
+		t.Fatal(err)
+	}
 	// A trigger that does not decode: counted in the total only.
 	if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberS{Value: "TRIGGER#trg_broken"}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
@@ -122,9 +133,9 @@ func seedPolicy() *allocation.Policy {
 // from the fixtures (see each fixture's sandbox: its id, kind, provider,
 // allocation and route).
 var seedReport = Report{
-	// 16 valid and 27 invalid sessions, 9 ledger rows (one invalid), 13
-	// triggers (one invalid) and the owner's trigger count.
-	Scanned: 16 + 27 + 9 + 13 + 1,
+	// 16 valid and 27 invalid sessions, 9 ledger rows (one invalid), 14
+	// triggers (one invalid, one webhook) and the owner's trigger count.
+	Scanned: 16 + 27 + 9 + 14 + 1,
 	Sessions: Sessions{
 		// byoc, cloudflare-single, code-review, current, kilo request,
 		// unset attributes
@@ -155,8 +166,9 @@ var seedReport = Report{
 		RecordsRetired: 2,
 	},
 	Triggers: Triggers{
-		Total:  13,
-		Paused: 3,
+		Total:   14,
+		Paused:  3,
+		Webhook: 1,
 		Fallback: Fallbacks{
 			Retired:         2, // cloudflare-shared, active and paused
 			ProviderRetired: 2, // cloudflare-single, isolated-standard

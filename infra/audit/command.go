@@ -251,6 +251,7 @@ func (r *Report) WriteText(w io.Writer, table string) error {
 	head("Triggers")
 	line("total", t.Total)
 	line("paused", t.Paused)
+	line("webhook", t.Webhook)
 	line("fall back: allocation retired", t.Fallback.Retired)
 	line("fall back: provider retired", t.Fallback.ProviderRetired)
 	line("fall back: unknown allocation", t.Fallback.Unknown)

@@ -68,11 +68,11 @@ func TestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The contract's object, every member spelled as section 8 spells it.
-	want := `{"scanned": 66,
+	want := `{"scanned": 67,
 		"sessions": {"current": 6, "legacyFlat": 3, "sharedKind": 1, "routeKey": 1, "rawOwnerKey": 2, "legacyIsolatedPrefix": 2,
 			"sbxNoKind": 1, "invalid": 27, "onRetiredProvider": 11, "onRetiredAllocation": 5},
 		"ledger": {"completed": 5, "inProgress": 2, "failed": 1, "recordsShared": 2, "recordsRetired": 2},
-		"triggers": {"total": 13, "paused": 3, "fallback": {"retired": 2, "providerRetired": 2, "unknown": 2, "notSelectable": 2}}}`
+		"triggers": {"total": 14, "paused": 3, "webhook": 1, "fallback": {"retired": 2, "providerRetired": 2, "unknown": 2, "notSelectable": 2}}}`
 	if got := contractObject(t, out); !reflect.DeepEqual(got, contractObject(t, want)) {
 		t.Errorf("-json: %s", out)
 	}
@@ -83,7 +83,7 @@ func TestCommand(t *testing.T) {
 	o, _ := ParseFlags(base, &bytes.Buffer{})
 	var text, bar bytes.Buffer
 	o.Progress = &bar // a terminal
-	if err := Run(context.Background(), o, &text, &bytes.Buffer{}); err != nil || !strings.HasPrefix(text.String(), name+": 66 items scanned\n") ||
+	if err := Run(context.Background(), o, &text, &bytes.Buffer{}); err != nil || !strings.HasPrefix(text.String(), name+": 67 items scanned\n") ||
 		!strings.Contains(text.String(), "  fall back: not selectable") {
 		t.Errorf("the table: %v\n%s", err, text.String())
 	}
@@ -102,7 +102,7 @@ func TestCommand(t *testing.T) {
 	}
 	out, _, err = run(t, append(base, "-json")...)
 	if got := contractObject(t, out)["triggers"]; err != nil ||
-		!reflect.DeepEqual(got, map[string]any{"total": 13.0, "paused": 3.0, "fallback": map[string]any{"retired": 0.0, "providerRetired": 0.0, "unknown": 0.0, "notSelectable": 0.0}}) {
+		!reflect.DeepEqual(got, map[string]any{"total": 14.0, "paused": 3.0, "webhook": 1.0, "fallback": map[string]any{"retired": 0.0, "providerRetired": 0.0, "unknown": 0.0, "notSelectable": 0.0}}) {
 		t.Errorf("after the rewrite: %v %v", got, err)
 	}
 	out, _, err = run(t, append(base, "-rewrite-triggers")...)
