@@ -97,6 +97,7 @@ var wantStatuses = map[string][]int{
 	"PATCH /v1/triggers/{triggerId}":          {200, 400, 401, 403, 404, 405, 413, 422, 500, 503},
 	"GET /v1/triggers/{triggerId}/runs":       {200, 400, 401, 404, 405, 413, 500, 503},
 	"POST /v1/triggers/{triggerId}/run":       {200, 201, 400, 401, 404, 405, 409, 413, 422, 500, 503},
+	"POST /v1/triggers/{triggerId}/secret":    {200, 400, 401, 404, 405, 413, 500, 503},
 }
 
 func TestResponses(t *testing.T) {

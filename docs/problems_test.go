@@ -86,6 +86,7 @@ var ordinary = map[string]apitest.Call{
 	"PATCH /v1/triggers/{triggerId}":          call("PATCH", "/v1/triggers/"+absent, map[string]any{}),
 	"GET /v1/triggers/{triggerId}/runs":       call("GET", "/v1/triggers/"+absent+"/runs", nil),
 	"POST /v1/triggers/{triggerId}/run":       call("POST", "/v1/triggers/"+absent+"/run", nil),
+	"POST /v1/triggers/{triggerId}/secret":    call("POST", "/v1/triggers/"+absent+"/secret", nil),
 }
 
 // do sends a call that must succeed and returns its body.

@@ -1,6 +1,7 @@
 // Command triggers is the triggers function: POST and GET /v1/triggers;
 // GET, PATCH and DELETE /v1/triggers/{triggerId}; and
-// GET /v1/triggers/{triggerId}/runs; POST /v1/triggers/{triggerId}/run.
+// GET /v1/triggers/{triggerId}/runs; POST /v1/triggers/{triggerId}/run;
+// POST /v1/triggers/{triggerId}/secret.
 package main
 
 import (
@@ -12,7 +13,14 @@ import (
 
 func main() {
 	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
-		svc := &triggerapi.Service{Table: env.Table, Settings: env.Settings, Start: &start.Service{Table: env.Table, Settings: env.Settings}}
+		keys, err := env.Secrets()
+		if err != nil {
+			return nil, err
+		}
+		svc := &triggerapi.Service{
+			Table: env.Table, Settings: env.Settings, Secrets: keys,
+			Start: &start.Service{Table: env.Table, Settings: env.Settings},
+		}
 		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
 	})
 }

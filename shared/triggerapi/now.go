@@ -55,7 +55,7 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 // startNow starts the trigger tr's session now, as it was read, and
 // answers it as the route does.
 func (s *Service) startNow(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, key string) (httpapi.Response, error) {
-	runner := triggerrun.Runner{Start: s.Start, Table: s.Table, Now: s.now}
+	runner := triggerrun.Runner{Start: s.Start, Table: s.Table, Secrets: s.Secrets, Now: s.now}
 	got, err := runner.StartNow(ctx, tr, policy, key)
 	if err != nil {
 		return httpapi.Response{}, err

@@ -33,6 +33,7 @@ type patchBody struct {
 	Agent             jsontext.Value `json:"agent"`
 	Prompt            jsontext.Value `json:"prompt"`
 	SandboxAllocation jsontext.Value `json:"sandboxAllocation"`
+	Webhook           jsontext.Value `json:"webhook"`
 }
 
 // required are the members that a patch may not remove (null), each
@@ -43,7 +44,7 @@ var required = []struct {
 	nested []string
 }{
 	{"active", nil}, {"schedule", []string{"cron"}}, {"repository", []string{"type"}},
-	{"agent", []string{"mode", "model"}}, {"prompt", nil},
+	{"agent", []string{"mode", "model"}}, {"prompt", nil}, {"webhook", nil},
 }
 
 // members are the members each object of a patch may name, null
@@ -52,6 +53,7 @@ var required = []struct {
 var members = map[string][]string{
 	"schedule": {"cron", "timezone"}, "repository": {"type", "repo", "url", "branch"}, "agent": {"mode", "model", "variant"},
 	"sandboxAllocation": {"provider", "instanceType"}, "sandboxAllocation.provider": {"id", "account"},
+	"webhook": {"events"},
 }
 
 // unknownMember is the path of the first member of v, the value at path,
@@ -94,7 +96,7 @@ func parsePatch(r *httpapi.Request) (patch, error) {
 		// member can hold.
 		return nil, bad("The body holds a number out of range.")
 	}
-	for _, name := range []string{"schedule", "repository", "agent"} {
+	for _, name := range []string{"schedule", "repository", "agent", "webhook"} {
 		if unknown := unknownMember(name, p[name]); unknown != "" {
 			return nil, bad(httpapi.MemberName(unknown) + " is not a known member.")
 		}
@@ -136,13 +138,10 @@ func mergePatch(target, p any) any {
 	return t
 }
 
-// apply works out the trigger that the patch makes of tr at now: the
-// merged trigger passes every check of a create body (the 400 rules, and
-// allocation checks 1 and 3 to 6 when the patch names an allocation). A
-// changed schedule, or a resumed trigger, runs next at its first slot
-// strictly after now; otherwise the next run stays.
-func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now time.Time) (*trigger.Trigger, error) {
-	// The trigger as a create body would give it.
+// createDoc is the trigger tr as a create body would give it: a
+// scheduled trigger with its schedule, a webhook one with its verify,
+// events and header (never its secret, which a patch cannot change).
+func createDoc(tr *trigger.Trigger) (map[string]any, error) {
 	var doc map[string]any
 	raw, err := json.Marshal(viewOf(tr))
 	if err == nil {
@@ -151,8 +150,39 @@ func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now t
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"triggerId", "createdAt", "nextRunAt", "lastRunAt", "lastSessionId", "lastRunStatus", "lastError"} {
+	for _, name := range []string{"triggerId", "createdAt", "nextRunAt", "lastRunAt", "lastSessionId", "lastRunStatus", "lastError", "schedule", "webhook"} {
 		delete(doc, name)
+	}
+	if w := tr.Webhook; w != nil {
+		side := map[string]any{"verify": string(w.Verify)}
+		if w.Events != nil {
+			side["events"] = w.Events
+		}
+		if w.Header != "" {
+			side["header"] = w.Header
+		}
+		doc["webhook"] = side
+	} else {
+		doc["schedule"] = map[string]any{"cron": tr.Cron, "timezone": tr.Timezone}
+	}
+	return doc, nil
+}
+
+// apply works out the trigger that the patch makes of tr at now: the
+// merged trigger passes every check of a create body (the 400 rules, a
+// webhook trigger's template included, and allocation checks 1 and 3 to 6
+// when the patch names an allocation). A trigger's mode is fixed: schedule
+// on a webhook trigger, or webhook on a scheduled one, is 400. A changed
+// schedule, or a resumed scheduled trigger, runs next at its first slot
+// strictly after now; otherwise the next run stays (a webhook trigger has
+// none).
+func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now time.Time) (*trigger.Trigger, error) {
+	if err := fixedMode(tr, p); err != nil {
+		return nil, err
+	}
+	doc, err := createDoc(tr)
+	if err != nil {
+		return nil, err
 	}
 	// The saved allocation is judged only when the patch names one (and
 	// merged with it, an object member by member): a saved value that no
@@ -176,10 +206,16 @@ func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now t
 		return nil, problem.New(problem.InvalidSandboxAllocation, httpapi.MemberName(unknown)+" is not a member of an allocation.")
 	}
 	next := *tr
-	next.Active, next.Cron, next.Timezone = req.active, req.schedule.Cron(), req.schedule.Timezone()
-	next.Repository, next.Agent, next.Prompt = req.repository, req.agent, req.prompt
-	if next.Cron != tr.Cron || next.Timezone != tr.Timezone || next.Active && !tr.Active {
-		next.NextRunAt = req.schedule.Next(now)
+	next.Active, next.Repository, next.Agent, next.Prompt = req.active, req.repository, req.agent, req.prompt
+	if tr.Webhook != nil {
+		w := *tr.Webhook
+		w.Events = req.webhook.Events
+		next.Webhook = &w
+	} else {
+		next.Cron, next.Timezone = req.schedule.Cron(), req.schedule.Timezone()
+		if next.Cron != tr.Cron || next.Timezone != tr.Timezone || next.Active && !tr.Active {
+			next.NextRunAt = req.schedule.Next(now)
+		}
 	}
 	if newAllocation {
 		next.SavedAllocation, next.SavedRequest = "", nil
@@ -190,6 +226,20 @@ func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now t
 		}
 	}
 	return &next, nil
+}
+
+// fixedMode refuses a patch that would change a trigger's mode, fixed at
+// create: schedule on a webhook trigger, webhook on a scheduled one.
+func fixedMode(tr *trigger.Trigger, p patch) error {
+	_, schedule := p["schedule"]
+	_, hook := p["webhook"]
+	switch {
+	case schedule && tr.Webhook != nil:
+		return bad("schedule cannot be set on a webhook trigger: a trigger's mode is fixed when it is created.")
+	case hook && tr.Webhook == nil:
+		return bad("webhook cannot be set on a scheduled trigger: a trigger's mode is fixed when it is created.")
+	}
+	return nil
 }
 
 // save runs allocation checks 1 and 3 to 6 on an allocation a trigger is

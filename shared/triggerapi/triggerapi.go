@@ -1,7 +1,10 @@
 // Package triggerapi answers the trigger routes: it creates, lists, shows,
-// changes and deletes a caller's scheduled triggers, lists their runs, and
-// starts a trigger's session now, through the firing's start of it. Firing
-// them on their schedule is package firing's.
+// changes and deletes a caller's triggers, scheduled or webhook ones (a
+// webhook trigger's events, header and secrets in webhook.go, its secret
+// made at create and rotated), lists their runs, and starts a trigger's
+// session now, through the firing's start of it. Firing them on their
+// schedule is package firing's; a webhook delivery is the hook
+// function's.
 package triggerapi
 
 import (
@@ -18,11 +21,13 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 // Limits of the contract.
@@ -40,14 +45,16 @@ type Service struct {
 	Settings *settings.Settings
 	// Start starts a trigger's session now.
 	Start *start.Service
+	// Secrets makes, seals and opens webhook triggers' secrets (KMS).
+	Secrets *secrets.Keys
 	// Now and NewTriggerID default to the clock and trg_<uuid v4>.
 	Now          func() time.Time
 	NewTriggerID func() string
 }
 
 // Routes are POST and GET /v1/triggers, GET, PATCH and DELETE
-// /v1/triggers/{triggerId}, GET /v1/triggers/{triggerId}/runs and POST
-// /v1/triggers/{triggerId}/run.
+// /v1/triggers/{triggerId}, GET /v1/triggers/{triggerId}/runs, POST
+// /v1/triggers/{triggerId}/run and POST /v1/triggers/{triggerId}/secret.
 func (s *Service) Routes() []httpapi.Route {
 	return []httpapi.Route{
 		{Method: http.MethodPost, Pattern: "/v1/triggers", Handle: s.create},
@@ -57,6 +64,7 @@ func (s *Service) Routes() []httpapi.Route {
 		{Method: http.MethodDelete, Pattern: "/v1/triggers/{triggerId}", Handle: s.delete},
 		{Method: http.MethodGet, Pattern: "/v1/triggers/{triggerId}/runs", Handle: s.runs},
 		{Method: http.MethodPost, Pattern: "/v1/triggers/{triggerId}/run", Handle: s.runNow},
+		{Method: http.MethodPost, Pattern: "/v1/triggers/{triggerId}/secret", Handle: s.rotate},
 	}
 }
 
@@ -65,10 +73,14 @@ func bad(detail string) error { return problem.New(problem.InvalidRequest, detai
 var errNotFound = problem.New(problem.NotFound, "There is no such trigger.")
 
 // createRequest is a validated POST /v1/triggers body; its allocation is
-// kept as sent, to be judged after the org check.
+// kept as sent, to be judged after the org check. Exactly one of schedule
+// and webhook is set; secret is a webhook's secret to import ("": one is
+// generated).
 type createRequest struct {
 	orgID      string
 	schedule   *trigger.Schedule
+	webhook    *trigger.Webhook
+	secret     string
 	repository session.Repository
 	agent      session.Agent
 	prompt     string
@@ -83,6 +95,7 @@ type createBody struct {
 		Cron     *string `json:"cron"`
 		Timezone *string `json:"timezone"`
 	} `json:"schedule"`
+	Webhook           *webhookBody            `json:"webhook"`
 	Repository        *session.RepositoryBody `json:"repository"`
 	Agent             *session.AgentBody      `json:"agent"`
 	Prompt            *string                 `json:"prompt"`
@@ -98,12 +111,8 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	}
 	var m problem.Members
 	r := createRequest{active: true}
-	var cron, zone string
 	r.orgID = m.Optional("orgId", b.OrgID)
-	if m.RequiredObject("schedule", b.Schedule != nil) {
-		cron = m.Required("schedule.cron", b.Schedule.Cron)
-		zone = m.Optional("schedule.timezone", b.Schedule.Timezone)
-	}
+	cron, zone := r.parseMode(&m, &b)
 	if m.RequiredObject("repository", b.Repository != nil) {
 		r.repository = session.ParseRepository(&m, "repository", b.Repository)
 	}
@@ -132,6 +141,13 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	}).Validate(); err != nil {
 		return nil, err
 	}
+	if r.webhook != nil {
+		// A webhook trigger's prompt is the template its deliveries render.
+		if _, err := webhook.ParseTemplate(r.prompt); err != nil {
+			return nil, err
+		}
+		return &r, nil
+	}
 	if zone == "" {
 		zone = "UTC" // left out
 	}
@@ -143,9 +159,28 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	return &r, nil
 }
 
+// parseMode reads the body's one mode: a schedule (its cron and zone, to
+// be parsed) or a webhook side; both, or neither, fails.
+func (r *createRequest) parseMode(m *problem.Members, b *createBody) (cron, zone string) {
+	switch {
+	case b.Schedule != nil && b.Webhook != nil:
+		m.Fail("schedule", "and webhook may not both be given: a trigger runs on its schedule or on deliveries")
+	case b.Schedule == nil && b.Webhook == nil:
+		m.Fail("schedule", "or webhook is required")
+	case b.Schedule != nil:
+		cron = m.Required("schedule.cron", b.Schedule.Cron)
+		zone = m.Optional("schedule.timezone", b.Schedule.Timezone)
+	default:
+		r.webhook, r.secret = parseWebhook(m, b.Webhook)
+	}
+	return cron, zone
+}
+
 // create runs the checks in the contract's order: the body, the cron
-// expression and the zone (400), the org (403), allocation checks 1 and 3
-// to 6, then the owner's trigger limit.
+// expression and the zone or the webhook side and its template (400), the
+// org (403), allocation checks 1 and 3 to 6, a webhook trigger's secret
+// (KMS: generated, shown in this answer only, or imported and sealed),
+// then the owner's trigger limit.
 func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	now := s.now()
 	req, err := parseCreate(r.Body, now)
@@ -157,13 +192,22 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	}
 	tr := &trigger.Trigger{
 		ID: s.newTriggerID(), UserID: r.Caller.UserID, OrgID: req.orgID, Active: req.active,
-		Cron: req.schedule.Cron(), Timezone: req.schedule.Timezone(),
-		Repository: req.repository, Agent: req.agent, Prompt: req.prompt,
+		Webhook: req.webhook, Repository: req.repository, Agent: req.agent, Prompt: req.prompt,
 		CreatedAt: now.UTC(),
 	}
-	tr.NextRunAt = req.schedule.Next(tr.CreatedAt)
+	if req.schedule != nil {
+		tr.Cron, tr.Timezone = req.schedule.Cron(), req.schedule.Timezone()
+		tr.NextRunAt = req.schedule.Next(tr.CreatedAt)
+	}
 	if req.allocation != nil {
 		if err := s.save(ctx, tr, req.allocation); err != nil {
+			return httpapi.Response{}, err
+		}
+	}
+	var shown string
+	if tr.Webhook != nil {
+		tr.Webhook.Secret, shown, err = s.newSecret(ctx, tr.ID, req.secret, 1, tr.CreatedAt)
+		if err != nil {
 			return httpapi.Response{}, err
 		}
 	}
@@ -173,8 +217,12 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	case err != nil:
 		return httpapi.Response{}, err
 	}
+	v := viewOf(tr)
+	if v.Webhook != nil {
+		v.Webhook.Secret = shown
+	}
 	return httpapi.Response{
-		Status: http.StatusCreated, Body: viewOf(tr),
+		Status: http.StatusCreated, Body: v,
 		Headers: map[string]string{"Location": "/v1/triggers/" + tr.ID},
 	}, nil
 }

@@ -48,7 +48,7 @@ func create(h *apitest.Harness, claims map[string]string, b string) apitest.Resu
 }
 
 // TestCreate: 201 with Location and every member of a trigger; unknown
-// values are null; active defaults to true and the zone to UTC; nextRunAt
+// values are null, webhook among them; active defaults to true and the zone to UTC; nextRunAt
 // is the first slot strictly after creation; a kilo object comes back as
 // its name and a byoc object as itself.
 func TestCreate(t *testing.T) {
@@ -65,6 +65,7 @@ func TestCreate(t *testing.T) {
 		"sandboxAllocation": nil, "createdAt": "2026-11-30T10:00:30Z",
 		"nextRunAt": "2026-12-01T08:00:00Z", // 09:00 in Berlin, the next weekday
 		"lastRunAt": nil, "lastSessionId": nil, "lastRunStatus": nil, "lastError": nil,
+		"webhook": nil, // a scheduled trigger
 	}
 	for k, v := range want {
 		if fmt.Sprint(r.Body[k]) != fmt.Sprint(v) {

@@ -1,22 +1,27 @@
 package triggerapi
 
 import (
+	"time"
+
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
-// View is a trigger as the API shows it; an unknown value is null.
+// View is a trigger as the API shows it; an unknown value is null. A
+// scheduled trigger has a schedule and nextRunAt, and webhook null; a
+// webhook trigger the other way round.
 type View struct {
 	TriggerID         string         `json:"triggerId"`
 	OrgID             *string        `json:"orgId"`
 	Active            bool           `json:"active"`
-	Schedule          ScheduleView   `json:"schedule"`
+	Schedule          *ScheduleView  `json:"schedule"`
+	Webhook           *WebhookView   `json:"webhook"`
 	Repository        RepositoryView `json:"repository"`
 	Agent             AgentView      `json:"agent"`
 	Prompt            string         `json:"prompt"`
 	SandboxAllocation any            `json:"sandboxAllocation"` // a name, a byoc request object, or null
 	CreatedAt         string         `json:"createdAt"`
-	NextRunAt         string         `json:"nextRunAt"`
+	NextRunAt         *string        `json:"nextRunAt"`
 	LastRunAt         *string        `json:"lastRunAt"`
 	LastSessionID     *string        `json:"lastSessionId"`
 	LastRunStatus     *string        `json:"lastRunStatus"`
@@ -27,6 +32,22 @@ type View struct {
 type ScheduleView struct {
 	Cron     string `json:"cron"`
 	Timezone string `json:"timezone"`
+}
+
+// WebhookView is a webhook trigger's side: where its deliveries go, the
+// proof it accepts, the events that start a session (null: every event),
+// a token trigger's own header (left out when it has none), and its
+// secrets' times. Secret is the secret in clear, set only in the answers
+// that make a generated one (the create, a rotation) and left out
+// everywhere else.
+type WebhookView struct {
+	URL                      string   `json:"url"`
+	Verify                   string   `json:"verify"`
+	Events                   []string `json:"events,format:emitnull"`
+	Header                   string   `json:"header,omitempty"`
+	Secret                   string   `json:"secret,omitempty"`
+	SecretCreatedAt          string   `json:"secretCreatedAt"`
+	PreviousSecretValidUntil *string  `json:"previousSecretValidUntil"`
 }
 
 // RepositoryView is a stored repository: repo for github, url for gitlab
@@ -48,16 +69,26 @@ type AgentView struct {
 func viewOf(tr *trigger.Trigger) View {
 	v := View{
 		TriggerID: tr.ID, OrgID: nullable(tr.OrgID), Active: tr.Active,
-		Schedule: ScheduleView{tr.Cron, tr.Timezone},
 		Repository: RepositoryView{
 			Type: tr.Repository.Type, Repo: tr.Repository.Repo, URL: tr.Repository.URL, Branch: nullable(tr.Repository.Branch),
 		},
 		Agent:         AgentView{tr.Agent.Mode, tr.Agent.Model, nullable(tr.Agent.Variant)},
 		Prompt:        tr.Prompt,
-		CreatedAt:     tr.CreatedAt.UTC().Format(session.TimeFormat),
-		NextRunAt:     tr.NextRunAt.UTC().Format(session.TimeFormat),
+		CreatedAt:     timeText(tr.CreatedAt),
 		LastSessionID: nullable(tr.LastRun.SessionID), LastRunStatus: nullable(tr.LastRun.Status),
 		LastError: nullable(tr.LastRun.Error),
+	}
+	if w := tr.Webhook; w != nil {
+		v.Webhook = &WebhookView{
+			URL: "/v1/hooks/" + tr.ID, Verify: string(w.Verify), Events: w.Events, Header: w.Header,
+			SecretCreatedAt: timeText(w.Secret.CreatedAt),
+		}
+		if w.Previous != nil {
+			v.Webhook.PreviousSecretValidUntil = nullable(timeText(w.Previous.ValidUntil))
+		}
+	} else {
+		v.Schedule = &ScheduleView{tr.Cron, tr.Timezone}
+		v.NextRunAt = nullable(timeText(tr.NextRunAt))
 	}
 	switch {
 	case tr.SavedRequest != nil:
@@ -66,7 +97,7 @@ func viewOf(tr *trigger.Trigger) View {
 		v.SandboxAllocation = tr.SavedAllocation
 	}
 	if !tr.LastRun.At.IsZero() {
-		v.LastRunAt = nullable(tr.LastRun.At.UTC().Format(session.TimeFormat))
+		v.LastRunAt = nullable(timeText(tr.LastRun.At))
 	}
 	return v
 }
@@ -77,3 +108,6 @@ func nullable(s string) *string {
 	}
 	return &s
 }
+
+// timeText is a time as the API writes it: RFC 3339 in UTC, whole seconds.
+func timeText(t time.Time) string { return t.UTC().Format(session.TimeFormat) }

@@ -8,15 +8,20 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 // Runner runs a trigger's starts on the start service and the table.
 type Runner struct {
 	Start *start.Service
 	Table *store.Table
+	// Secrets opens a webhook trigger's secrets (a start now's prompt
+	// redacts them); a scheduled trigger needs none.
+	Secrets *secrets.Keys
 	// Now defaults to the clock.
 	Now func() time.Time
 }
@@ -31,7 +36,9 @@ type Started struct {
 // StartNow starts the session of the trigger tr, as it was read, now,
 // paused or not, created on trigger-now, with the Idempotency-Key key ("":
 // none, and every call starts a new session; else the operation key is
-// NowKey). The new session and its manual run are written together on the
+// NowKey). A webhook trigger's prompt is its template rendered as for an
+// empty delivery (webhook.EmptyInput), its clear secrets (the current one
+// and a previous one still valid) rendering [redacted]. The new session and its manual run are written together on the
 // condition that the trigger is as read, and so is a refused start's
 // failed run (Failed); a replay writes nothing and answers the run as it
 // was stored. The trigger's schedule state and version are left as they
@@ -43,7 +50,18 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 	}
 	cmd, choice := Command(tr, policy, start.PlatformNow, key)
 	manual := &store.ManualRun{Seen: tr, Status: Status(choice, nil)}
-	err := cmd.Request.Validate()
+	now := r.now().UTC()
+	clear, err := ClearSecrets(ctx, r.Secrets, tr, now)
+	if err != nil {
+		return nil, err
+	}
+	in := webhook.EmptyInput(tr.ID, now)
+	in.Secrets = clear
+	prompt, err := Prompt(tr, in)
+	cmd.Request.Prompt = &prompt
+	if err == nil {
+		err = cmd.Request.Validate()
+	}
 	var res *start.Result
 	if err == nil {
 		res, err = r.Start.StartBeside(ctx, cmd, manual)

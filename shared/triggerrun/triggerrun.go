@@ -2,22 +2,26 @@
 // run: a scheduled slot (the firing), a start now (POST
 // /v1/triggers/{triggerId}/run) and, from contract v6, a webhook
 // delivery. It builds the start from the trigger (Command), gives each
-// kind its operation key (SlotKey, NowKey), says what a run's status is
-// (Status) and which refused start records a failed run (Failed), and
-// runs a start now (Runner.Now). The start itself is package start's, the
+// kind its operation key (SlotKey, NowKey), opens a webhook trigger's
+// secrets (ClearSecrets) and renders its prompt (Prompt), says what a run's status is (Status) and which refused
+// start records a failed run (Failed), and runs a start now
+// (Runner.StartNow). The start itself is package start's, the
 // ledger's and the table's.
 package triggerrun
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 // Command is the start of a trigger's session, for every kind of run: for
@@ -39,6 +43,49 @@ func Command(tr *trigger.Trigger, policy *allocation.Policy, platform, key strin
 		Prompt: &prompt, CreatedOnPlatform: platform, OperationKey: key,
 	}
 	return start.Command{UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy}, choice
+}
+
+// Prompt is the prompt a trigger's session starts with: a scheduled
+// trigger's as stored; a webhook trigger's its template rendered from in,
+// the trigger's own header (verify token) hidden as the other proof
+// headers are. A stored template that no longer parses (a hand's edit) is
+// refused like a bad request.
+func Prompt(tr *trigger.Trigger, in webhook.Input) (string, error) {
+	if tr.Webhook == nil {
+		return tr.Prompt, nil
+	}
+	t, err := webhook.ParseTemplate(tr.Prompt)
+	if err != nil {
+		return "", err
+	}
+	in.Header = tr.Webhook.Header
+	return t.Render(in), nil
+}
+
+// ClearSecrets are a webhook trigger's secrets in clear at now: the
+// current one, and the previous one while it is still valid (a generated
+// one derived, an imported one opened); none for a scheduled trigger.
+func ClearSecrets(ctx context.Context, keys *secrets.Keys, tr *trigger.Trigger, now time.Time) ([]string, error) {
+	if tr.Webhook == nil {
+		return nil, nil
+	}
+	held := []trigger.Secret{tr.Webhook.Secret}
+	if p := tr.Webhook.Previous; p != nil && p.ValidUntil.After(now) {
+		held = append(held, *p)
+	}
+	clear := make([]string, len(held))
+	for i, sec := range held {
+		var err error
+		if sec.Sealed != nil {
+			clear[i], err = keys.Open(ctx, tr.ID, sec.Sealed)
+		} else {
+			clear[i], err = keys.Derive(ctx, tr.ID, sec.Version)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return clear, nil
 }
 
 // SlotKey is the operation key of a trigger's slot.

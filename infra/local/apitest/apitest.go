@@ -108,7 +108,7 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	h.KMS = kms.NewTestServer(t)
 	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
-	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start}
+	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start, Secrets: h.Secrets}
 	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")}
 	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers)
 	tpl, err := templateRoutes()
