@@ -41,13 +41,13 @@ type ScheduleView struct {
 // that make a generated one (the create, a rotation) and left out
 // everywhere else.
 type WebhookView struct {
-	URL                      string   `json:"url"`
-	Verify                   string   `json:"verify"`
-	Events                   []string `json:"events,format:emitnull"`
-	Header                   string   `json:"header,omitempty"`
-	Secret                   string   `json:"secret,omitempty"`
-	SecretCreatedAt          string   `json:"secretCreatedAt"`
-	PreviousSecretValidUntil *string  `json:"previousSecretValidUntil"`
+	URL                      string    `json:"url"`
+	Verify                   string    `json:"verify"`
+	Events                   *[]string `json:"events"`
+	Header                   string    `json:"header,omitempty"`
+	Secret                   string    `json:"secret,omitempty"`
+	SecretCreatedAt          string    `json:"secretCreatedAt"`
+	PreviousSecretValidUntil *string   `json:"previousSecretValidUntil"`
 }
 
 // RepositoryView is a stored repository: repo for github, url for gitlab
@@ -80,8 +80,11 @@ func viewOf(tr *trigger.Trigger) View {
 	}
 	if w := tr.Webhook; w != nil {
 		v.Webhook = &WebhookView{
-			URL: "/v1/hooks/" + tr.ID, Verify: string(w.Verify), Events: w.Events, Header: w.Header,
+			URL: "/v1/hooks/" + tr.ID, Verify: string(w.Verify), Header: w.Header,
 			SecretCreatedAt: timeText(w.Secret.CreatedAt),
+		}
+		if w.Events != nil {
+			v.Webhook.Events = &w.Events
 		}
 		if w.Previous != nil {
 			v.Webhook.PreviousSecretValidUntil = nullable(timeText(w.Previous.ValidUntil))
