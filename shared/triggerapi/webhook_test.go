@@ -208,4 +208,3 @@ func TestCreateWebhookRefused(t *testing.T) {
 		}
 	})
 }
-
