@@ -12,6 +12,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 // TestFailed: which refused start records a failed run, and its code.
@@ -63,5 +64,36 @@ func TestCommand(t *testing.T) {
 	cmd, choice = Command(tr, p, start.PlatformNow, "")
 	if !cmd.Allocation.IsZero() || Status(choice, nil) != trigger.StatusFallback || cmd.Request.OperationKey != "" {
 		t.Errorf("a retired saved allocation falls back: %+v %+v", cmd, choice)
+	}
+}
+
+// TestPrompt: a scheduled trigger's prompt is as stored; a webhook
+// trigger's is its template rendered, its own header hidden like the
+// other proof headers and its secrets [redacted]; a stored template that
+// no longer parses is a bad request.
+func TestPrompt(t *testing.T) {
+	at := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	hook := &trigger.Webhook{Verify: webhook.VerifyToken, Header: "X-Token"}
+	in := webhook.EmptyInput("trg_a", at)
+	in.Headers = map[string]string{"x-token": "s3cret", "x-other": "seen"}
+	in.Secrets = []string{"s3cret"}
+	for _, r := range []struct {
+		rule   string
+		tr     *trigger.Trigger
+		want   string
+		failed bool
+	}{
+		{"a scheduled trigger's prompt is not a template", &trigger.Trigger{Prompt: "{{ method }}"}, "{{ method }}", false},
+		{"the empty delivery", &trigger.Trigger{Prompt: "{{method}} {{path}} {{body}} {{timestamp}}", Webhook: hook}, "POST /v1/hooks/trg_a {} 2026-11-30T10:00:00Z", false},
+		{"the trigger's own header is hidden", &trigger.Trigger{Prompt: "[{{ headers.x-token }}] {{ headers.x-other }}", Webhook: hook}, "[] seen", false},
+		{"its secret is redacted", &trigger.Trigger{Prompt: "s3cret", Webhook: hook}, "[redacted]", false},
+		{"a template that no longer parses", &trigger.Trigger{Prompt: "{{ nope }}", Webhook: hook}, "", true},
+	} {
+		t.Run(r.rule, func(t *testing.T) {
+			got, err := Prompt(r.tr, in)
+			if got != r.want || (err != nil) != r.failed || r.failed && problem.CodeOf(err) != problem.InvalidRequest {
+				t.Errorf("%q %v, want %q", got, err, r.want)
+			}
+		})
 	}
 }
