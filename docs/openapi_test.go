@@ -421,6 +421,7 @@ func TestRequestSchemas(t *testing.T) {
 	start := doc.Components.Schemas["StartSessionRequest"].Value
 	trigger := doc.Components.Schemas["CreateTriggerRequest"].Value
 	patch := doc.Components.Schemas["TriggerPatch"].Value
+	rotation := doc.Components.Schemas["RotateSecretRequest"].Value
 	const base = `"repository":{"type":"github","repo":"owner/name"},"agent":{"mode":"code","model":"m"}`
 	const triggerBase = `"schedule":{"cron":"0 9 * * 1-5"},` + base + `,"prompt":"p"`
 	tests := []struct {
@@ -475,6 +476,25 @@ func TestRequestSchemas(t *testing.T) {
 		{"trigger with sandboxKind", trigger, `{` + triggerBase + `,"runtime":{}}`, false},
 		{"prompt of 100001", trigger, `{"schedule":{"cron":"0 9 * * *"},` + base + `,"prompt":"` + strings.Repeat("p", 100001) + `"}`, false},
 		{"empty trigger prompt", trigger, `{"schedule":{"cron":"0 9 * * *"},` + base + `,"prompt":""}`, false},
+		{"webhook trigger", trigger, `{"webhook":{},` + base + `,"prompt":"{{ body }}"}`, true},
+		{"webhook trigger with every member", trigger, `{"webhook":{"verify":"standard","events":["push","pull_request.opened"],"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"},` + base + `,"prompt":"p"}`, true},
+		{"token trigger with its header", trigger, `{"webhook":{"verify":"token","header":"X-Webhook-Secret","events":null},` + base + `,"prompt":"p"}`, true},
+		{"schedule and webhook", trigger, `{"webhook":{},` + triggerBase + `}`, false},
+		{"neither schedule nor webhook", trigger, `{` + base + `,"prompt":"p"}`, false},
+		{"unknown verify", trigger, `{"webhook":{"verify":"gitlab"},` + base + `,"prompt":"p"}`, false},
+		{"empty events", trigger, `{"webhook":{"events":[]},` + base + `,"prompt":"p"}`, false},
+		{"an event twice", trigger, `{"webhook":{"events":["push","push"]},` + base + `,"prompt":"p"}`, false},
+		{"a bad event", trigger, `{"webhook":{"events":["a b"]},` + base + `,"prompt":"p"}`, false},
+		{"a header with an underscore", trigger, `{"webhook":{"verify":"token","header":"X_Secret"},` + base + `,"prompt":"p"}`, false},
+		{"an unknown webhook member", trigger, `{"webhook":{"url":"/v1/hooks/x"},` + base + `,"prompt":"p"}`, false},
+		{"patched events", patch, `{"webhook":{"events":["push"]}}`, true},
+		{"patched events null", patch, `{"webhook":{"events":null}}`, true},
+		{"patched verify", patch, `{"webhook":{"verify":"github"}}`, false},
+		{"patched empty events", patch, `{"webhook":{"events":[]}}`, false},
+		{"a rotation", rotation, `{}`, true},
+		{"a rotation importing a secret", rotation, `{"secret":"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`, true},
+		{"a rotation with another member", rotation, `{"version":2}`, false},
+		{"a rotation with a secret without whsec_", rotation, `{"secret":"MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}`, false},
 		{"empty patch", patch, `{}`, true},
 		{"pause", patch, `{"active":false}`, true},
 		{"every member", patch, `{"active":true,"schedule":{"cron":"0 9 * * *","timezone":"Europe/Berlin"},` + base + `,"prompt":"p","sandboxAllocation":"vercel-small"}`, true},
