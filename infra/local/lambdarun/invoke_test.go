@@ -97,6 +97,8 @@ var expected = map[string]struct {
 	"TriggersFunction/runs-invalid-other-user.json":           {404, "not_found", ""},
 	"TriggersFunction/run-valid.json":                         {201, "", `"kind":"manual"`},
 	"TriggersFunction/run-invalid-reserved-key.json":          {400, "invalid_request", "Idempotency-Key"},
+	"TriggersFunction/rotate-valid.json":                      {400, "invalid_request", "A scheduled trigger has no secret"},
+	"TriggersFunction/rotate-invalid-secret.json":             {400, "invalid_request", "secret must be whsec_"},
 }
 
 // functionLogs is what an emulator writes: its own lines and its
