@@ -431,8 +431,9 @@ func checkPermissions(t *testing.T, lc *lambda.Client, physical map[string]strin
 	want := map[string][]string{
 		"SessionStartFunction":     {"apigateway /*/*/v1/sessions", "apigateway /*/POST/v1/sessions"},
 		"AllocationLookupFunction": {"apigateway /*/*/v1/allocations", "apigateway /*/*/v1/sessions/*/allocation", "apigateway /*/GET/v1/allocations", "apigateway /*/GET/v1/sessions/*/allocation"},
-		"TriggersFunction": {"apigateway /*/*/v1/triggers", "apigateway /*/*/v1/triggers/*", "apigateway /*/*/v1/triggers/*/run", "apigateway /*/*/v1/triggers/*/runs", "apigateway /*/DELETE/v1/triggers/*",
-			"apigateway /*/GET/v1/triggers", "apigateway /*/GET/v1/triggers/*", "apigateway /*/GET/v1/triggers/*/runs", "apigateway /*/PATCH/v1/triggers/*", "apigateway /*/POST/v1/triggers", "apigateway /*/POST/v1/triggers/*/run"},
+		"TriggersFunction": {"apigateway /*/*/v1/triggers", "apigateway /*/*/v1/triggers/*", "apigateway /*/*/v1/triggers/*/run", "apigateway /*/*/v1/triggers/*/runs", "apigateway /*/*/v1/triggers/*/secret", "apigateway /*/DELETE/v1/triggers/*",
+			"apigateway /*/GET/v1/triggers", "apigateway /*/GET/v1/triggers/*", "apigateway /*/GET/v1/triggers/*/runs", "apigateway /*/PATCH/v1/triggers/*", "apigateway /*/POST/v1/triggers", "apigateway /*/POST/v1/triggers/*/run",
+			"apigateway /*/POST/v1/triggers/*/secret"},
 		"TriggerFireFunction": {"events arn:aws:events:" + deployRegion + ":123456789012:rule/" + physical["TriggerFireFunctionEveryMinute"]},
 	}
 	for fn, w := range want {
