@@ -12,12 +12,14 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 // FuzzPatch: decoding a PATCH body never panics; a body it refuses is a
 // 400; a patch it accepts (without an allocation, which needs the
-// settings) makes a trigger or a 400, and applying it again changes
-// nothing more (a merge patch is idempotent).
+// settings) makes of a scheduled and of a webhook trigger a trigger or a
+// 400, and applying it again changes nothing more (a merge patch is
+// idempotent).
 func FuzzPatch(f *testing.F) {
 	for _, seed := range []string{
 		`{}`, `{"prompt":"x"}`, `{"active":false}`, `{"active":null}`, `{"orgId":"o"}`,
@@ -26,6 +28,8 @@ func FuzzPatch(f *testing.F) {
 		`{"agent":{"variant":"v","model":"m2"}}`, `{"agent":{"mode":null}}`, `{"prompt":"a","prompt":"b"}`, `[]`, `{"prompt":"\xff"}`,
 		`{"schedule":{"cron":"0 9 * * 1-5","extra":1}}`, `{"repository":{"branch":"ghp_x"}}`, `{"prompt":""}`, `{"active":"yes"}`,
 		`{"active":1e400}`, `{"schedule":{"cron":-1e999}}`, `{"prompt":12}`,
+		`{"webhook":{"events":["push"]}}`, `{"webhook":{"events":null}}`, `{"webhook":{"events":[]}}`, `{"webhook":null}`,
+		`{"webhook":{"verify":"token"}}`, `{"prompt":"{{ body.a }}"}`, `{"prompt":"{{"}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -35,6 +39,9 @@ func FuzzPatch(f *testing.F) {
 		Repository: session.Repository{Type: "github", Repo: "acme/app"}, Agent: session.Agent{Mode: "code", Model: "m"},
 		Prompt: "p", CreatedAt: now, NextRunAt: now.Add(time.Hour), Version: 1,
 	}
+	hook := *tr
+	hook.Cron, hook.Timezone, hook.NextRunAt = "", "", time.Time{}
+	hook.Webhook = &trigger.Webhook{Verify: webhook.VerifyToken, Header: "X-Token", Secret: trigger.Secret{Version: 1, CreatedAt: now}}
 	s := &Service{}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		r := &httpapi.Request{Event: &events.APIGatewayV2HTTPRequest{}, Body: body}
@@ -48,16 +55,18 @@ func FuzzPatch(f *testing.F) {
 		if _, named := p["sandboxAllocation"]; named {
 			return
 		}
-		next, err := s.apply(context.Background(), tr, p, now)
-		if err != nil {
-			if problem.CodeOf(err) != problem.InvalidRequest {
-				t.Fatalf("applied with %v", err)
+		for _, tr := range []*trigger.Trigger{tr, &hook} {
+			next, err := s.apply(context.Background(), tr, p, now)
+			if err != nil {
+				if problem.CodeOf(err) != problem.InvalidRequest {
+					t.Fatalf("applied with %v", err)
+				}
+				continue
 			}
-			return
-		}
-		again, err := s.apply(context.Background(), next, p, now)
-		if err != nil || !reflect.DeepEqual(again, next) {
-			t.Fatalf("applied twice: %+v, once: %+v: %v", again, next, err)
+			again, err := s.apply(context.Background(), next, p, now)
+			if err != nil || !reflect.DeepEqual(again, next) {
+				t.Fatalf("applied twice: %+v, once: %+v: %v", again, next, err)
+			}
 		}
 	})
 }
