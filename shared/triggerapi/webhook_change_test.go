@@ -1,13 +1,19 @@
 package triggerapi_test
 
 import (
+	"context"
 	"encoding/json/v2"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 )
 
 // newHook creates a webhook trigger of user with the hook body and the
@@ -286,4 +292,35 @@ func TestRunNowWebhook(t *testing.T) {
 			t.Error("the secret is not redacted")
 		}
 	})
+}
+
+// TestRotateTriggerMoved: a rotation is written on the condition that
+// the trigger is as it was read: one changed in between is judged again
+// (the change stays, the secret is rotated once); one deleted in between
+// is 404 with nothing written.
+func TestRotateTriggerMoved(t *testing.T) {
+	h, p := apitest.Faulty(t)
+	h.Triggers.Now = func() time.Time { return clock }
+	id := newHook(t, h, nil)
+	p.Inject("PutItem", 1, faultproxy.Before(func() {
+		_ = h.UpdateTrigger(id, "webhook.events", &types.AttributeValueMemberL{Value: []types.AttributeValue{&types.AttributeValueMemberS{Value: "push"}}})
+		_ = h.UpdateTrigger(id, "version", &types.AttributeValueMemberN{Value: "99"})
+	}))
+	r := rotate(h, user, id, "")
+	v2, _ := h.Secrets.Derive(t.Context(), id, 2)
+	if w := webhookOf(t, r); r.Status != 200 || w["secret"] != v2 || member(r.Body, "webhook.events") != `["push"]` {
+		t.Errorf("changed: %d %s", r.Status, r.Raw)
+	}
+	if _, prev := storedSecrets(t, h, id); !strings.Contains(prev, `{"N":"1"}`) {
+		t.Errorf("the previous secret is not version 1: %s", prev)
+	}
+
+	id = newHook(t, h, nil)
+	p.Inject("PutItem", 1, faultproxy.Before(func() {
+		_, _ = h.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(h.Table), Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"}}})
+	}))
+	if r := rotate(h, user, id, ""); r.Status != 404 || count(h, "TRIGGER#"+id) != 0 {
+		t.Errorf("deleted: %d %s", r.Status, r.Raw)
+	}
 }
