@@ -66,7 +66,7 @@ func decodeRun(item Item) (trigger.Run, error) {
 		At: r.Time(item, "", "slot", session.TimeFormat), Status: r.Str(item, "", "status"),
 		SessionID: r.Str(item, "", "sessionId"), Error: r.Str(item, "", "error"),
 		RecordedAt: r.Time(item, "", "recordedAt", session.TimeFormat),
-		Delivery: r.Str(item, "", "delivery"), Event: r.Str(item, "", "event"),
+		Delivery:   r.Str(item, "", "delivery"), Event: r.Str(item, "", "event"),
 		Prompt: r.Str(item, "", "prompt"), PromptLength: int(r.Int(item, "", "promptLength")),
 	}
 	r.EpochSeconds(item, "", "expiresAt")
