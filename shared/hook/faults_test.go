@@ -157,3 +157,32 @@ func TestLogLine(t *testing.T) {
 		})
 	}
 }
+
+// TestTriggerMoved: a trigger that moves between the read and the write
+// writes nothing of the old one: the delivery is read and judged again,
+// on the trigger as it is then (a new prompt renders; paused, it is 202).
+func TestTriggerMoved(t *testing.T) {
+	h, p := faulty(t)
+	hk := newHook(t, h, func(tr *trigger.Trigger) { tr.Prompt = "Old {{ event }}" })
+	move := func(set map[string]types.AttributeValue) {
+		p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+			for path, v := range set {
+				if err := h.UpdateTrigger(hk.ID, path, v); err != nil {
+					t.Error(err)
+				}
+			}
+		}))
+	}
+	move(map[string]types.AttributeValue{"version": &types.AttributeValueMemberN{Value: "2"}, "prompt": &types.AttributeValueMemberS{Value: "New {{ event }}"}})
+	body := `{"ref":"main"}`
+	res := deliver(h, hk.ID, hk.signed(t, "", body, github("push", "d1")), body)
+	if rs := runs(t, h, hk.ID); res.Status != 201 || len(rs) != 1 || rs[0].Prompt != "New push" {
+		t.Errorf("%d %s, runs %+v", res.Status, res.Raw, rs)
+	}
+	move(map[string]types.AttributeValue{"version": &types.AttributeValueMemberN{Value: "3"}, "active": &types.AttributeValueMemberBOOL{Value: false}})
+	other := `{"ref":"dev"}`
+	res = deliver(h, hk.ID, hk.signed(t, "", other, github("push", "d2")), other)
+	if res.Status != 202 || res.Body["paused"] != true || len(runs(t, h, hk.ID)) != 1 {
+		t.Errorf("paused in between: %d %s", res.Status, res.Raw)
+	}
+}
