@@ -41,9 +41,13 @@ func TestRequests(t *testing.T) {
 		status int
 		want   map[string]int
 	}{
-		{"a new keyed delivery", func() apitest.Result { return deliver(h, hk.ID, hk.signed(t, "", body, github("pull_request", "d1")), body) },
+		{"a new keyed delivery", func() apitest.Result {
+			return deliver(h, hk.ID, hk.signed(t, "", body, github("pull_request", "d1")), body)
+		},
 			201, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
-		{"its redelivery", func() apitest.Result { return deliver(h, hk.ID, hk.signed(t, "", body, github("pull_request", "d1")), body) },
+		{"its redelivery", func() apitest.Result {
+			return deliver(h, hk.ID, hk.signed(t, "", body, github("pull_request", "d1")), body)
+		},
 			200, map[string]int{"BatchGetItem": 1}},
 		{"a delivery without a key", func() apitest.Result {
 			return deliver(h, token.ID, map[string]string{"X-Gitlab-Token": token.secret}, body)
