@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
@@ -188,5 +190,57 @@ func TestTriggerMoved(t *testing.T) {
 	res = deliver(h, hk.ID, hk.signed(t, "", other, github("push", "d2")), other)
 	if res.Status != 202 || res.Body["paused"] != true || len(runs(t, h, hk.ID)) != 1 {
 		t.Errorf("paused in between: %d %s", res.Status, res.Raw)
+	}
+}
+
+// TestConflict: real DynamoDB answers concurrent transactions on one item
+// with TransactionConflict, which the embedded endpoint never produces:
+// the delivery's write that meets one is tried again, and starts one
+// session.
+func TestConflict(t *testing.T) {
+	h, p := faulty(t)
+	hk := newHook(t, h, nil)
+	body := `{"ref":"main"}`
+	p.Inject("TransactWriteItems", 1, faultproxy.DynamoConflict)
+	res := deliver(h, hk.ID, hk.signed(t, "", body, github("push", "d1")), body)
+	if res.Status != 201 || len(runs(t, h, hk.ID)) != 1 {
+		t.Errorf("%d %s, %d runs", res.Status, res.Raw, len(runs(t, h, hk.ID)))
+	}
+}
+
+// TestRowWithoutMarker: a key whose ledger row stands without its marker
+// (only a hand can leave one: they are written together, and the marker
+// outlives the row) answers from the row, 200 whatever the prompt renders
+// now (ledger rules 1 to 3 judge the row alone), within the redelivery's
+// budget of 4 requests.
+func TestRowWithoutMarker(t *testing.T) {
+	h, p := faulty(t)
+	hk := newHook(t, h, nil)
+	body := `{"ref":"main"}`
+	headers := hk.signed(t, "", body, github("push", "d1"))
+	first := deliver(h, hk.ID, headers, body)
+	if first.Status != 201 {
+		t.Fatalf("%d %s", first.Status, first.Raw)
+	}
+	for _, it := range h.Items() {
+		if strings.Contains(it, `"HOOK#`) {
+			var item map[string]map[string]string
+			_ = json.Unmarshal([]byte(it), &item)
+			if _, err := h.Client.DeleteItem(t.Context(), &dynamodb.DeleteItemInput{TableName: aws.String(h.Table), Key: map[string]types.AttributeValue{
+				"PK": &types.AttributeValueMemberS{Value: item["PK"]["S"]}, "SK": &types.AttributeValueMemberS{Value: item["SK"]["S"]},
+			}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h.SetTrigger(hk.ID, "prompt", &types.AttributeValueMemberS{Value: "Another {{ event }}"})
+	total := p.Count("")
+	again := deliver(h, hk.ID, headers, body)
+	// Measured: the read, the refused write, the row's session.
+	if n := p.Count("") - total; n != 3 {
+		t.Errorf("%d requests, want 3", n)
+	}
+	if again.Status != 200 || again.Body["sessionId"] != first.Body["sessionId"] || len(runs(t, h, hk.ID)) != 1 {
+		t.Errorf("%d %s", again.Status, again.Raw)
 	}
 }
