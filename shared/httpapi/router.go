@@ -90,7 +90,8 @@ func (a *API) WithMetrics(m *invocation.Metrics) *API {
 
 // Handle answers one event, in the contract's order of checks: an unknown
 // route (404), the caller (401), a known path with another method (405),
-// the body size (413), then the handler. It never
+// the body size (413), then the handler (a public route's: with no caller,
+// the body as it arrived). It never
 // returns an error to Lambda: every failure is a problem+json response,
 // with the request id. It logs one JSON line per invocation: the request
 // id, the route, the status, a problem's code, and for a 5xx its cause;
