@@ -28,7 +28,7 @@ type hooked struct {
 }
 
 // harness is the API with the hook and the start at the clock.
-func harness(t *testing.T) *apitest.Harness {
+func harness(t testing.TB) *apitest.Harness {
 	t.Helper()
 	h := apitest.New(t, nil)
 	h.Hooks.Now = func() time.Time { return clock }
@@ -39,7 +39,7 @@ func harness(t *testing.T) *apitest.Harness {
 // newHook stores a webhook trigger of user u1 with a generated secret,
 // verify github and every event, changed by set, and derives its secret
 // (which the harness's keys then hold).
-func newHook(t *testing.T, h *apitest.Harness, set func(*trigger.Trigger)) hooked {
+func newHook(t testing.TB, h *apitest.Harness, set func(*trigger.Trigger)) hooked {
 	t.Helper()
 	tr := &trigger.Trigger{
 		ID: "trg_" + uuid.NewString(), UserID: "u1", Active: true,
