@@ -55,7 +55,7 @@ func (o *outcome) answer(name string, status int, body any) httpapi.Response {
 	return httpapi.Response{Status: status, Body: body}
 }
 
-// failed sets the outcome of a start's error: refused for a 4xx,
+// failed sets the outcome of an error met on the way: refused for a 4xx,
 // unavailable for a 503, none for an internal error (Faults counts it).
 func (o *outcome) failed(err error) httpapi.Response {
 	switch status := problem.CodeOf(err).Status(); {

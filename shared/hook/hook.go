@@ -100,7 +100,7 @@ func (s *Service) round(ctx context.Context, r *httpapi.Request, body []byte, o 
 	headers := r.Event.Headers
 	read, err := s.Table.ReadDelivery(ctx, o.triggerID, candidateKeys(o.triggerID, headers, body), now)
 	if err != nil {
-		return o.is(unavailable), err
+		return o.failed(err), err
 	}
 	tr := read.Trigger
 	if tr == nil || tr.Webhook == nil { // unknown, deleted or scheduled: no KMS call
@@ -109,7 +109,7 @@ func (s *Service) round(ctx context.Context, r *httpapi.Request, body []byte, o 
 	}
 	sec, err := s.secretsOf(ctx, tr, now)
 	if err != nil {
-		return o.is(unavailable), err
+		return o.failed(err), err
 	}
 	w := tr.Webhook
 	o.verify = string(w.Verify)
@@ -134,14 +134,14 @@ func (s *Service) round(ctx context.Context, r *httpapi.Request, body []byte, o 
 	case !tr.Active:
 		return o.answer(paused, http.StatusAccepted, map[string]bool{"paused": true}), nil
 	}
-	return s.start(ctx, r, tr, read, triggerrun.Delivery{Delivery: d, Input: input(r, body, d, sec, tr, now)}, o)
+	return s.start(ctx, tr, read, triggerrun.Delivery{Delivery: d, Input: input(r, body, d, sec, tr, now)}, o)
 }
 
 // start judges the minute's limit and starts the delivery's session.
-func (s *Service) start(ctx context.Context, r *httpapi.Request, tr *trigger.Trigger, read *store.DeliveryRead, d triggerrun.Delivery, o *outcome) (httpapi.Response, error) {
+func (s *Service) start(ctx context.Context, tr *trigger.Trigger, read *store.DeliveryRead, d triggerrun.Delivery, o *outcome) (httpapi.Response, error) {
 	limit, err := s.Settings.DeliveriesPerMinute(ctx)
 	if err != nil {
-		return o.is(unavailable), err
+		return o.failed(err), err
 	}
 	now := s.now()
 	if read.Started >= limit {
@@ -149,7 +149,7 @@ func (s *Service) start(ctx context.Context, r *httpapi.Request, tr *trigger.Tri
 	}
 	policy, err := s.Settings.Policy(ctx)
 	if err != nil {
-		return o.is(unavailable), err
+		return o.failed(err), err
 	}
 	d.Limit = limit
 	runner := &triggerrun.Runner{Start: s.Start, Table: s.Table, Now: s.Now}
