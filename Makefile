@@ -84,6 +84,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./shared/webhook
 	$(GO) test -run '^$$' -fuzz '^FuzzDeliveryOf$$' -fuzztime $(FUZZTIME) ./shared/webhook
 	$(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) ./shared/webhook
+	$(GO) test -run '^$$' -fuzz '^FuzzUnproven$$' -fuzztime $(FUZZTIME) ./shared/hook
 	$(GO) test -run '^$$' -fuzz '^FuzzExpr$$' -fuzztime $(FUZZTIME) ./infra/local/dynamo
 	$(GO) test -run '^$$' -fuzz '^FuzzAnswer$$' -fuzztime $(FUZZTIME) ./infra/local/kms
 	$(GO) test -run '^$$' -fuzz '^FuzzEndpoint$$' -fuzztime $(ENDPOINT_FUZZTIME) ./infra/local/dynamo

@@ -40,10 +40,16 @@ func TestDocumentIsValid(t *testing.T) {
 	}
 }
 
+// unwired are the routes that Go serves (the harness's HookAPI) and this
+// document describes, but template.yaml does not have yet: the webhook
+// routes, whose function the template gets when it is wired. The tables
+// of these tests hold them beside the template's routes until then.
+var unwired = []string{"POST /v1/hooks/{triggerId}"}
+
 // checkRouteKeys fails unless the keys of table, a table of these tests
 // by route ("GET /v1/allocations"), are template.yaml's routes, which
 // TestRouteTable (infra/template) holds to Go, to this document and to
-// events/.
+// events/, and the unwired ones.
 func checkRouteKeys[V any](t *testing.T, name string, table map[string]V) {
 	t.Helper()
 	fns, err := template.LoadFunctions("../template.yaml")
@@ -54,10 +60,21 @@ func checkRouteKeys[V any](t *testing.T, name string, table map[string]V) {
 	for key := range table {
 		keys.Add(key, "")
 	}
-	for _, line := range apitest.RouteDiff(apitest.TemplateRoutes(fns), keys) {
+	tpl := apitest.TemplateRoutes(fns)
+	for _, key := range unwired {
+		if _, ok := tpl.Functions[key]; ok {
+			t.Errorf("template.yaml has %s: take it out of unwired", key)
+		}
+		tpl.Add(key, "")
+	}
+	for _, line := range apitest.RouteDiff(tpl, keys) {
 		t.Error(line)
 	}
 }
+
+// public are the routes without the JWT authorizer: a delivery proves
+// itself with its trigger's secret.
+var public = map[string]bool{"POST /v1/hooks/{triggerId}": true}
 
 // operations calls f for every operation of the document.
 func operations(doc *openapi3.T, f func(name string, op *openapi3.Operation)) {
@@ -79,6 +96,12 @@ func TestEveryRouteNeedsABearerToken(t *testing.T) {
 		if op.Security != nil {
 			security = *op.Security
 		}
+		if public[name] {
+			if len(security) != 0 {
+				t.Errorf("%s: security = %v, want none", name, security)
+			}
+			return
+		}
 		if len(security) != 1 || len(security[0]) != 1 || security[0]["bearerAuth"] == nil {
 			t.Errorf("%s: security = %v, want bearerAuth only", name, security)
 		}
@@ -98,6 +121,7 @@ var wantStatuses = map[string][]int{
 	"GET /v1/triggers/{triggerId}/runs":       {200, 400, 401, 404, 405, 413, 500, 503},
 	"POST /v1/triggers/{triggerId}/run":       {200, 201, 400, 401, 404, 405, 409, 413, 422, 500, 503},
 	"POST /v1/triggers/{triggerId}/secret":    {200, 400, 401, 404, 405, 413, 500, 503},
+	"POST /v1/hooks/{triggerId}":              {200, 201, 202, 400, 401, 404, 405, 413, 415, 429, 500, 503},
 }
 
 func TestResponses(t *testing.T) {
@@ -167,7 +191,7 @@ func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, 
 		// A start answers a replay with the session's Location too.
 		"Location":    status == 201 || name == "POST /v1/sessions 200",
 		"Allow":       status == 405,
-		"Retry-After": status == 409 || status == 503,
+		"Retry-After": status == 409 || status == 429 || status == 503,
 	}
 	for header, want := range wantHeaders {
 		if got := r.Headers[header] != nil; got != want {
@@ -258,6 +282,9 @@ func TestGatewayAnswersAreDocumented(t *testing.T) {
 		c, ok := ordinary[name]
 		if !ok {
 			t.Fatalf("no ordinary request for %s", name)
+		}
+		if slices.Contains(unwired, name) {
+			return // the gateway routes by template.yaml, which does not have it yet
 		}
 		for status, g := range gatewayAnswers {
 			t.Run(fmt.Sprintf("%s %d", name, status), func(t *testing.T) {
@@ -403,7 +430,8 @@ func TestProblemCodes(t *testing.T) {
 		problem.AllocationRoutingConflict, problem.SandboxAllocationRetired, problem.SandboxRuntimeRetired,
 		problem.SandboxSelectionDisabled, problem.SandboxAllocationUnavailable,
 		problem.OperationKeyReuseMismatch, problem.OperationKeyPayloadMismatch, problem.CreationInProgress,
-		problem.TriggerLimitReached, problem.SessionRecordInvalid, problem.InternalError, problem.ServiceUnavailable,
+		problem.TriggerLimitReached, problem.SessionRecordInvalid, problem.InternalError,
+		problem.UnsupportedMediaType, problem.RateLimited, problem.ServiceUnavailable,
 	}
 	if len(codes) != len(want) {
 		t.Fatalf("codes = %v, want %v", codes, want)

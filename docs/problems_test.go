@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
@@ -21,8 +22,11 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lookup"
+	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 func TestMain(m *testing.M) { dynamotest.Main(m) }
@@ -87,6 +91,49 @@ var ordinary = map[string]apitest.Call{
 	"GET /v1/triggers/{triggerId}/runs":       call("GET", "/v1/triggers/"+absent+"/runs", nil),
 	"POST /v1/triggers/{triggerId}/run":       call("POST", "/v1/triggers/"+absent+"/run", nil),
 	"POST /v1/triggers/{triggerId}/secret":    call("POST", "/v1/triggers/"+absent+"/secret", nil),
+	"POST /v1/hooks/{triggerId}":              call("POST", "/v1/hooks/"+absentTrigger, map[string]any{}),
+}
+
+// absentTrigger is a trigger id that no table of these tests holds.
+const absentTrigger = "trg_00000000-0000-4000-8000-000000000000"
+
+// hookTrigger stores a webhook trigger of u1 (verify github, every event)
+// and returns its id and secret.
+func hookTrigger(t *testing.T, h *apitest.Harness) (string, string) {
+	t.Helper()
+	tr := &trigger.Trigger{
+		ID: "trg_" + uuid.NewString(), UserID: "u1", Active: true, Prompt: "Review {{ event }}", Version: 1,
+		Repository: session.Repository{Type: "github", Repo: "owner/name"}, Agent: session.Agent{Mode: "code", Model: "provider/model-name"},
+		Webhook: &trigger.Webhook{Verify: webhook.VerifyGitHub, Secret: trigger.Secret{Version: 1, CreatedAt: time.Now()}}, CreatedAt: time.Now(),
+	}
+	if err := h.Hooks.Table.CreateTrigger(t.Context(), tr, 100); err != nil {
+		t.Fatal(err)
+	}
+	secret, err := h.Secrets.Derive(t.Context(), tr.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.ID, secret
+}
+
+// delivery is a proven GitHub delivery of body to trigger id, with more
+// headers.
+func delivery(t *testing.T, id, secret, body string, more map[string]string) apitest.Call {
+	t.Helper()
+	headers, err := webhook.DeliveryProof(webhook.VerifyGitHub, secret, "", time.Now(), []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	maps.Copy(headers, more)
+	return apitest.Call{Method: "POST", Path: "/v1/hooks/" + id, Headers: headers, Body: body}
+}
+
+// send sends a call to the API, or to the hook's for a webhook route.
+func send(h *apitest.Harness, op string, c apitest.Call) apitest.Result {
+	if public[op] {
+		return h.Deliver(c)
+	}
+	return h.Do(c)
 }
 
 // do sends a call that must succeed and returns its body.
@@ -250,6 +297,20 @@ var provokes = map[string]provoke{
 			id, now.Add(time.Minute).UnixMilli(), now.UTC().Format(time.RFC3339), now.Add(time.Hour).Unix()))
 		return runNow(id, "k")
 	},
+	"POST /v1/hooks/{triggerId} not_found":              fixed(call("POST", "/v1/hooks/"+absentTrigger+"/deeper", nil)),
+	"POST /v1/hooks/{triggerId} unsupported_media_type": fixed(apitest.Call{Method: "POST", Path: "/v1/hooks/" + absentTrigger, Headers: map[string]string{"Content-Type": "image/png"}}),
+	"POST /v1/hooks/{triggerId} invalid_request": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		id, secret := hookTrigger(t, h)
+		return delivery(t, id, secret, "{}", map[string]string{"x-github-event": "push", "x-github-delivery": "not an id"})
+	},
+	"POST /v1/hooks/{triggerId} rate_limited": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		h.SetSettings([]settings.Parameter{{Name: "webhook/deliveries-per-minute", Type: "String", Value: "1"}})
+		id, secret := hookTrigger(t, h)
+		if r := h.Deliver(delivery(t, id, secret, `{"n":1}`, nil)); r.Status != 201 {
+			t.Fatalf("the minute's first delivery: %d %s", r.Status, r.Raw)
+		}
+		return delivery(t, id, secret, `{"n":2}`, nil)
+	},
 	"POST /v1/triggers/{triggerId}/run operation_key_payload_mismatch": func(t *testing.T, h *apitest.Harness) apitest.Call {
 		id := do(t, h, createTrigger(nil))["triggerId"].(string)
 		do(t, h, runNow(id, "k"))
@@ -281,7 +342,7 @@ func answer(t *testing.T, op, code string) apitest.Result {
 		h = apitest.New(t, nil)
 	}
 	if f, ok := provokes[op+" "+code]; ok {
-		return h.Do(f(t, h))
+		return send(h, op, f(t, h))
 	}
 	c, ok := ordinary[op]
 	if !ok {
@@ -300,7 +361,7 @@ func answer(t *testing.T, op, code string) apitest.Result {
 	default:
 		t.Fatalf("no call makes %s answer %s: add one to provokes", op, code)
 	}
-	return h.Do(c)
+	return send(h, op, c)
 }
 
 // TestProblemExamples holds every problem example of the document to what

@@ -129,6 +129,10 @@ func testAPI(log *slog.Logger) *API {
 		}
 		return Response{Status: 200, Body: map[string]any{"id": r.Params["id"], "len": len(r.Body)}}, nil
 	}
+	open := func(ctx context.Context, r *Request) (Response, error) {
+		invocation.Note(ctx, slog.String("opened", r.Params["id"]))
+		return Response{Status: 200, Body: map[string]any{"id": r.Params["id"], "decoded": r.Body != nil, "arrived": len(r.Event.Body)}}, nil
+	}
 	fail := func(_ context.Context, r *Request) (Response, error) {
 		switch r.Params["id"] {
 		case "busy":
@@ -141,10 +145,11 @@ func testAPI(log *slog.Logger) *API {
 		return Response{}, io.ErrClosedPipe
 	}
 	return New(log,
-		Route{"GET", "/v1/things/{id}", echo},
-		Route{"DELETE", "/v1/things/{id}", echo},
-		Route{"POST", "/v1/things", echo},
-		Route{"GET", "/v1/fail/{id}", fail},
+		Route{Method: "GET", Pattern: "/v1/things/{id}", Handle: echo},
+		Route{Method: "DELETE", Pattern: "/v1/things/{id}", Handle: echo},
+		Route{Method: "POST", Pattern: "/v1/things", Handle: echo},
+		Route{Method: "GET", Pattern: "/v1/fail/{id}", Handle: fail},
+		Route{Method: "POST", Pattern: "/v1/open/{id}", Handle: open, Public: true},
 	)
 }
 
@@ -153,7 +158,7 @@ func testAPI(log *slog.Logger) *API {
 // the body size (413).
 func TestOrderOfChecks(t *testing.T) {
 	user := map[string]string{"sub": "u1"}
-	big := strings.Repeat("x", maxBody+1)
+	big := strings.Repeat("x", MaxBody+1)
 	rows := []struct {
 		rule   string
 		ev     events.APIGatewayV2HTTPRequest
@@ -179,6 +184,28 @@ func TestOrderOfChecks(t *testing.T) {
 				t.Errorf("Allow %q", res.headers["Allow"])
 			}
 		})
+	}
+}
+
+// TestPublicRoute: a public route has no caller: its handler runs without
+// one, another method of its path is 405 without one, and the body comes
+// to the handler as it arrived, undecoded and unjudged, whatever its
+// size. What the handler notes joins the line.
+func TestPublicRoute(t *testing.T) {
+	big := strings.Repeat("x", MaxBody+1)
+	res := serve(t, testAPI, event("POST", "/v1/open/a", nil, big))
+	if res.status != 200 || res.body["decoded"] != false || res.body["arrived"] != float64(len(big)) {
+		t.Errorf("no caller, a big body: %d %v", res.status, res.body)
+	}
+	if !strings.Contains(res.log, `"opened":"a"`) {
+		t.Errorf("the handler's note is not on the line: %s", res.log)
+	}
+	res = serve(t, testAPI, event("GET", "/v1/open/a", nil, ""))
+	if res.status != 405 || res.headers["Allow"] != "POST" {
+		t.Errorf("another method without a caller: %d %v %v", res.status, res.headers, res.body)
+	}
+	if res := serve(t, testAPI, event("POST", "/v1/open/a/b", nil, "")); res.status != 404 {
+		t.Errorf("a deeper path: %d", res.status)
 	}
 }
 

@@ -44,7 +44,7 @@ func TestLogLineOfEachAnswer(t *testing.T) {
 		{"an unknown route", event("GET", "/v1/nothing", nil, ""), 404, "not_found"},
 		{"a known path with another method", event("PUT", "/v1/things/a", user, ""), 405, "method_not_allowed"},
 		{"no caller", event("GET", "/v1/things/a", nil, ""), 401, "unauthorized"},
-		{"a body too large", event("POST", "/v1/things", user, strings.Repeat("x", maxBody+1)), 413, "payload_too_large"},
+		{"a body too large", event("POST", "/v1/things", user, strings.Repeat("x", MaxBody+1)), 413, "payload_too_large"},
 		{"a handler's problem", event("GET", "/v1/fail/busy", user, ""), 409, "creation_in_progress"},
 		{"a handler's unexpected error", event("GET", "/v1/fail/other", user, ""), 500, "internal_error"},
 		{"an answer", event("GET", "/v1/things/a", user, ""), 200, ""},
@@ -72,7 +72,7 @@ func TestLogLineOfEachAnswer(t *testing.T) {
 // (status, code, request id, the body's type) without the body's values.
 func TestUnmarshallableBody(t *testing.T) {
 	broken := func(log *slog.Logger) *API {
-		return New(log, Route{"GET", "/v1/broken", func(context.Context, *Request) (Response, error) {
+		return New(log, Route{Method: "GET", Pattern: "/v1/broken", Handle: func(context.Context, *Request) (Response, error) {
 			return Response{Status: 200, Body: map[string]any{"prompt": "secret words", "ratio": math.Inf(1)}}, nil
 		}})
 	}
@@ -118,7 +118,7 @@ func TestLogLineMetrics(t *testing.T) {
 		{"an unknown route", event("GET", "/v1/nothing", nil, ""), Refusals, "not_found"},
 		{"a known path with another method", event("PUT", "/v1/things/a", user, ""), Refusals, "method_not_allowed"},
 		{"no caller", event("GET", "/v1/things/a", nil, ""), Refusals, "unauthorized"},
-		{"a body too large", event("POST", "/v1/things", user, strings.Repeat("x", maxBody+1)), Refusals, "payload_too_large"},
+		{"a body too large", event("POST", "/v1/things", user, strings.Repeat("x", MaxBody+1)), Refusals, "payload_too_large"},
 		{"a handler's problem", event("GET", "/v1/fail/busy", user, ""), Refusals, "creation_in_progress"},
 		{"a handler's unexpected error", event("GET", "/v1/fail/other", user, ""), Faults, "internal_error"},
 		{"a handler's unavailable storage", event("GET", "/v1/fail/down", user, ""), Faults, "service_unavailable"},

@@ -16,15 +16,16 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
-// maxBody is the largest decoded body accepted.
-const maxBody = 256 << 10
+// MaxBody is the largest body accepted: decoded, or, on a public route,
+// as it arrived.
+const MaxBody = 256 << 10
 
 // Request is one matched request with its caller.
 type Request struct {
 	Event     *events.APIGatewayV2HTTPRequest
 	Caller    Caller
 	Params    map[string]string // path parameters, by the names in the route's pattern
-	Body      []byte            // decoded; empty when there is none
+	Body      []byte            // decoded; empty when there is none, nil on a public route
 	RequestID string
 }
 
@@ -50,6 +51,11 @@ type Route struct {
 	Method  string
 	Pattern string
 	Handle  Handler
+	// Public is a route without the authorizer (the webhook routes): it
+	// has no caller, another method of its path is 405 without one, and
+	// its handler judges the body itself, in its own order of checks
+	// (Request.Body is nil: MaxBody, DecodeBody).
+	Public bool
 }
 
 // The metrics of a problem answer, by the dimension Code, its code.
@@ -84,7 +90,8 @@ func (a *API) WithMetrics(m *invocation.Metrics) *API {
 
 // Handle answers one event, in the contract's order of checks: an unknown
 // route (404), the caller (401), a known path with another method (405),
-// the body size (413), then the handler. It never
+// the body size (413), then the handler (a public route's: with no caller,
+// the body as it arrived). It never
 // returns an error to Lambda: every failure is a problem+json response,
 // with the request id. It logs one JSON line per invocation: the request
 // id, the route, the status, a problem's code, and for a 5xx its cause;
@@ -138,6 +145,7 @@ func (a *API) serve(ctx context.Context, r *Request) (route string, resp Respons
 		path = r.Event.RequestContext.HTTP.Path
 	}
 	var allow []string
+	public := false
 	for _, rt := range a.routes {
 		params, ok := match(rt.Pattern, path)
 		if !ok {
@@ -145,6 +153,7 @@ func (a *API) serve(ctx context.Context, r *Request) (route string, resp Respons
 		}
 		if rt.Method != method {
 			allow = append(allow, rt.Method)
+			public = public || rt.Public
 			continue
 		}
 		r.Params = params
@@ -156,8 +165,9 @@ func (a *API) serve(ctx context.Context, r *Request) (route string, resp Respons
 		return "unmatched", Response{}, problem.New(problem.NotFound, "There is no such resource.")
 	}
 	// A known path with another method: the caller comes first (401), as
-	// the authorizer in front of every route answers it in AWS.
-	if _, err := callerFrom(r.Event); err != nil {
+	// the authorizer in front of every route but the public ones answers
+	// it in AWS.
+	if _, err := callerFrom(r.Event); err != nil && !public {
 		return "unmatched", Response{}, err
 	}
 	slices.Sort(allow)
@@ -174,22 +184,37 @@ func (a *API) call(ctx context.Context, rt Route, r *Request) (resp Response, er
 			err = fmt.Errorf("panic of type %T: %s", p, debug.Stack())
 		}
 	}()
+	if rt.Public {
+		return rt.Handle(ctx, r)
+	}
 	caller, err := callerFrom(r.Event)
 	if err != nil {
 		return Response{}, err
 	}
 	r.Caller = caller
-	body := []byte(r.Event.Body)
-	if r.Event.IsBase64Encoded {
-		if body, err = base64.StdEncoding.DecodeString(r.Event.Body); err != nil {
-			return Response{}, problem.New(problem.InvalidRequest, "The body is not valid base64.")
-		}
+	if r.Body, err = DecodeBody(r.Event); err != nil {
+		return Response{}, err
 	}
-	if len(body) > maxBody {
-		return Response{}, problem.New(problem.PayloadTooLarge, "The body is larger than 256 KiB.")
+	if len(r.Body) > MaxBody {
+		return Response{}, ErrTooLarge
 	}
-	r.Body = body
 	return rt.Handle(ctx, r)
+}
+
+// ErrTooLarge is a body over MaxBody.
+var ErrTooLarge = problem.New(problem.PayloadTooLarge, "The body is larger than 256 KiB.")
+
+// DecodeBody is the event's body, decoded when the event says it is
+// base64: invalid_request when it does not decode.
+func DecodeBody(ev *events.APIGatewayV2HTTPRequest) ([]byte, error) {
+	if !ev.IsBase64Encoded {
+		return []byte(ev.Body), nil
+	}
+	body, err := base64.StdEncoding.DecodeString(ev.Body)
+	if err != nil {
+		return nil, problem.New(problem.InvalidRequest, "The body is not valid base64.")
+	}
+	return body, nil
 }
 
 // match matches a path against a pattern and returns the path parameters.

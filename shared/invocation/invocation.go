@@ -1,7 +1,7 @@
 // Package invocation gathers what one invocation writes on its one log
 // line besides its outcome: the DynamoDB requests it made (the store's
 // client counts them), the warnings met on the way (a settings refresh
-// that failed, a setting ignored), and its metrics, which the line carries
+// that failed, a setting ignored), the members its code notes, and its metrics, which the line carries
 // in CloudWatch Embedded Metric Format. The invocation puts a Record in its
 // context (Metrics.Begin in an execution environment, With outside any);
 // the code it calls adds to it.
@@ -27,6 +27,7 @@ type Record struct {
 	mu       sync.Mutex
 	warnings []string
 	metrics  []Metric
+	notes    []slog.Attr
 }
 
 // With returns a context that carries a new record outside any execution
@@ -66,6 +67,17 @@ func Add(ctx context.Context, metrics ...Metric) {
 	}
 }
 
+// Note adds members to the line of the context's record, if it has one:
+// what the code met that the line names (a delivery's trigger and event),
+// never a body, a secret or a stored item.
+func Note(ctx context.Context, attrs ...slog.Attr) {
+	if r, ok := ctx.Value(key{}).(*Record); ok {
+		r.mu.Lock()
+		r.notes = append(r.notes, attrs...)
+		r.mu.Unlock()
+	}
+}
+
 // Requests is the number of DynamoDB requests so far.
 func (r *Record) Requests() int { return int(r.requests.Load()) }
 
@@ -77,13 +89,15 @@ func (r *Record) Warnings() []string {
 }
 
 // Attrs are the members the record adds to the invocation's one line, as
-// of now: dynamodbRequests, warnings when there are any, and, in an
+// of now: dynamodbRequests, what Note added, warnings when there are any, and, in an
 // execution environment, the metrics in Embedded Metric Format with
 // timestamp now (a metric that breaks the format's rules is left out, and
 // a warning says so).
 func (r *Record) Attrs(now time.Time) []slog.Attr {
 	requests := r.Requests()
-	attrs := []slog.Attr{slog.Int("dynamodbRequests", requests)}
+	r.mu.Lock()
+	attrs := append([]slog.Attr{slog.Int("dynamodbRequests", requests)}, r.notes...)
+	r.mu.Unlock()
 	warnings := r.Warnings()
 	var metrics []slog.Attr
 	if r.env != nil {

@@ -20,6 +20,11 @@ type Claim struct {
 	Policy *allocation.Policy
 	// Now is the time the start is judged at: expiry and leases.
 	Now time.Time
+	// AnyRequest judges the row alone, as a webhook delivery's key asks
+	// (a redelivery renders its prompt anew): rules 1 to 3 apply, rules 4
+	// to 6 do not, and any other row replays its session whatever its
+	// fingerprint or status.
+	AnyRequest bool
 }
 
 // Step is what a start does next.
@@ -73,6 +78,8 @@ func Judge(row *Row, c Claim) Verdict {
 		return refuse(err)
 	}
 	switch {
+	case c.AnyRequest:
+		return Verdict{Step: ReadSession}
 	case row.Status == StatusInProgress && row.LeaseUntil.After(c.Now): // rule 4
 		return refuse(&problem.Error{Code: problem.CreationInProgress,
 			Detail: "A session for this operation key is being created. Try again shortly.", RetryAfter: row.LeaseUntil.Sub(c.Now)})
@@ -87,14 +94,18 @@ func Judge(row *Row, c Claim) Verdict {
 // JudgeSession finishes the judgment of a row that Judge found
 // CheckSession or ReadSession, with the row's session as read: nil when
 // it does not exist. Rule 5 without a session runs afresh, whatever the
-// fingerprint; with one, rules 6 and 7 apply to it. A session that is not
-// the claim's user's and org's is, to this start, one that does not exist.
+// fingerprint; with one, rules 6 and 7 apply to it (rule 7 alone under
+// Claim.AnyRequest). A session that is not the claim's user's and org's
+// is, to this start, one that does not exist.
 func JudgeSession(row *Row, c Claim, rec *session.Record) Verdict {
 	switch {
+	case c.AnyRequest:
 	case rec == nil && lapsed(row):
 		return Verdict{Step: Afresh}
 	case row.Fingerprint != c.Fingerprint:
 		return payloadMismatch()
+	}
+	switch {
 	case rec == nil || rec.UserID != c.UserID || rec.OrgID != c.OrgID:
 		return refuse(problem.New(problem.NotFound, "The session of this operation key no longer exists."))
 	}

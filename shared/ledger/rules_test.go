@@ -66,6 +66,7 @@ func TestRules(t *testing.T) {
 		rule string
 		cfg  allocation.Config
 		row  *Row
+		any  bool            // Claim.AnyRequest
 		mine string          // the session this start wrote with its row
 		rec  *session.Record // the row's session, nil when it does not exist
 		want []Step          // Judge's step, then JudgeSession's
@@ -109,6 +110,14 @@ func TestRules(t *testing.T) {
 		{rule: "7: a row naming a session of another org is as if it were gone", row: ledgerRow(nil), rec: rowSession("u1", "o2"), want: []Step{ReadSession, Refuse}, code: problem.NotFound},
 		{rule: "an unknown status is judged like completed", row: ledgerRow(func(l *Row) { l.Status = "paused" }), rec: rowSession("u1", ""), want: []Step{ReadSession, Replay}},
 
+		{rule: "any request: another fingerprint replays", any: true, row: ledgerRow(func(l *Row) { l.Fingerprint = "other" }), rec: rowSession("u1", ""), want: []Step{ReadSession, Replay}},
+		{rule: "any request: 4 does not apply, a live lease replays", any: true, row: ledgerRow(func(l *Row) { l.Status, l.LeaseUntil = StatusInProgress, now.Add(time.Minute) }), rec: rowSession("u1", ""), want: []Step{ReadSession, Replay}},
+		{rule: "any request: 5 does not apply, a failed row without its session is not run afresh", any: true, row: ledgerRow(func(l *Row) { l.Status = StatusFailed }), want: []Step{ReadSession, Refuse}, code: problem.NotFound},
+		{rule: "any request: 1 applies", any: true, row: ledgerRow(func(l *Row) { l.OrgID = "o1" }), want: []Step{Refuse}, code: problem.OperationKeyReuseMismatch},
+		{rule: "any request: 2 applies", any: true, row: ledgerRow(func(l *Row) { l.SandboxAllocation = "cloudflare-shared" }), want: []Step{Refuse}, code: problem.SandboxAllocationRetired},
+		{rule: "any request: 3 applies", any: true, row: ledgerRow(func(l *Row) { l.SandboxProvider, l.SandboxAllocation = "cloudflare", "" }), want: []Step{Refuse}, code: problem.SandboxRuntimeRetired},
+		{rule: "any request: 7's session gone", any: true, row: ledgerRow(nil), rec: rowSession("u9", ""), want: []Step{ReadSession, Refuse}, code: problem.NotFound},
+
 		{rule: "order: 1 before 2", row: ledgerRow(func(l *Row) { l.OrgID, l.SandboxKind = "o1", "shared" }), want: []Step{Refuse}, code: problem.OperationKeyReuseMismatch},
 		{rule: "order: 2 before 3", row: ledgerRow(func(l *Row) { l.SandboxKind, l.SandboxProvider = "shared", "cloudflare" }), want: []Step{Refuse}, code: problem.SandboxAllocationRetired},
 		{rule: "order: 2 before 4", row: ledgerRow(func(l *Row) {
@@ -127,7 +136,7 @@ func TestRules(t *testing.T) {
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
 			policy, _ := allocation.NewPolicy(r.cfg)
-			c := Claim{UserID: "u1", Fingerprint: "fp", Mine: r.mine, Policy: policy, Now: now}
+			c := Claim{UserID: "u1", Fingerprint: "fp", Mine: r.mine, Policy: policy, Now: now, AnyRequest: r.any}
 			v := Judge(r.row, c)
 			got := []Step{v.Step}
 			if v.Step == CheckSession || v.Step == ReadSession {

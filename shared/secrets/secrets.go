@@ -3,7 +3,8 @@
 // (GenerateMac under the stack's HMAC key over webhook.SecretMessage),
 // and cached per execution environment by trigger and version; an
 // imported one is sealed (Encrypt under the stack's symmetric key, with
-// the trigger id as encryption context) and opened again (Decrypt). KMS
+// the trigger id as encryption context) and opened again (Decrypt),
+// cached per execution environment by trigger and sealed bytes. KMS
 // unreachable is service_unavailable; a key that is wrong for the stack
 // an internal error.
 package secrets
@@ -29,8 +30,8 @@ const (
 	VarSealKey = "WEBHOOK_SECRETS_KEY_ID"
 )
 
-// maxCached bounds the derived secrets kept per execution environment;
-// past it the cache starts afresh.
+// maxCached bounds the secrets kept per execution environment, derived
+// and opened each; past it a cache starts afresh.
 const maxCached = 4096
 
 // contextKey is the encryption context's one member: the trigger's id.
@@ -41,8 +42,8 @@ const contextKey = "triggerId"
 type Keys struct {
 	client          *kms.Client
 	macKey, sealKey string
-	mu              sync.Mutex
-	derived         map[version]string
+	derived         cache[version]
+	opened          cache[sealed]
 }
 
 // version is a generated secret's place: a trigger and its version.
@@ -51,10 +52,38 @@ type version struct {
 	n         int
 }
 
+// sealed is an imported secret's place: a trigger and its sealed bytes
+// (a new import seals anew, so new bytes are a new secret).
+type sealed struct {
+	triggerID, blob string
+}
+
+// cache is secrets in clear by their place, at most maxCached of them.
+type cache[K comparable] struct {
+	mu sync.Mutex
+	m  map[K]string
+}
+
+func (c *cache[K]) get(k K) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[k]
+	return s, ok
+}
+
+func (c *cache[K]) put(k K, s string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCached {
+		c.m = map[K]string{}
+	}
+	c.m[k] = s
+}
+
 // New returns the keys macKey (HMAC_256, GENERATE_VERIFY_MAC) and sealKey
 // (SYMMETRIC_DEFAULT) on client: ids, ARNs or aliases.
 func New(client *kms.Client, macKey, sealKey string) *Keys {
-	return &Keys{client: client, macKey: macKey, sealKey: sealKey, derived: map[version]string{}}
+	return &Keys{client: client, macKey: macKey, sealKey: sealKey}
 }
 
 // Derive returns trigger triggerID's generated secret of version n:
@@ -63,10 +92,7 @@ func New(client *kms.Client, macKey, sealKey string) *Keys {
 // environment, then cached.
 func (k *Keys) Derive(ctx context.Context, triggerID string, n int) (string, error) {
 	v := version{triggerID, n}
-	k.mu.Lock()
-	s, ok := k.derived[v]
-	k.mu.Unlock()
-	if ok {
+	if s, ok := k.derived.get(v); ok {
 		return s, nil
 	}
 	out, err := k.client.GenerateMac(ctx, &kms.GenerateMacInput{
@@ -76,15 +102,11 @@ func (k *Keys) Derive(ctx context.Context, triggerID string, n int) (string, err
 	if err != nil {
 		return "", unavailable(err)
 	}
-	if s, err = webhook.SecretFromMAC(out.Mac); err != nil {
+	s, err := webhook.SecretFromMAC(out.Mac)
+	if err != nil {
 		return "", problem.Wrap(problem.InternalError, "An unexpected error occurred.", err) // not the stack's HMAC_256 key
 	}
-	k.mu.Lock()
-	if len(k.derived) >= maxCached {
-		clear(k.derived)
-	}
-	k.derived[v] = s
-	k.mu.Unlock()
+	k.derived.put(v, s)
 	return s, nil
 }
 
@@ -104,10 +126,15 @@ func (k *Keys) Seal(ctx context.Context, triggerID, secret string) ([]byte, erro
 
 // Open decrypts what Seal sealed for trigger triggerID. Sealed bytes of
 // another trigger, or changed ones, do not open: an internal error (the
-// stored trigger is not what it was written as).
-func (k *Keys) Open(ctx context.Context, triggerID string, sealed []byte) (string, error) {
+// stored trigger is not what it was written as). It is asked of KMS once
+// per execution environment, then cached.
+func (k *Keys) Open(ctx context.Context, triggerID string, blob []byte) (string, error) {
+	at := sealed{triggerID, string(blob)}
+	if s, ok := k.opened.get(at); ok {
+		return s, nil
+	}
 	out, err := k.client.Decrypt(ctx, &kms.DecryptInput{
-		KeyId: aws.String(k.sealKey), CiphertextBlob: sealed,
+		KeyId: aws.String(k.sealKey), CiphertextBlob: blob,
 		EncryptionContext: map[string]string{contextKey: triggerID},
 	})
 	var invalid *types.InvalidCiphertextException
@@ -117,6 +144,7 @@ func (k *Keys) Open(ctx context.Context, triggerID string, sealed []byte) (strin
 	case err != nil:
 		return "", unavailable(err)
 	}
+	k.opened.put(at, string(out.Plaintext))
 	return string(out.Plaintext), nil
 }
 

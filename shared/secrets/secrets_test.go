@@ -75,3 +75,33 @@ func TestSealOpen(t *testing.T) {
 		t.Errorf("KMS down: %v", err)
 	}
 }
+
+// TestOpenCached: an imported secret is opened by KMS once per execution
+// environment, by trigger and sealed bytes: the same bytes again cost no
+// call, even with KMS down; a new import's bytes, or another trigger, are
+// asked again.
+func TestOpenCached(t *testing.T) {
+	keys, _, calls, srv := standIn(t)
+	ctx := context.Background()
+	first, _ := keys.Seal(ctx, "trg_a", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	again, _ := keys.Seal(ctx, "trg_a", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+	before := calls.Load()
+	for range 3 {
+		if s, err := keys.Open(ctx, "trg_a", first); err != nil || s != "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" {
+			t.Fatalf("opened %q: %v", s, err)
+		}
+	}
+	if _, err := keys.Open(ctx, "trg_a", again); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.Open(ctx, "trg_b", first); problem.CodeOf(err) != problem.InternalError {
+		t.Errorf("another trigger's bytes, cached for trg_a: %v", err)
+	}
+	if n := calls.Load() - before; n != 3 {
+		t.Errorf("%d KMS calls, want 3: once per trigger and sealed bytes", n)
+	}
+	srv.Close()
+	if _, err := keys.Open(ctx, "trg_a", first); err != nil {
+		t.Errorf("a cached secret with KMS down: %v", err)
+	}
+}

@@ -35,6 +35,9 @@ const (
 	PlatformScheduled = "scheduled"
 	// PlatformNow is the createdOnPlatform of a trigger started now.
 	PlatformNow = "trigger-now"
+	// PlatformWebhook is the createdOnPlatform of a webhook delivery's
+	// session.
+	PlatformWebhook = "webhook"
 )
 
 var secretMarkers = []string{"ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-"}
@@ -84,7 +87,7 @@ type startBody struct {
 
 // ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
 // header (nil when it was not sent; both given, they must be equal).
-// Reserved values (trigger: keys, the scheduled platform) are refused: they
+// Reserved values (trigger: keys, the triggers' platforms) are refused: they
 // belong to trigger firings.
 func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	var b startBody
@@ -163,7 +166,7 @@ func (r *Request) validate() error {
 	switch {
 	case strings.HasPrefix(r.OperationKey, ReservedKeyPrefix):
 		return bad("operationKey may not start with \"trigger:\".")
-	case r.CreatedOnPlatform == PlatformScheduled || r.CreatedOnPlatform == PlatformNow:
+	case r.CreatedOnPlatform == PlatformScheduled || r.CreatedOnPlatform == PlatformNow || r.CreatedOnPlatform == PlatformWebhook:
 		return bad("createdOnPlatform \"" + r.CreatedOnPlatform + "\" is reserved for triggers.")
 	}
 	return r.Validate()

@@ -82,6 +82,7 @@ func TestRequestValidation(t *testing.T) {
 		{"createdOnPlatform of 101", body(map[string]any{"createdOnPlatform": strings.Repeat("p", 101)}), "", bad},
 		{"createdOnPlatform scheduled is reserved", body(map[string]any{"createdOnPlatform": "scheduled"}), "", bad},
 		{"createdOnPlatform trigger-now is reserved", body(map[string]any{"createdOnPlatform": "trigger-now"}), "", bad},
+		{"createdOnPlatform webhook is reserved", body(map[string]any{"createdOnPlatform": "webhook"}), "", bad},
 		{"orgId pattern", body(map[string]any{"orgId": "o/1"}), "", bad},
 		{"secret in the repo", gh("ghp_x/name"), "", bad},
 		{"secret in the model", agent(map[string]any{"mode": "m", "model": "github_pat_123"}), "", bad},

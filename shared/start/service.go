@@ -36,6 +36,9 @@ type Command struct {
 	// judges every trigger of an invocation by one); nil reads the
 	// settings.
 	Policy *allocation.Policy
+	// AnyRequest: the key's ledger row answers whatever the request
+	// (ledger.Claim.AnyRequest), as a webhook delivery's key asks.
+	AnyRequest bool
 }
 
 // Result is the session a start obtained, new or replayed.
@@ -102,7 +105,7 @@ func (s *Service) prepare(ctx context.Context, cmd Command, adv store.Beside) (*
 		kind = allocation.KindIsolated
 	}
 	a := &attempt{cmd: cmd, adv: adv, claim: ledger.Claim{
-		UserID: cmd.UserID, OrgID: req.OrgID, BotID: cmd.BotID, Policy: policy, Now: s.now(),
+		UserID: cmd.UserID, OrgID: req.OrgID, BotID: cmd.BotID, Policy: policy, Now: s.now(), AnyRequest: cmd.AnyRequest,
 	}}
 	a.placement, a.refusal = policy.Place(kind, cmd.Allocation, allocation.Owner(cmd.UserID, req.OrgID))
 	if req.OperationKey == "" {

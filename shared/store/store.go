@@ -2,7 +2,8 @@
 // DynamoDB: the one table of the contract, the transaction that writes a
 // new session together with its operation ledger row (this file), the
 // triggers' items, reads and writes (trigger_*.go, advance.go, due.go),
-// their runs (run_item.go, runs.go) and the scan of every item (scan.go).
+// their runs (run_item.go, runs.go), a webhook delivery's read, marker
+// and counter (delivery.go) and the scan of every item (scan.go).
 // Every item is read with AttrReader; every error of the SDK is
 // read by refusalOf (errors.go); every key is built in keys.go, or beside
 // its codec (SessionKey, LedgerKey).

@@ -2,10 +2,12 @@
 // run: a scheduled slot (the firing), a start now (POST
 // /v1/triggers/{triggerId}/run) and, from contract v6, a webhook
 // delivery. It builds the start from the trigger (Command), gives each
-// kind its operation key (SlotKey, NowKey), opens a webhook trigger's
-// secrets (ClearSecrets) and renders its prompt (Prompt), says what a run's status is (Status) and which refused
-// start records a failed run (Failed), and runs a start now
-// (Runner.StartNow). The start itself is package start's, the
+// kind its operation key (SlotKey, NowKey; a delivery's is
+// webhook.Delivery.OperationKey), says what a run's status is (Status)
+// and which refused start records a failed run (Failed), opens a webhook
+// trigger's secrets (ClearSecrets) and renders its prompt (Prompt), and
+// runs a start now (Runner.StartNow) and a delivery's start
+// (Runner.StartDelivery). The start itself is package start's, the
 // ledger's and the table's.
 package triggerrun
 

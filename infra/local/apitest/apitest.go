@@ -8,6 +8,7 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"maps"
@@ -39,6 +40,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/firing"
+	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
@@ -57,6 +59,7 @@ const ConfigPath = "/cloud-agent/test"
 const (
 	APIFunction    = "api"
 	FiringFunction = "firing"
+	HookFunction   = "hook"
 )
 
 // Harness is the API over a fresh table.
@@ -68,6 +71,10 @@ type Harness struct {
 	Start    *start.Service
 	Triggers *triggerapi.Service
 	Firing   *firing.Firing
+	// Hooks are the webhook deliveries, served by HookAPI (Deliver) apart
+	// from API until template.yaml has their function.
+	Hooks   *hook.Service
+	HookAPI *httpapi.API
 	// Secrets are the webhook secrets' keys on KMS, the local stand-in
 	// with keys made for the test, whose requests it counts.
 	Secrets  *secrets.Keys
@@ -109,6 +116,8 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
 	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start, Secrets: h.Secrets}
+	h.Hooks = &hook.Service{Table: tbl, Settings: cfg, Secrets: h.Secrets, Start: h.Start}
+	h.HookAPI = httpapi.New(log, h.Hooks.Routes()...).WithMetrics(invocation.NewMetrics(HookFunction, "$LATEST"))
 	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")}
 	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers)
 	tpl, err := templateRoutes()
@@ -284,6 +293,8 @@ type Call struct {
 	Claims  map[string]string
 	Headers map[string]string
 	Body    string
+	// Base64 sends the body base64-encoded, as the gateway passes binary.
+	Base64 bool
 }
 
 // Result is one response, with the body decoded.
@@ -313,7 +324,18 @@ func (h *Harness) CreateTrigger(t testing.TB, claims map[string]string, b string
 // Do sends the call as the gateway would.
 func (h *Harness) Do(c Call) Result {
 	h.t.Helper()
-	resp, err := h.API.Handle(context.Background(), Event(c))
+	return h.do(h.API, c)
+}
+
+// Deliver sends a webhook delivery as the gateway would.
+func (h *Harness) Deliver(c Call) Result {
+	h.t.Helper()
+	return h.do(h.HookAPI, c)
+}
+
+func (h *Harness) do(api *httpapi.API, c Call) Result {
+	h.t.Helper()
+	resp, err := api.Handle(context.Background(), Event(c))
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -335,7 +357,10 @@ func Event(c Call) events.APIGatewayV2HTTPRequest {
 	path, query, _ := strings.Cut(c.Path, "?")
 	ev := events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: "$default", RawPath: path, RawQueryString: query,
-		Headers: map[string]string{"content-type": "application/json"}, Body: c.Body,
+		Headers: map[string]string{"content-type": "application/json"}, Body: c.Body, IsBase64Encoded: c.Base64,
+	}
+	if c.Base64 {
+		ev.Body = base64.StdEncoding.EncodeToString([]byte(c.Body))
 	}
 	for k, v := range c.Headers {
 		ev.Headers[strings.ToLower(k)] = v

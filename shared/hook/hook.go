@@ -1,0 +1,208 @@
+// Package hook is the /v1/hooks routes: a webhook delivery to a trigger,
+// answered in the contract's order of checks, with no caller (the
+// delivery proves itself with the trigger's secret). It reads what the
+// delivery is judged on in one request (store.Table.ReadDelivery),
+// proves it (webhook.Verify, with the secrets of package secrets),
+// answers a ping, an event not listed, a redelivery, a paused trigger and
+// the minute's limit, and leaves the start to triggerrun. The line of
+// each delivery names its outcome (Deliveries by Outcome).
+package hook
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/secrets"
+	"github.com/cloud-agent/control-plane/shared/settings"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/triggerrun"
+	"github.com/cloud-agent/control-plane/shared/webhook"
+)
+
+// Service answers webhook deliveries.
+type Service struct {
+	Table    *store.Table
+	Settings *settings.Settings
+	Secrets  *secrets.Keys
+	Start    *start.Service
+	// Now defaults to the clock.
+	Now func() time.Time
+}
+
+// Routes are the hook function's routes: POST /v1/hooks/{triggerId},
+// public. (Its template has ANY /v1/hooks/{triggerId} and ANY
+// /v1/hooks/{proxy+}: another method is 405, a deeper path 404.)
+func (s *Service) Routes() []httpapi.Route {
+	return []httpapi.Route{{Method: "POST", Pattern: "/v1/hooks/{triggerId}", Handle: s.deliver, Public: true}}
+}
+
+// maxRounds bounds how often a delivery is read and judged again when
+// its trigger moved under it (or a write met another).
+const maxRounds = 3
+
+var (
+	errUnauthorized = problem.New(problem.Unauthorized, "The delivery is not proven for this trigger.")
+	errMediaType    = problem.New(problem.UnsupportedMediaType, "Webhook deliveries of this content type are not accepted.")
+	errBusy         = problem.New(problem.ServiceUnavailable, "The trigger is busy. Try again shortly.")
+)
+
+// deliver answers a delivery and notes its outcome on the line.
+func (s *Service) deliver(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
+	o := &outcome{}
+	resp, err := s.judge(ctx, r, o)
+	o.note(ctx)
+	return resp, err
+}
+
+// judge is the contract's order of checks up to the proof, then the
+// rounds of reading and judging the delivery.
+func (s *Service) judge(ctx context.Context, r *httpapi.Request, o *outcome) (httpapi.Response, error) {
+	ev := r.Event
+	switch {
+	case len(ev.Body) > httpapi.MaxBody: // as it arrived, before base64 decoding
+		return o.is(tooLarge), httpapi.ErrTooLarge
+	case refusedType(ev.Headers["content-type"]):
+		return o.is(invalid), errMediaType
+	}
+	body, err := httpapi.DecodeBody(ev)
+	if err != nil {
+		return o.is(invalid), err
+	}
+	id := r.Params["triggerId"]
+	if !validTriggerID(id) {
+		o.reason = "malformed_trigger_id"
+		return o.is(unauthorized), errUnauthorized
+	}
+	o.triggerID = id
+	for range maxRounds {
+		resp, err := s.round(ctx, r, body, o)
+		if !errors.Is(err, store.ErrTriggerMoved) {
+			return resp, err
+		}
+	}
+	return o.is(unavailable), errBusy
+}
+
+// round reads the delivery's trigger, marker and counter, proves the
+// delivery and answers it: store.ErrTriggerMoved when the trigger moved
+// (or a write met another) before its start was written.
+func (s *Service) round(ctx context.Context, r *httpapi.Request, body []byte, o *outcome) (httpapi.Response, error) {
+	now := s.now()
+	headers := r.Event.Headers
+	read, err := s.Table.ReadDelivery(ctx, o.triggerID, candidateKeys(o.triggerID, headers, body), now)
+	if err != nil {
+		return o.failed(err), err
+	}
+	tr := read.Trigger
+	if tr == nil || tr.Webhook == nil { // unknown, deleted or scheduled: no KMS call
+		o.reason = "unknown_trigger"
+		return o.is(unauthorized), errUnauthorized
+	}
+	sec, err := s.secretsOf(ctx, tr, now)
+	if err != nil {
+		return o.failed(err), err
+	}
+	w := tr.Webhook
+	o.verify = string(w.Verify)
+	proof := webhook.Verify(webhook.VerifyRequest{Mode: w.Verify, Secret: sec.current, Previous: sec.previous,
+		PreviousValidUntil: sec.validUntil, TokenHeader: w.Header, Body: body, Headers: headers, Now: now})
+	if !proof.Proven() {
+		o.reason = string(proof)
+		return o.is(unauthorized), errUnauthorized
+	}
+	d, err := webhook.DeliveryOf(w.Verify, headers, body)
+	if err != nil {
+		return o.is(invalid), err
+	}
+	o.delivery, o.event = d.ID, d.Event
+	switch m, redelivered := read.Markers[d.OperationKey(tr.ID)]; {
+	case d.Ping():
+		return o.answer(ping, http.StatusOK, map[string]bool{"ping": true}), nil
+	case !d.Listed(w.Events):
+		return o.answer(ignored, http.StatusAccepted, map[string]bool{"ignored": true}), nil
+	case redelivered:
+		return o.fromMarker(m)
+	case !tr.Active:
+		return o.answer(paused, http.StatusAccepted, map[string]bool{"paused": true}), nil
+	}
+	return s.start(ctx, tr, read, triggerrun.Delivery{Delivery: d, Input: input(r, body, d, sec, tr, now)}, o)
+}
+
+// start judges the minute's limit and starts the delivery's session.
+func (s *Service) start(ctx context.Context, tr *trigger.Trigger, read *store.DeliveryRead, d triggerrun.Delivery, o *outcome) (httpapi.Response, error) {
+	limit, err := s.Settings.DeliveriesPerMinute(ctx)
+	if err != nil {
+		return o.failed(err), err
+	}
+	now := s.now()
+	if read.Started >= limit {
+		return o.is(limited), rateLimited(now)
+	}
+	policy, err := s.Settings.Policy(ctx)
+	if err != nil {
+		return o.failed(err), err
+	}
+	d.Limit = limit
+	runner := &triggerrun.Runner{Start: s.Start, Table: s.Table, Now: s.Now}
+	started, err := runner.StartDelivery(ctx, tr, policy, d)
+	de, racing := errors.AsType[*store.DeliveredError](err)
+	switch {
+	case racing:
+		return o.fromMarker(de.Marker)
+	case errors.Is(err, store.ErrRateLimited):
+		return o.is(limited), rateLimited(now)
+	case errors.Is(err, store.ErrTriggerMoved):
+		return httpapi.Response{}, err
+	case err != nil:
+		return o.failed(err), err
+	}
+	return o.session(started.Record.SessionID, started.Replayed), nil
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// validTriggerID reports whether id is a trigger's: trg_ and a lowercase
+// UUID.
+func validTriggerID(id string) bool {
+	rest, ok := strings.CutPrefix(id, "trg_")
+	if !ok || len(rest) != 36 || strings.ToLower(rest) != rest {
+		return false
+	}
+	_, err := uuid.Parse(rest)
+	return err == nil
+}
+
+// refusedType reports whether a Content-Type is one the seed system
+// refused too: multipart, images, audio, video and a few binary types.
+func refusedType(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	for _, p := range []string{"multipart/", "image/", "audio/", "video/"} {
+		if strings.HasPrefix(mt, p) {
+			return true
+		}
+	}
+	return mt == "application/octet-stream" || mt == "application/pdf" || mt == "application/zip"
+}
+
+// rateLimited is the 429 of a trigger over the minute's limit, with
+// Retry-After the seconds to the next minute.
+func rateLimited(now time.Time) error {
+	next := now.Truncate(time.Minute).Add(time.Minute)
+	return &problem.Error{Code: problem.RateLimited, RetryAfter: next.Sub(now),
+		Detail: "The trigger has had its most deliveries this minute. Try again in the next minute."}
+}

@@ -1,0 +1,82 @@
+package triggerrun
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/webhook"
+)
+
+// Delivery is a proven webhook delivery to start a trigger's session
+// from.
+type Delivery struct {
+	webhook.Delivery
+	// Input is what the trigger's prompt renders from, the trigger's
+	// secrets and header included; its ReceivedAt is the run's slot.
+	Input webhook.Input
+	// Limit is the most new starts of the trigger in a minute.
+	Limit int
+}
+
+// StartDelivery starts the session of the delivery d to the webhook
+// trigger tr, as it was read: created on webhook, with the rendered
+// prompt and the delivery's operation key (none when the delivery has no
+// key), whose ledger row answers whatever the prompt
+// (start.Command.AnyRequest). The new session is written with what
+// store.Delivery writes beside it (the run, the minute's counter, the
+// key's marker); a refused start that Failed counts records its failed
+// run and marker (store.Table.PutFailedDelivery), and the refusal is the
+// error. Besides a start's errors: store.ErrTriggerMoved (read the
+// trigger and judge again), store.ErrRateLimited, and a
+// *store.DeliveredError, whose marker answers.
+func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d Delivery) (*Started, error) {
+	key := d.OperationKey(tr.ID)
+	prompt, err := Prompt(tr, d.Input)
+	cmd, choice := Command(tr, policy, start.PlatformWebhook, key)
+	cmd.Request.Prompt, cmd.AnyRequest = &prompt, true
+	excerpt, length := trigger.Excerpt(prompt)
+	beside := &store.Delivery{Seen: tr, Key: key, Limit: d.Limit, Now: r.now().UTC(), Run: trigger.Run{
+		Kind: trigger.KindWebhook, At: d.Input.ReceivedAt, Status: Status(choice, nil),
+		Delivery: d.ID, Event: d.Event, Prompt: excerpt, PromptLength: length,
+	}}
+	if err == nil {
+		err = cmd.Request.Validate()
+	}
+	var res *start.Result
+	if err == nil {
+		res, err = r.Start.StartBeside(ctx, cmd, beside)
+	}
+	switch {
+	case err != nil:
+		return nil, r.refusedDelivery(ctx, beside, err)
+	case res.Replayed: // the key's row, met by a racing start: no run of this delivery's
+		return &Started{Result: res}, nil
+	}
+	return &Started{res, beside.RunOf(res.Record)}, nil
+}
+
+// refusedDelivery records a delivery's start refused with err as a
+// failed webhook run, with the key's marker, when Failed counts it, and
+// returns the refusal, or what kept it from being recorded.
+func (r *Runner) refusedDelivery(ctx context.Context, d *store.Delivery, err error) error {
+	code, failed := Failed(err)
+	if !failed {
+		return err
+	}
+	detail := ""
+	if pe, ok := errors.AsType[*problem.Error](err); ok {
+		detail = pe.Detail
+	}
+	d.Run.ID, d.Run.Status, d.Run.Error, d.Run.RecordedAt = "run_"+uuid.NewString(), trigger.StatusFailed, string(code), d.Now
+	if perr := r.Table.PutFailedDelivery(ctx, d, string(code), detail); perr != nil {
+		return perr
+	}
+	return err
+}
