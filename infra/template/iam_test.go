@@ -336,6 +336,10 @@ func usedGrants(t *testing.T) map[string][]string {
 	fire(slot) // a duplicate (its ledger row and session read, its run recorded), and a trigger stopped
 	out := map[string][]string{}
 	for fn, g := range used {
+		for _, asked := range harness[fn].KMS.Used() {
+			op, key, _ := strings.Cut(asked, " ")
+			g.add("kms:"+op, "${"+strings.TrimPrefix(key, "alias/")+".Arn}")
+		}
 		out[fn] = g.sorted()
 	}
 	return out
