@@ -20,6 +20,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/emftest"
+	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
@@ -176,12 +177,24 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	}
 	ssm := httptest.NewServer(&paramstore.Server{File: settings, Path: configPath})
 	t.Cleanup(ssm.Close)
+	// The sample keys, so that the webhook samples' secrets, derived and
+	// signed once, are the ones the functions derive.
+	keyFile := filepath.Join(t.TempDir(), "kms-keys.json")
+	if data, err := os.ReadFile("../kms/testdata/sample-keys.json"); err != nil || os.WriteFile(keyFile, data, 0o600) != nil {
+		t.Fatal(err)
+	}
+	keys, err := kms.Open(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kmsSrv := httptest.NewServer(&kms.Server{Keys: keys})
+	t.Cleanup(kmsSrv.Close)
 
 	files, _ := filepath.Glob("../../../events/*/*.json")
 	seen := map[string]bool{}
 	for _, fn := range fns {
 		logs := &functionLogs{}
-		l, err := Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), Environment(fn, dynamoURL, ssm.URL), fn.Timeout, logs)
+		l, err := Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), Environment(fn, dynamoURL, ssm.URL, keys.Environment(kmsSrv.URL)...), fn.Timeout, logs)
 		if err != nil {
 			t.Fatal(err)
 		}
