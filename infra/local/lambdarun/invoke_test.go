@@ -73,8 +73,23 @@ var expected = map[string]struct {
 	// ids and events in the order of their names, so the firing runs
 	// before get-valid reads its run, and delete-valid deletes the other
 	// planted trigger.
-	"TriggerFireFunction/scheduled-event-ahead.json":          {0, "", `{"due":0,"fired":0,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
-	"TriggerFireFunction/scheduled-event.json":                {0, "", `{"due":2,"fired":2,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
+	"TriggerFireFunction/scheduled-event-ahead.json": {0, "", `{"due":0,"fired":0,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
+	"TriggerFireFunction/scheduled-event.json":       {0, "", `{"due":2,"fired":2,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
+	// The hook's deliveries to the three planted webhook triggers, signed
+	// with the secrets the sample keys derive for them; the Standard
+	// Webhooks sample is signed at a time long past, as a static sample
+	// must be: out of the 5-minute window.
+	"TriggerHookFunction/bearer-valid.json":                   {201, "", `"delivery":"nightly-2026-11-30"`},
+	"TriggerHookFunction/github-ignored-event.json":           {202, "", `"ignored":true`},
+	"TriggerHookFunction/github-invalid-signature.json":       {401, "unauthorized", ""},
+	"TriggerHookFunction/github-ping.json":                    {200, "", `"ping":true`},
+	"TriggerHookFunction/github-valid.json":                   {201, "", `"delivery":"72d3162e-cc78-11e3-81ab-4c9367dc0958"`},
+	"TriggerHookFunction/gitlab-valid.json":                   {201, "", `"delivery":"3f0d5b8e-2a61-4c7f-9e14-8b2d6a0c5f93"`},
+	"TriggerHookFunction/invalid-deeper-path.json":            {404, "not_found", ""},
+	"TriggerHookFunction/invalid-media-type.json":             {415, "unsupported_media_type", ""},
+	"TriggerHookFunction/invalid-method.json":                 {405, "method_not_allowed", ""},
+	"TriggerHookFunction/invalid-unknown-id.json":             {401, "unauthorized", ""},
+	"TriggerHookFunction/standard-invalid-stale.json":         {401, "unauthorized", ""},
 	"TriggersFunction/create-valid.json":                      {201, "", `"nextRunAt":"20`},
 	"TriggersFunction/create-invalid-cron.json":               {400, "invalid_request", "schedule.cron"},
 	"TriggersFunction/create-invalid-foreign-org.json":        {403, "forbidden", ""},
@@ -163,7 +178,8 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	}
 	dir, rie := built(t, fns)
 	c, dynamoURL := dynamotest.LocalTable(t)
-	for _, f := range []string{"store/testdata/items/session-v2-current", "store/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc"} {
+	for _, f := range []string{"store/testdata/items/session-v2-current", "store/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc",
+		"store/testdata/trigger-webhook-github", "store/testdata/trigger-webhook-token", "store/testdata/trigger-webhook-standard"} {
 		data, _ := os.ReadFile("../../../shared/" + f + ".json")
 		item, _ := localdb.UnmarshalItem(data)
 		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {
