@@ -18,6 +18,7 @@ folder_SessionStartFunction     := sessionstart
 folder_AllocationLookupFunction := allocationlookup
 folder_TriggersFunction         := triggers
 folder_TriggerFireFunction      := triggerfire
+folder_TriggerHookFunction      := triggerhook
 # The template's functions run on arm64; tests build for the machine's own.
 LAMBDA_GOARCH ?= arm64
 ARTIFACTS_DIR ?= build/$*

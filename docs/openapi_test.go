@@ -40,16 +40,10 @@ func TestDocumentIsValid(t *testing.T) {
 	}
 }
 
-// unwired are the routes that Go serves (the harness's HookAPI) and this
-// document describes, but template.yaml does not have yet: the webhook
-// routes, whose function the template gets when it is wired. The tables
-// of these tests hold them beside the template's routes until then.
-var unwired = []string{"POST /v1/hooks/{triggerId}"}
-
 // checkRouteKeys fails unless the keys of table, a table of these tests
 // by route ("GET /v1/allocations"), are template.yaml's routes, which
 // TestRouteTable (infra/template) holds to Go, to this document and to
-// events/, and the unwired ones.
+// events/.
 func checkRouteKeys[V any](t *testing.T, name string, table map[string]V) {
 	t.Helper()
 	fns, err := template.LoadFunctions("../template.yaml")
@@ -61,12 +55,6 @@ func checkRouteKeys[V any](t *testing.T, name string, table map[string]V) {
 		keys.Add(key, "")
 	}
 	tpl := apitest.TemplateRoutes(fns)
-	for _, key := range unwired {
-		if _, ok := tpl.Functions[key]; ok {
-			t.Errorf("template.yaml has %s: take it out of unwired", key)
-		}
-		tpl.Add(key, "")
-	}
 	for _, line := range apitest.RouteDiff(tpl, keys) {
 		t.Error(line)
 	}
@@ -282,9 +270,6 @@ func TestGatewayAnswersAreDocumented(t *testing.T) {
 		c, ok := ordinary[name]
 		if !ok {
 			t.Fatalf("no ordinary request for %s", name)
-		}
-		if slices.Contains(unwired, name) {
-			return // the gateway routes by template.yaml, which does not have it yet
 		}
 		for status, g := range gatewayAnswers {
 			t.Run(fmt.Sprintf("%s %d", name, status), func(t *testing.T) {

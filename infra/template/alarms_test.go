@@ -24,7 +24,7 @@ const MetricNamespace = "CloudAgent/ControlPlane"
 // APIFunctions are the functions behind the HTTP API, FiringFunction the
 // firing, by logical id.
 var (
-	APIFunctions   = []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction"}
+	APIFunctions   = []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction"}
 	FiringFunction = "TriggerFireFunction"
 )
 
@@ -102,6 +102,7 @@ var WantAlarms = map[string]Alarm{
 	"SessionStartReleaseAlarm":     apiRelease("SessionStartFunction"),
 	"AllocationLookupReleaseAlarm": apiRelease("AllocationLookupFunction"),
 	"TriggersReleaseAlarm":         apiRelease("TriggersFunction"),
+	"TriggerHookReleaseAlarm":      apiRelease("TriggerHookFunction"),
 	"TriggerFireReleaseAlarm": {
 		Metrics:    []AlarmMetric{onVersion("Errors", FiringFunction)},
 		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 1, DatapointsToAlarm: 1,

@@ -228,7 +228,7 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	}
 
 	checkTable(t, ddb, table, tpl.Resources["SessionsTable"].Properties)
-	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerFireFunction"} {
+	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction"} {
 		// moto's CloudFormation drops a function's Architectures (its
 		// LambdaFunction.create_from_cloudformation_json does not read them:
 		// the functions report x86_64), so arm64 is asserted on the template
@@ -376,8 +376,12 @@ func checkFunctions(t *testing.T, lc *lambda.Client, physical map[string]string,
 	ctx := context.Background()
 	env := map[string]string{"TABLE_NAME": table, "CONFIG_PATH": "/cloud-agent/test", "CONFIG_TTL_SECONDS": "60"}
 	fireEnv := map[string]string{"FIRING_CONCURRENCY": "32"}
+	keysEnv := map[string]string{
+		"WEBHOOK_KEY_ID":         "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["WebhookKey"],
+		"WEBHOOK_SECRETS_KEY_ID": "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["WebhookSecretsKey"],
+	}
 	for k, v := range env {
-		fireEnv[k] = v
+		fireEnv[k], keysEnv[k] = v, v
 	}
 	type want struct {
 		memory, timeout int32
@@ -386,7 +390,8 @@ func checkFunctions(t *testing.T, lc *lambda.Client, physical map[string]string,
 	fns := map[string]want{
 		"SessionStartFunction":     {256, 10, env},
 		"AllocationLookupFunction": {256, 10, env},
-		"TriggersFunction":         {256, 10, env},
+		"TriggersFunction":         {256, 10, keysEnv},
+		"TriggerHookFunction":      {256, 10, keysEnv},
 		"TriggerFireFunction":      {512, 60, fireEnv},
 	}
 	var fireARN string
@@ -434,6 +439,7 @@ func checkPermissions(t *testing.T, lc *lambda.Client, physical map[string]strin
 		"TriggersFunction": {"apigateway /*/*/v1/triggers", "apigateway /*/*/v1/triggers/*", "apigateway /*/*/v1/triggers/*/run", "apigateway /*/*/v1/triggers/*/runs", "apigateway /*/*/v1/triggers/*/secret", "apigateway /*/DELETE/v1/triggers/*",
 			"apigateway /*/GET/v1/triggers", "apigateway /*/GET/v1/triggers/*", "apigateway /*/GET/v1/triggers/*/runs", "apigateway /*/PATCH/v1/triggers/*", "apigateway /*/POST/v1/triggers", "apigateway /*/POST/v1/triggers/*/run",
 			"apigateway /*/POST/v1/triggers/*/secret"},
+		"TriggerHookFunction": {"apigateway /*/*/v1/hooks/*", "apigateway /*/*/v1/hooks/*", "apigateway /*/POST/v1/hooks/*"},
 		"TriggerFireFunction": {"events arn:aws:events:" + deployRegion + ":123456789012:rule/" + physical["TriggerFireFunctionEveryMinute"]},
 	}
 	for fn, w := range want {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,6 +27,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/store"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 // The resources that the code's requests name, as a policy's text
@@ -81,6 +83,8 @@ func (g *grants) recordOn(st *middleware.Stack) error {
 			switch p := in.Parameters.(type) {
 			case *dynamodb.GetItemInput:
 				g.add("dynamodb:GetItem", tableARN)
+			case *dynamodb.BatchGetItemInput:
+				g.add("dynamodb:BatchGetItem", tableARN)
 			case *dynamodb.PutItemInput:
 				g.add("dynamodb:PutItem", tableARN)
 			case *dynamodb.UpdateItemInput:
@@ -183,6 +187,9 @@ Resources:
       ManagedPolicyArns: [arn:aws:iam::aws:policy/AdministratorAccess]
 
 ` + lookupDeployment[2:] + "        Role: !GetAtt LookupDeployRole.Arn\n"},
+		{"every KMS key for the hook's Decrypt", "              Action: kms:Decrypt\n              Resource: !GetAtt WebhookSecretsKey.Arn\n",
+			"              Action: kms:Decrypt\n              Resource: \"*\"\n"},
+		{"dynamodb:Scan on the hook function", "Action: [dynamodb:BatchGetItem, dynamodb:GetItem,", "Action: [dynamodb:Scan, dynamodb:BatchGetItem, dynamodb:GetItem,"},
 		{"dynamodb:Query taken from the firing's policy", `            - Effect: Allow
               Action: dynamodb:Query
               Resource: !Sub ${SessionsTable.Arn}/index/DueTriggersAll
@@ -249,7 +256,7 @@ func usedGrants(t *testing.T) map[string][]string {
 	direct, name := dynamotest.Table(t, b)
 	harness := map[string]*apitest.Harness{}
 	used := map[string]*grants{}
-	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerFireFunction"} {
+	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction"} {
 		g := &grants{used: map[string]bool{}}
 		used[fn] = g
 		api := localdb.Client(b.URL, store.Counting, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, g.recordOn) })
@@ -304,6 +311,52 @@ func usedGrants(t *testing.T) map[string][]string {
 	call("TriggersFunction", "GET", "/v1/triggers/"+gone+"/runs", "", 200)
 	call("TriggersFunction", "DELETE", "/v1/triggers/"+gone, "", 204)
 
+	// Webhook triggers: one with a generated secret (derived), its
+	// rotation and a start now (its secrets in clear), one with a sender's
+	// own (sealed); then their deliveries (the secrets derived and
+	// opened), a redelivery and a refused one.
+	hooked := call("TriggersFunction", "POST", "/v1/triggers", `{"webhook":{"verify":"github"},`+repo+`,"prompt":"Review {{event}}"}`, 201)["triggerId"].(string)
+	const own = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	imported := call("TriggersFunction", "POST", "/v1/triggers", `{"webhook":{"verify":"standard","secret":"`+own+`"},`+repo+`,"prompt":"Handle {{event}}"}`, 201)["triggerId"].(string)
+	call("TriggersFunction", "POST", "/v1/triggers/"+hooked+"/secret", "", 200)
+	now2 := apitest.Call{Method: "POST", Path: "/v1/triggers/" + imported + "/run", Claims: user}
+	if r := harness["TriggersFunction"].Do(now2); r.Status != 201 {
+		t.Fatalf("start now of a webhook trigger: %d %s", r.Status, r.Raw)
+	}
+	deliver := func(id string, mode webhook.VerifyMode, secret, body string, want int) {
+		t.Helper()
+		headers, err := webhook.DeliveryProof(mode, secret, "msg_"+strconv.Itoa(len(body)), time.Now(), []byte(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		headers["x-github-event"] = "push"
+		if r := harness["TriggerHookFunction"].Deliver(apitest.Call{Method: "POST", Path: "/v1/hooks/" + id, Headers: headers, Body: body}); r.Status != want {
+			t.Fatalf("delivery to %s: %d %s", id, r.Status, r.Raw)
+		}
+	}
+	rotated, err := harness["TriggerHookFunction"].Secrets.Derive(context.Background(), hooked, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver(hooked, webhook.VerifyGitHub, rotated, `{"a":1}`, 201)
+	deliver(hooked, webhook.VerifyGitHub, rotated, `{"a":1}`, 200)
+	// A row whose marker is gone (a hand's delete) is judged by the
+	// ledger, which reads the row's session.
+	marks, err := direct.Query(context.Background(), &dynamodb.QueryInput{TableName: aws.String(name),
+		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :hook)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "TRIGGER#" + hooked}, ":hook": &types.AttributeValueMemberS{Value: "HOOK#"}}})
+	if err != nil || len(marks.Items) != 1 {
+		t.Fatalf("the delivery's marker: %v %v", marks, err)
+	}
+	if _, err := direct.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(name),
+		Key: map[string]types.AttributeValue{"PK": marks.Items[0]["PK"], "SK": marks.Items[0]["SK"]}}); err != nil {
+		t.Fatal(err)
+	}
+	deliver(hooked, webhook.VerifyGitHub, rotated, `{"a":1}`, 200)
+	deliver(imported, webhook.VerifyStandard, own, `{"type":"x"}`, 201)
+	harness["TriggersFunction"].SetTrigger(hooked, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
+	deliver(hooked, webhook.VerifyGitHub, rotated, `{"a":2}`, 400) // recorded as a failed webhook run
+
 	// The firing: a slot fired, a duplicate, a trigger stopped.
 	fired, stopped := trigger("* * * * *"), trigger("* * * * *")
 	set := func(id, attr string, v types.AttributeValue) {
@@ -336,6 +389,10 @@ func usedGrants(t *testing.T) map[string][]string {
 	fire(slot) // a duplicate (its ledger row and session read, its run recorded), and a trigger stopped
 	out := map[string][]string{}
 	for fn, g := range used {
+		for _, asked := range harness[fn].KMS.Used() {
+			op, key, _ := strings.Cut(asked, " ")
+			g.add("kms:"+op, "${"+strings.TrimPrefix(key, "alias/")+".Arn}")
+		}
 		out[fn] = g.sorted()
 	}
 	return out

@@ -28,6 +28,7 @@ var wantRelease = map[string]struct {
 	"SessionStartFunction":     {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "SessionStartReleaseAlarm"}},
 	"AllocationLookupFunction": {"Canary10Percent15Minutes", []string{"AllocationLookupReleaseAlarm", "ApiServerErrorRateAlarm"}},
 	"TriggersFunction":         {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "TriggersReleaseAlarm"}},
+	"TriggerHookFunction":      {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "TriggerHookReleaseAlarm"}},
 	"TriggerFireFunction":      {"Linear10PercentEvery1Minute", []string{"FiringLagAlarm", "TriggerFireDeadLetterAlarm", "TriggerFireErrorsAlarm", "TriggerFireReleaseAlarm"}},
 }
 

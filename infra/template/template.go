@@ -198,8 +198,8 @@ func Functions(t *Template) ([]Function, error) {
 			}
 			switch ev.Type {
 			case "HttpApi":
-				if p.Path == "" || strings.Contains(p.Path, "+}") || p.Method == "" {
-					return nil, fmt.Errorf("%s event %s: the local gateway serves only explicit methods and paths without greedy {name+} segments", id, name)
+				if p.Path == "" || p.Method == "" || strings.Contains(strings.TrimSuffix(p.Path, "+}"), "+}") {
+					return nil, fmt.Errorf("%s event %s: the local gateway serves explicit methods and paths, a greedy {name+} segment only at their end", id, name)
 				}
 				fn.Routes = append(fn.Routes, Route{id, p.Method, p.Path, p.Auth == nil || p.Auth.Authorizer != "NONE"})
 			case "Schedule":

@@ -17,6 +17,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
@@ -107,6 +108,9 @@ func TestTemplateFunctions(t *testing.T) {
 			want := slices.Clone(lambdaenv.Variables)
 			if fn.LogicalID == "TriggerFireFunction" {
 				want = append(want, firing.VarConcurrency)
+			}
+			if main, _ := os.ReadFile("../../" + strings.TrimPrefix(folder, "./") + "/main.go"); strings.Contains(string(main), "env.Secrets()") {
+				want = append(want, secrets.VarMACKey, secrets.VarSealKey)
 			}
 			slices.Sort(want)
 			if !slices.Equal(names, want) {

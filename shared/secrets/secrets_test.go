@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // standIn serves the local KMS with new keys, counting its requests.
 func standIn(t *testing.T) (*secrets.Keys, *kms.Keys, *atomic.Int64, *kms.TestServer) {
 	t.Helper()
-	ts := kms.NewTestServer(t)
+	ts := kms.NewTestServer(t, nil)
 	return secrets.New(kms.Client(ts.URL), "alias/WebhookKey", "alias/WebhookSecretsKey"), ts.Keys, &ts.Calls, ts
 }
 
@@ -62,6 +63,9 @@ func TestSealOpen(t *testing.T) {
 	}
 	if _, err := keys.Open(ctx, "trg_b", sealed); problem.CodeOf(err) != problem.InternalError {
 		t.Errorf("another trigger's: %v", err)
+	}
+	if got := srv.Used(); !slices.Equal(got, []string{"Decrypt alias/WebhookSecretsKey", "Encrypt alias/WebhookSecretsKey"}) {
+		t.Errorf("asked of KMS: %q", got)
 	}
 	wrong := secrets.New(kms.Client(srv.URL), "alias/NoSuchKey", "alias/WebhookKey")
 	if _, err := wrong.Derive(ctx, "trg_c", 1); problem.CodeOf(err) != problem.InternalError {

@@ -454,6 +454,15 @@ func TestTriggerItemShape(t *testing.T) {
 			SavedRequest: &allocation.Request{Provider: allocation.RequestProvider{ID: allocation.Vercel, Account: allocation.AccountBYOC}, InstanceType: "small"},
 			CreatedAt:    time.Date(2026, 11, 20, 15, 12, 0, 500000000, time.UTC), NextRunAt: time.Date(2026, 11, 30, 6, 30, 0, 0, time.UTC),
 		},
+		"trigger-webhook-github": {
+			ID: "trg_5c1d9e27-8a4b-4f3e-9d62-7b0a1e4c8f15", UserID: "u1", OrgID: "o1", Active: true,
+			Webhook: &trigger.Webhook{Verify: webhook.VerifyGitHub, Events: []string{"pull_request.opened"},
+				Secret: trigger.Secret{Version: 1, CreatedAt: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}},
+			Repository: session.Repository{Type: "github", Repo: "acme/app"},
+			Agent:      session.Agent{Mode: "code", Model: "anthropic/claude"},
+			Prompt:     "Review pull request {{body.pull_request.number}}: {{json body.pull_request.title}}",
+			CreatedAt:  time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), Version: 1,
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile("testdata/" + name + ".json")

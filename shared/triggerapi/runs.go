@@ -15,12 +15,24 @@ import (
 
 // RunView is a run as the API shows it.
 type RunView struct {
-	Kind       string  `json:"kind"` // scheduled or manual
+	Kind       string  `json:"kind"` // scheduled, manual or webhook
 	Slot       string  `json:"slot"`
 	Status     string  `json:"status"`
 	SessionID  *string `json:"sessionId"`
 	Error      *string `json:"error"`
 	RecordedAt string  `json:"recordedAt"`
+	// A webhook run's members; the others have none.
+	*WebhookRunView `json:",inline"`
+}
+
+// WebhookRunView is what a webhook run adds: the sender's delivery id and
+// the event (or null), the first trigger.RunPromptMax code points of the
+// rendered prompt and its full length.
+type WebhookRunView struct {
+	Delivery     *string `json:"delivery"`
+	Event        *string `json:"event"`
+	Prompt       string  `json:"prompt"`
+	PromptLength int     `json:"promptLength"`
 }
 
 // RunPage is a page of a trigger's runs.
@@ -91,11 +103,15 @@ func runView(run trigger.Run) RunView {
 	if kind == "" {
 		kind = trigger.KindScheduled
 	}
-	return RunView{
+	v := RunView{
 		Kind: kind, Slot: run.At.UTC().Format(session.TimeFormat), Status: run.Status,
 		SessionID: nullable(run.SessionID), Error: nullable(run.Error),
 		RecordedAt: run.RecordedAt.UTC().Format(session.TimeFormat),
 	}
+	if kind == trigger.KindWebhook {
+		v.WebhookRunView = &WebhookRunView{Delivery: nullable(run.Delivery), Event: nullable(run.Event), Prompt: run.Prompt, PromptLength: run.PromptLength}
+	}
+	return v
 }
 
 // decodeRunCursor reads the cursor of a page of the runs of trigger id:

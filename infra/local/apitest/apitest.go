@@ -112,14 +112,14 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	// Settings are read at every request, so that a test can change them.
 	cfg := settings.New(sm, ConfigPath, time.Nanosecond)
 	tbl := store.New(api, name)
-	h.KMS = kms.NewTestServer(t)
+	h.KMS = kms.NewTestServer(t, stackKeys(t))
 	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
 	h.Start = &start.Service{Table: tbl, Settings: cfg}
 	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start, Secrets: h.Secrets}
 	h.Hooks = &hook.Service{Table: tbl, Settings: cfg, Secrets: h.Secrets, Start: h.Start}
 	h.HookAPI = httpapi.New(log, h.Hooks.Routes()...).WithMetrics(invocation.NewMetrics(HookFunction, "$LATEST"))
 	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")}
-	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers)
+	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers, h.Hooks)
 	tpl, err := templateRoutes()
 	if err != nil {
 		t.Fatal(err)
@@ -135,14 +135,33 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	return h
 }
 
+var (
+	keysOnce sync.Once
+	keys     *kms.Keys
+	keysErr  error
+)
+
+// stackKeys are the KMS keys of every harness of a test binary, as one
+// stack's functions share them: a secret one harness's triggers made is
+// the one another's hook derives. Each harness serves them on a stand-in
+// of its own, which counts and records its own requests.
+func stackKeys(t testing.TB) *kms.Keys {
+	keysOnce.Do(func() { keys, keysErr = kms.Generate() })
+	if keysErr != nil {
+		t.Fatal(keysErr)
+	}
+	return keys
+}
+
 // FunctionRoutes are the routes of each API function, by its logical id
 // in template.yaml, as the function's main.go wires them over the
 // services.
-func FunctionRoutes(st *start.Service, lk *lookup.Service, tr *triggerapi.Service) map[string][]httpapi.Route {
+func FunctionRoutes(st *start.Service, lk *lookup.Service, tr *triggerapi.Service, hk *hook.Service) map[string][]httpapi.Route {
 	return map[string][]httpapi.Route{
 		"SessionStartFunction":     {start.Route(st)},
 		"AllocationLookupFunction": lk.Routes(),
 		"TriggersFunction":         tr.Routes(),
+		"TriggerHookFunction":      hk.Routes(),
 	}
 }
 

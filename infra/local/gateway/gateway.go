@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -128,6 +129,9 @@ func (g *Gateway) match(method, path string) (template.Route, map[string]string,
 		if rt.Method == method {
 			score++
 		}
+		if !greedy(rt.Path) {
+			score += greedyRank // API Gateway tries a greedy route last
+		}
 		if score > bestScore {
 			best, bestScore, bestParams = rt, score, params
 		}
@@ -135,12 +139,31 @@ func (g *Gateway) match(method, path string) (template.Route, map[string]string,
 	return best, bestParams, bestScore >= 0
 }
 
+// greedyRank puts every route without a greedy segment above every one
+// with one.
+const greedyRank = 1 << 20
+
+// greedy reports whether a route's path ends in a {name+} segment.
+func greedy(path string) bool { return strings.HasSuffix(path, "+}") }
+
+// matchPath matches a path to a route's pattern: literal segments
+// exactly, a {name} segment to one segment, and a last {name+} segment
+// (greedy) to the one or more segments left, its parameter the rest of
+// the path as sent. literals counts the literal segments.
 func matchPath(pattern, path string) (params map[string]string, literals int, ok bool) {
 	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	params = map[string]string{}
+	if greedy(pattern) {
+		n := len(ps) - 1
+		if len(xs) <= n || slices.Contains(xs[n:], "") {
+			return nil, 0, false
+		}
+		params[strings.Trim(ps[n], "{+}")] = strings.Join(xs[n:], "/")
+		ps, xs = ps[:n], xs[:n]
+	}
 	if len(ps) != len(xs) {
 		return nil, 0, false
 	}
-	params = map[string]string{}
 	for i, p := range ps {
 		if name, isParam := strings.CutPrefix(p, "{"); isParam {
 			if xs[i] == "" {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -225,6 +226,12 @@ func TestGatewayAnswers(t *testing.T) {
 		{"another method without a token is 401, before 405", "DELETE", "/v1/allocations", "", 401, "unauthorized", ""},
 		{"another method with a token reaches the function", "DELETE", "/v1/allocations", "Bearer " + DevToken(map[string]any{"sub": "u1"}), 201, "", "AllocationLookupFunction"},
 		{"a token", "GET", "/v1/allocations", "Bearer " + DevToken(map[string]any{"sub": "u1"}), 201, "", "AllocationLookupFunction"},
+		{"a hook route needs no token", "POST", "/v1/hooks/trg_a", "", 201, "", "TriggerHookFunction"},
+		{"a hook's bearer secret reaches the function as it is", "POST", "/v1/hooks/trg_a", "Bearer whsec_not-a-jwt", 201, "", "TriggerHookFunction"},
+		{"another method of a hook reaches the function", "GET", "/v1/hooks/trg_a", "", 201, "", "TriggerHookFunction"},
+		{"a path deeper than a hook reaches the function by the greedy route", "POST", "/v1/hooks/trg_a/more/still", "", 201, "", "TriggerHookFunction"},
+		{"the hooks' folder itself is no route", "POST", "/v1/hooks", "", 404, "not_found", ""},
+		{"an empty segment under the hooks is no route", "POST", "/v1/hooks/trg_a//x", "", 404, "not_found", ""},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
@@ -327,5 +334,40 @@ func TestGatewayFailureLogged(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"requestId":"`+body.RequestID+`"`) || !strings.Contains(logs.String(), "signal killed") {
 		t.Errorf("log %s", logs.String())
+	}
+}
+
+// TestMatchPath: a {name} segment takes one segment, unescaped; a last
+// {name+} segment takes the one or more left, as sent; a route without a
+// greedy segment is chosen over one with, whatever their literals.
+func TestMatchPath(t *testing.T) {
+	for _, r := range []struct {
+		pattern, path string
+		params        map[string]string
+		ok            bool
+	}{
+		{"/v1/hooks/{triggerId}", "/v1/hooks/trg_a", map[string]string{"triggerId": "trg_a"}, true},
+		{"/v1/hooks/{triggerId}", "/v1/hooks/trg_a/b", nil, false},
+		{"/v1/hooks/{proxy+}", "/v1/hooks/trg_a", map[string]string{"proxy": "trg_a"}, true},
+		{"/v1/hooks/{proxy+}", "/v1/hooks/trg_a/b%2Fc/d", map[string]string{"proxy": "trg_a/b%2Fc/d"}, true},
+		{"/v1/hooks/{proxy+}", "/v1/hooks", nil, false},
+		{"/v1/hooks/{proxy+}", "/v1/hooks/", nil, false},
+		{"/v1/hooks/{proxy+}", "/v1/hooks/a//b", nil, false},
+		{"/v1/hooks/{proxy+}", "/v1/other/a", nil, false},
+	} {
+		params, _, ok := matchPath(r.pattern, r.path)
+		if ok != r.ok || ok && !maps.Equal(params, r.params) {
+			t.Errorf("%s on %s: %v %v", r.pattern, r.path, params, ok)
+		}
+	}
+	g := &Gateway{Routes: []template.Route{
+		{Function: "Greedy", Method: "POST", Path: "/v1/hooks/{proxy+}"},
+		{Function: "One", Method: "ANY", Path: "/v1/hooks/{triggerId}"},
+	}}
+	if rt, _, _ := g.match("POST", "/v1/hooks/trg_a"); rt.Function != "One" {
+		t.Errorf("chose %s over the route without a greedy segment", rt.Function)
+	}
+	if rt, _, _ := g.match("POST", "/v1/hooks/trg_a/b"); rt.Function != "Greedy" {
+		t.Errorf("chose %s for a deeper path", rt.Function)
 	}
 }

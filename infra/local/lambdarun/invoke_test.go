@@ -20,6 +20,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/emftest"
+	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
@@ -72,8 +73,23 @@ var expected = map[string]struct {
 	// ids and events in the order of their names, so the firing runs
 	// before get-valid reads its run, and delete-valid deletes the other
 	// planted trigger.
-	"TriggerFireFunction/scheduled-event-ahead.json":          {0, "", `{"due":0,"fired":0,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
-	"TriggerFireFunction/scheduled-event.json":                {0, "", `{"due":2,"fired":2,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
+	"TriggerFireFunction/scheduled-event-ahead.json": {0, "", `{"due":0,"fired":0,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
+	"TriggerFireFunction/scheduled-event.json":       {0, "", `{"due":2,"fired":2,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
+	// The hook's deliveries to the three planted webhook triggers, signed
+	// with the secrets the sample keys derive for them; the Standard
+	// Webhooks sample is signed at a time long past, as a static sample
+	// must be: out of the 5-minute window.
+	"TriggerHookFunction/bearer-valid.json":                   {201, "", `"delivery":"nightly-2026-11-30"`},
+	"TriggerHookFunction/github-ignored-event.json":           {202, "", `"ignored":true`},
+	"TriggerHookFunction/github-invalid-signature.json":       {401, "unauthorized", ""},
+	"TriggerHookFunction/github-ping.json":                    {200, "", `"ping":true`},
+	"TriggerHookFunction/github-valid.json":                   {201, "", `"delivery":"72d3162e-cc78-11e3-81ab-4c9367dc0958"`},
+	"TriggerHookFunction/gitlab-valid.json":                   {201, "", `"delivery":"3f0d5b8e-2a61-4c7f-9e14-8b2d6a0c5f93"`},
+	"TriggerHookFunction/invalid-deeper-path.json":            {404, "not_found", ""},
+	"TriggerHookFunction/invalid-media-type.json":             {415, "unsupported_media_type", ""},
+	"TriggerHookFunction/invalid-method.json":                 {405, "method_not_allowed", ""},
+	"TriggerHookFunction/invalid-unknown-id.json":             {401, "unauthorized", ""},
+	"TriggerHookFunction/standard-invalid-stale.json":         {401, "unauthorized", ""},
 	"TriggersFunction/create-valid.json":                      {201, "", `"nextRunAt":"20`},
 	"TriggersFunction/create-invalid-cron.json":               {400, "invalid_request", "schedule.cron"},
 	"TriggersFunction/create-invalid-foreign-org.json":        {403, "forbidden", ""},
@@ -164,7 +180,8 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	}
 	dir, rie := built(t, fns)
 	c, dynamoURL := dynamotest.LocalTable(t)
-	for _, f := range []string{"store/testdata/items/session-v2-current", "store/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc"} {
+	for _, f := range []string{"store/testdata/items/session-v2-current", "store/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc",
+		"store/testdata/trigger-webhook-github", "store/testdata/trigger-webhook-token", "store/testdata/trigger-webhook-standard"} {
 		data, _ := os.ReadFile("../../../shared/" + f + ".json")
 		item, _ := localdb.UnmarshalItem(data)
 		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {
@@ -178,12 +195,24 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	}
 	ssm := httptest.NewServer(&paramstore.Server{File: settings, Path: configPath})
 	t.Cleanup(ssm.Close)
+	// The sample keys, so that the webhook samples' secrets, derived and
+	// signed once, are the ones the functions derive.
+	keyFile := filepath.Join(t.TempDir(), "kms-keys.json")
+	if data, err := os.ReadFile("../kms/testdata/sample-keys.json"); err != nil || os.WriteFile(keyFile, data, 0o600) != nil {
+		t.Fatal(err)
+	}
+	keys, err := kms.Open(keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kmsSrv := httptest.NewServer(&kms.Server{Keys: keys})
+	t.Cleanup(kmsSrv.Close)
 
 	files, _ := filepath.Glob("../../../events/*/*.json")
 	seen := map[string]bool{}
 	for _, fn := range fns {
 		logs := &functionLogs{}
-		l, err := Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), Environment(fn, dynamoURL, ssm.URL), fn.Timeout, logs)
+		l, err := Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), Environment(fn, dynamoURL, ssm.URL, keys.Environment(kmsSrv.URL)...), fn.Timeout, logs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,6 +272,12 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 					wantMetrics = append(wantMetrics, "Starts")
 					if d := line.Dimensions(); d["Provider"] == "" || d["Allocation"] == "" {
 						t.Errorf("Starts by %v", d)
+					}
+				}
+				if fn.LogicalID == "TriggerHookFunction" && want.status != 404 && want.status != 405 { // every delivery the route took, by its outcome
+					wantMetrics = slices.Insert(wantMetrics, 2, "Deliveries")
+					if line.Members["Outcome"] == nil {
+						t.Errorf("Deliveries by %v", line.Dimensions())
 					}
 				}
 				if !slices.Equal(line.Metrics(), wantMetrics) {

@@ -1,0 +1,23 @@
+// Command triggerhook is the trigger hook function: POST
+// /v1/hooks/{triggerId}, a webhook delivery to a trigger, with no caller:
+// the delivery proves itself with the trigger's secret.
+package main
+
+import (
+	"github.com/cloud-agent/control-plane/shared/hook"
+	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/start"
+)
+
+func main() {
+	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
+		keys, err := env.Secrets()
+		if err != nil {
+			return nil, err
+		}
+		svc := &hook.Service{Table: env.Table, Settings: env.Settings, Secrets: keys,
+			Start: &start.Service{Table: env.Table, Settings: env.Settings}}
+		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
+	})
+}
