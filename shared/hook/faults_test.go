@@ -2,6 +2,7 @@ package hook_test
 
 import (
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -56,23 +57,12 @@ func TestRequests(t *testing.T) {
 		}, 201, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
 	}
 	for _, r := range rows {
-		before := map[string]int{}
-		for op := range r.want {
-			before[op] = p.Count(op)
+		var res apitest.Result
+		if got := p.Requests(func() { res = r.send() }); !maps.Equal(got, r.want) {
+			t.Errorf("%s: requests %v, want %v", r.rule, got, r.want)
 		}
-		total := p.Count("")
-		if res := r.send(); res.Status != r.status {
+		if res.Status != r.status {
 			t.Fatalf("%s: %d %s", r.rule, res.Status, res.Raw)
-		}
-		n := 0
-		for op, want := range r.want {
-			if got := p.Count(op) - before[op]; got != want {
-				t.Errorf("%s: %d %s, want %d", r.rule, got, op, want)
-			}
-			n += want
-		}
-		if got := p.Count("") - total; got != n {
-			t.Errorf("%s: %d requests in all, want %d", r.rule, got, n)
 		}
 	}
 	if n := h.KMS.Calls.Load() - kms; n != 0 {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -214,6 +215,25 @@ func (p *Proxy) Count(op string) int {
 		return p.total
 	}
 	return p.counts[op]
+}
+
+// Requests runs do and returns the requests seen meanwhile, by
+// operation (none where there were none): what do asked of the endpoint,
+// when nothing else uses the proxy at the same time.
+func (p *Proxy) Requests(do func()) map[string]int {
+	p.mu.Lock()
+	before := maps.Clone(p.counts)
+	p.mu.Unlock()
+	do()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seen := map[string]int{}
+	for op, n := range p.counts {
+		if d := n - before[op]; d > 0 {
+			seen[op] = d
+		}
+	}
+	return seen
 }
 
 // next counts a request for op and takes its fault: from the queue, else
