@@ -136,6 +136,9 @@ func TestLogLine(t *testing.T) {
 			if v, ok := line.Value("Deliveries"); !ok || v != 1 {
 				t.Errorf("Deliveries %v %t", v, ok)
 			}
+			if v, ok := line.Value("Starts"); (r.outcome == "started") != (ok && v == 1) {
+				t.Errorf("Starts %v %t on a delivery %s", v, ok, r.outcome)
+			}
 			if r.outcome != "too_large" && r.outcome != "invalid" && (m["triggerId"] != hk.ID || m["verify"] != "github") {
 				t.Errorf("trigger and proof: %s", raw)
 			}

@@ -165,6 +165,7 @@ func (s *Service) start(ctx context.Context, tr *trigger.Trigger, read *store.De
 	case err != nil:
 		return o.failed(err), err
 	}
+	start.Count(ctx, started.Result) // as every start counts: by provider and allocation
 	return o.session(started.Record.SessionID, started.Replayed), nil
 }
 

@@ -268,14 +268,18 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 					if line.Members["Code"] != want.code {
 						t.Errorf("Code %v, want %s", line.Members["Code"], want.code)
 					}
-				case want.status == 201 && (fn.LogicalID == "SessionStartFunction" || name == "TriggersFunction/run-valid.json"):
+				case want.status == 201 && (fn.LogicalID == "SessionStartFunction" || fn.LogicalID == "TriggerHookFunction" || name == "TriggersFunction/run-valid.json"):
 					wantMetrics = append(wantMetrics, "Starts")
 					if d := line.Dimensions(); d["Provider"] == "" || d["Allocation"] == "" {
 						t.Errorf("Starts by %v", d)
 					}
 				}
 				if fn.LogicalID == "TriggerHookFunction" && want.status != 404 && want.status != 405 { // every delivery the route took, by its outcome
-					wantMetrics = slices.Insert(wantMetrics, 2, "Deliveries")
+					at := slices.Index(wantMetrics, "Refusals") // noted as the handler ends, before the answer's refusal
+					if at < 0 {
+						at = len(wantMetrics)
+					}
+					wantMetrics = slices.Insert(wantMetrics, at, "Deliveries")
 					if line.Members["Outcome"] == nil {
 						t.Errorf("Deliveries by %v", line.Dimensions())
 					}
