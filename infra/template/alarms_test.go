@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/awslabs/goformation/v7/intrinsics"
+
+	hookpkg "github.com/cloud-agent/control-plane/shared/hook"
 )
 
 // MetricNamespace is the namespace of the functions' own metrics, which
@@ -432,11 +434,16 @@ func WantDashboard(fn func(logicalID string) string, resolve func(string) string
 	for _, id := range APIFunctions {
 		apiFns = append(apiFns, fn(id))
 	}
-	start := fn("SessionStartFunction")
+	start, hook := fn("SessionStartFunction"), fn("TriggerHookFunction")
 	for _, name := range []string{"Starts", "Replays"} {
 		add(name, "Sum", map[string]string{"Function": start}, false)
-		add(name, "Sum", map[string]string{"Function": start, "Provider": "", "Allocation": ""}, true)
 	}
+	// A delivery's session is a start too, by provider and allocation.
+	add("Starts", "Sum", map[string]string{"Function": hook}, false)
+	add("Starts", "Sum", map[string]string{"Function": start + " OR " + hook, "Provider": "", "Allocation": ""}, true)
+	add("Replays", "Sum", map[string]string{"Function": start, "Provider": "", "Allocation": ""}, true)
+	add(hookpkg.Deliveries, "Sum", map[string]string{"Function": hook}, false)
+	add(hookpkg.Deliveries, "Sum", map[string]string{"Function": hook, hookpkg.DimOutcome: ""}, true)
 	for _, name := range []string{"Refusals", "Faults"} {
 		for _, f := range apiFns {
 			add(name, "Sum", map[string]string{"Function": f}, false)
