@@ -5,7 +5,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,12 +18,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/gateway"
 	"github.com/cloud-agent/control-plane/infra/template"
+	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
 // badInput is the API of docs/bad-input.md: the handlers on a real table,
@@ -41,7 +46,12 @@ type answer struct {
 
 func newBadInput(t *testing.T) *badInput {
 	t.Helper()
-	h := apitest.New(t, nil)
+	return newBadInputOn(t, apitest.New(t, nil))
+}
+
+// newBadInputOn is the local gateway in front of the harness h.
+func newBadInputOn(t *testing.T, h *apitest.Harness) *badInput {
+	t.Helper()
 	fns, err := template.LoadFunctions("../../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -183,10 +193,24 @@ func TestBadInput(t *testing.T) {
 	if r := b.raw(t, "POST", "/v1/sessions", []string{auth, ctJSON}, promptBody); r.status != 201 {
 		t.Fatalf("seed start with control characters in the prompt: %d %s", r.status, r.body)
 	}
-	if tr := b.raw(t, "POST", "/v1/triggers", []string{auth, ctJSON}, triggerBody); tr.status != 201 {
+	tr := b.raw(t, "POST", "/v1/triggers", []string{auth, ctJSON}, triggerBody)
+	if tr.status != 201 {
 		t.Fatalf("seed trigger: %d %s", tr.status, tr.body)
 	}
+	var scheduled struct{ TriggerID string }
+	_ = jsonUnmarshal(tr.body, &scheduled)
 	session := "/v1/sessions/" + started.SessionID + "/allocation"
+	// The hooks' seed: a webhook trigger of each proof, and a delivery
+	// to the github one, which sent again is a redelivery (200) that
+	// writes nothing.
+	gh, std, tok := b.webhookTrigger(t, `{"verify":"github"}`), b.webhookTrigger(t, `{"verify":"standard","events":["push"]}`), b.webhookTrigger(t, `{"verify":"token"}`)
+	ghPath, stdPath, tokPath := "/v1/hooks/"+gh.id, "/v1/hooks/"+std.id, "/v1/hooks/"+tok.id
+	seedHook := b.raw(t, "POST", ghPath, append(gh.github(hookBody), ctJSON, "X-GitHub-Event: pull_request", "X-GitHub-Delivery: d-seed"), hookBody)
+	if seedHook.status != 201 {
+		t.Fatalf("seed delivery: %d %s", seedHook.status, seedHook.body)
+	}
+	var delivered struct{ SessionID string }
+	_ = jsonUnmarshal(seedHook.body, &delivered)
 
 	type row struct {
 		name   string
@@ -253,6 +277,46 @@ func TestBadInput(t *testing.T) {
 	cursor := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	other := "Authorization: Bearer " + gateway.DevToken(map[string]any{"sub": "u2"})
 	const bad, tooLarge = 400, 413
+	formType := "Content-Type: application/x-www-form-urlencoded"
+	badUTF8 := "{\"a\":\"\xff\"}"
+	notProven := detail("The delivery is not proven for this trigger.")
+	redelivered := func(t *testing.T, a answer) {
+		var r struct {
+			SessionID string
+			Replayed  bool
+		}
+		_ = jsonUnmarshal(a.body, &r)
+		if !r.Replayed || r.SessionID != delivered.SessionID {
+			t.Errorf("not the seed delivery's: %s", a.body)
+		}
+	}
+	pinged := func(t *testing.T, a answer) {
+		if a.body != `{"ping":true}` {
+			t.Errorf("not a ping's answer: %s", a.body)
+		}
+	}
+	ignoredEvent := func(t *testing.T, a answer) {
+		if a.body != `{"ignored":true}` {
+			t.Errorf("not an ignored event's answer: %s", a.body)
+		}
+	}
+	// reads is the DynamoDB requests the function's line counts.
+	reads := func(n int) func(t *testing.T, a answer) {
+		return func(t *testing.T, a answer) {
+			var line struct{ DynamodbRequests int }
+			_ = jsonUnmarshal(b.h.LastLog(), &line)
+			if line.DynamodbRequests != n {
+				t.Errorf("%d DynamoDB requests, want %d", line.DynamodbRequests, n)
+			}
+		}
+	}
+	both := func(checks ...func(t *testing.T, a answer)) func(t *testing.T, a answer) {
+		return func(t *testing.T, a answer) {
+			for _, c := range checks {
+				c(t, a)
+			}
+		}
+	}
 	rows := []row{
 		// Headers: Idempotency-Key is the operation key; keyless sent with
 		// the seed's key is the seed's replay.
@@ -352,6 +416,57 @@ func TestBadInput(t *testing.T) {
 		{"a path in other case", gw("GET", "/V1/allocations", "", auth), 404, "not_found", nil},
 		{"an unknown route", gw("GET", "/v1/nothing", "", auth), 404, "not_found", nil},
 		{"an unknown route without a token", gw("GET", "/v1/nothing", ""), 404, "not_found", nil},
+		// Webhook deliveries (no token: the routes have no authorizer).
+		{"a delivery over 256 KiB, unsigned", gw("POST", ghPath, hookPadded(256<<10+1), ctJSON), tooLarge, "payload_too_large", nil},
+		{"a delivery over 256 KiB of a refused type", gw("POST", ghPath, hookPadded(256<<10+1), "Content-Type: image/png"), tooLarge, "payload_too_large", nil},
+		{"a delivery over 256 KiB to a malformed trigger id", gw("POST", "/v1/hooks/x", hookPadded(256<<10+1), ctJSON), tooLarge, "payload_too_large", nil},
+		{"a delivery of 200 KiB the gateway base64-encodes", gw("POST", ghPath, hookPadded(200<<10), append(gh.github(hookPadded(200<<10)), formType)...), tooLarge, "payload_too_large", nil},
+		{"a delivery base64, decoded 200 KiB, in the event", fn(hookEvent(ghPath, hookPadded(200<<10), true, gh.githubMap(hookPadded(200<<10)))), tooLarge, "payload_too_large", nil},
+		{"a delivery at 256 KiB (a ping)", gw("POST", ghPath, hookPadded(256<<10), append(gh.github(hookPadded(256<<10)), ctJSON, "X-GitHub-Event: ping")...), 200, "", pinged},
+		{"a delivery the gateway base64-encodes", gw("POST", ghPath, hookBody, append(gh.github(hookBody), formType, "X-GitHub-Event: pull_request", "X-GitHub-Delivery: d-seed")...), 200, "", redelivered},
+		{"a delivery base64-encoded, in the event", fn(hookEvent(ghPath, hookBody, true, gh.githubMap(hookBody, "x-github-event", "pull_request"))), 200, "", redelivered},
+		{"a delivery whose isBase64Encoded lies, in the event", fn(with(hookEvent(ghPath, hookBody, false, gh.githubMap(hookBody)), func(e *events.APIGatewayV2HTTPRequest) { e.IsBase64Encoded = true })), bad, "invalid_request", detail("base64")},
+		{"a delivery not valid UTF-8, signed", gw("POST", ghPath, badUTF8, append(gh.github(badUTF8), ctJSON)...), bad, "invalid_request", detail("UTF-8")},
+		{"a delivery not valid UTF-8, unsigned", gw("POST", ghPath, badUTF8, ctJSON), 401, "unauthorized", notProven},
+		{"X-GitHub-Delivery not an id", gw("POST", ghPath, hookBody, append(gh.github(hookBody), ctJSON, "X-GitHub-Delivery: not an id")...), bad, "invalid_request", detail("X-GitHub-Delivery header must be")},
+		{"X-GitHub-Delivery of 129", gw("POST", ghPath, hookBody, append(gh.github(hookBody), ctJSON, "X-GitHub-Delivery: "+strings.Repeat("d", 129))...), bad, "invalid_request", detail("X-GitHub-Delivery header must be")},
+		{"X-GitHub-Delivery sent twice", gw("POST", ghPath, hookBody, append(gh.github(hookBody), ctJSON, "X-GitHub-Delivery: d-seed", "X-GitHub-Delivery: d-seed")...), bad, "invalid_request", detail("X-GitHub-Delivery header must be")},
+		{"X-GitHub-Delivery not an id, unsigned", gw("POST", ghPath, hookBody, ctJSON, "X-GitHub-Delivery: not an id"), 401, "unauthorized", notProven},
+		{"X-GitHub-Delivery of 128", gw("POST", ghPath, hookBody, append(gh.github(hookBody), ctJSON, "X-GitHub-Delivery: "+strings.Repeat("d", 128))...), 200, "", redelivered},
+		{"webhook-id not an id", gw("POST", stdPath, stdBody, append(std.standard(t, "not an id", time.Now(), stdBody), ctJSON)...), bad, "invalid_request", detail("webhook-id header must be")},
+		{"X-Gitlab-Event-UUID not an id", gw("POST", tokPath, stdBody, ctJSON, "X-Gitlab-Token: "+tok.secret, "X-Gitlab-Event-UUID: not/an/id"), bad, "invalid_request", detail("X-Gitlab-Event-UUID header must be")},
+		{"Idempotency-Key not an id, on a delivery", gw("POST", tokPath, stdBody, ctJSON, "X-Gitlab-Token: "+tok.secret, "Idempotency-Key: "+strings.Repeat("k", 129)), bad, "invalid_request", detail("Idempotency-Key header must be")},
+		{"a proof header sent twice", gw("POST", ghPath, hookBody, append(gh.github(hookBody), gh.github(hookBody)[0], ctJSON)...), 401, "unauthorized", notProven},
+		{"a proof header of 100 KB", gw("POST", ghPath, hookBody, ctJSON, "X-Hub-Signature-256: sha256="+strings.Repeat("a", 100<<10)), 401, "unauthorized", notProven},
+		{"a signature of the wrong length", gw("POST", ghPath, hookBody, ctJSON, gh.github(hookBody)[0][:60]), 401, "unauthorized", notProven},
+		{"a signature in base64", gw("POST", ghPath, hookBody, ctJSON, "X-Hub-Signature-256: sha256="+base64.StdEncoding.EncodeToString(hmacOf(gh.secret, hookBody))), 401, "unauthorized", notProven},
+		{"a signature in uppercase hex", gw("POST", ghPath, hookBody, ctJSON, strings.ToUpper(gh.github(hookBody)[0])), 401, "unauthorized", notProven},
+		{"a signature without sha256=", gw("POST", ghPath, hookBody, ctJSON, "X-Hub-Signature-256: "+hex.EncodeToString(hmacOf(gh.secret, hookBody))), 401, "unauthorized", notProven},
+		{"a standard signature that is not base64", gw("POST", stdPath, stdBody, append(std.standard(t, "d1", time.Now(), stdBody)[:2], ctJSON, "webhook-signature: v1,not*base64")...), 401, "unauthorized", notProven},
+		{"a webhook-timestamp 6 minutes old", gw("POST", stdPath, stdBody, append(std.standard(t, "d1", time.Now().Add(-6*time.Minute), stdBody), ctJSON)...), 401, "unauthorized", notProven},
+		{"a webhook-timestamp 6 minutes ahead", gw("POST", stdPath, stdBody, append(std.standard(t, "d1", time.Now().Add(6*time.Minute), stdBody), ctJSON)...), 401, "unauthorized", notProven},
+		{"a webhook-timestamp in milliseconds", gw("POST", stdPath, stdBody, append(std.standard(t, "d1", time.Unix(time.Now().UnixMilli(), 0), stdBody), ctJSON)...), 401, "unauthorized", notProven},
+		{"a webhook-timestamp 4 minutes old", gw("POST", stdPath, stdBody, append(std.standard(t, "d1", time.Now().Add(-4*time.Minute), stdBody), ctJSON)...), 202, "", ignoredEvent},
+		{"a malformed trigger id", gw("POST", "/v1/hooks/"+strings.ToUpper(gh.id), hookBody, append(gh.github(hookBody), ctJSON)...), 401, "unauthorized", both(notProven, reads(0))},
+		{"a trigger id that is a session's", gw("POST", "/v1/hooks/"+started.SessionID, hookBody, append(gh.github(hookBody), ctJSON)...), 401, "unauthorized", both(notProven, reads(0))},
+		{"an unknown trigger id", gw("POST", "/v1/hooks/trg_00000000-0000-4000-8000-000000000000", hookBody, append(gh.github(hookBody), ctJSON)...), 401, "unauthorized", notProven},
+		{"a scheduled trigger's id", gw("POST", "/v1/hooks/"+scheduled.TriggerID, hookBody, append(gh.github(hookBody), ctJSON)...), 401, "unauthorized", notProven},
+		{"another trigger's secret", gw("POST", ghPath, hookBody, append(tok.github(hookBody), ctJSON)...), 401, "unauthorized", notProven},
+		{"another proof than the trigger's", gw("POST", ghPath, hookBody, ctJSON, "X-Gitlab-Token: "+gh.secret), 401, "unauthorized", notProven},
+		{"a delivery of multipart/form-data", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: multipart/form-data; boundary=x")...), 415, "unsupported_media_type", nil},
+		{"a delivery of image/png", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: image/png")...), 415, "unsupported_media_type", nil},
+		{"a delivery of application/octet-stream", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: application/octet-stream")...), 415, "unsupported_media_type", nil},
+		{"a delivery of application/pdf", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: application/pdf")...), 415, "unsupported_media_type", nil},
+		{"a delivery of application/zip", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: application/zip")...), 415, "unsupported_media_type", nil},
+		{"a delivery of a refused type in capitals", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: IMAGE/PNG; x=1")...), 415, "unsupported_media_type", nil},
+		{"a delivery of a refused type, unsigned", gw("POST", ghPath, hookBody, "Content-Type: video/mp4"), 415, "unsupported_media_type", nil},
+		{"a delivery of text/plain (a ping)", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: text/plain", "X-GitHub-Event: ping")...), 200, "", pinged},
+		{"a delivery without Content-Type (a ping)", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "X-GitHub-Event: ping")...), 200, "", pinged},
+		{"another method on a hook", gw("PUT", ghPath, hookBody, append(gh.github(hookBody), ctJSON)...), 405, "method_not_allowed", allow("POST")},
+		{"GET on a hook", gw("GET", ghPath, ""), 405, "method_not_allowed", allow("POST")},
+		{"a path deeper than a hook", gw("POST", ghPath+"/x", hookBody, append(gh.github(hookBody), ctJSON)...), 404, "not_found", nil},
+		{"a path deeper than a hook, another method", gw("GET", ghPath+"/x/y", ""), 404, "not_found", nil},
+		{"a hook without an id", gw("POST", "/v1/hooks/", hookBody, append(gh.github(hookBody), ctJSON)...), 404, "not_found", nil},
 		// Methods.
 		{"another method without a token", gw("DELETE", "/v1/sessions", ""), 401, "unauthorized", nil},
 		{"another method", gw("DELETE", "/v1/sessions", "", auth), 405, "method_not_allowed", allow("POST")},
@@ -413,6 +528,81 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hookBody is a GitHub pull request event's body; stdBody a Standard
+// Webhooks event that the standard trigger does not list.
+const (
+	hookBody = `{"action":"opened","pull_request":{"title":"Fix"}}`
+	stdBody  = `{"type":"order.created"}`
+)
+
+// hookPadded is hookBody padded with spaces inside the object to n bytes.
+func hookPadded(n int) string {
+	return hookBody[:len(hookBody)-1] + strings.Repeat(" ", n-len(hookBody)) + "}"
+}
+
+// hooked is a webhook trigger as its create answered it: its id and its
+// secret, which only that answer shows.
+type hooked struct{ id, secret string }
+
+// webhookTrigger creates a webhook trigger of the user through the
+// gateway (POST /v1/triggers with webhook).
+func (b *badInput) webhookTrigger(t *testing.T, webhook string) hooked {
+	t.Helper()
+	body := strings.Replace(triggerBody, `"schedule":{"cron":"0 9 * * 1-5","timezone":"Europe/Berlin"}`, `"webhook":`+webhook, 1)
+	r := b.raw(t, "POST", "/v1/triggers", []string{bearer(biUser), "Content-Type: application/json"}, body)
+	var tr struct {
+		TriggerID string
+		Webhook   struct{ Secret string }
+	}
+	_ = jsonUnmarshal(r.body, &tr)
+	if r.status != 201 || tr.Webhook.Secret == "" {
+		t.Fatalf("seed webhook trigger: %d %s", r.status, r.body)
+	}
+	return hooked{tr.TriggerID, tr.Webhook.Secret}
+}
+
+// hmacOf is the HMAC-SHA256 of body keyed with the whole secret string,
+// as GitHub signs.
+func hmacOf(secret, body string) []byte {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(body))
+	return m.Sum(nil)
+}
+
+// github is GitHub's signature header of body under the trigger's
+// secret, as a header line.
+func (hk hooked) github(body string) []string {
+	return []string{"X-Hub-Signature-256: sha256=" + hex.EncodeToString(hmacOf(hk.secret, body))}
+}
+
+// githubMap is the signature and more headers (name, value, ...) as
+// an event holds them.
+func (hk hooked) githubMap(body string, more ...string) map[string]string {
+	m := map[string]string{"x-hub-signature-256": "sha256=" + hex.EncodeToString(hmacOf(hk.secret, body))}
+	for i := 0; i+1 < len(more); i += 2 {
+		m[more[i]] = more[i+1]
+	}
+	return m
+}
+
+// standard is the Standard Webhooks headers of body, id and the
+// timestamp at, signed with the trigger's secret: webhook-id,
+// webhook-timestamp and webhook-signature, in that order.
+func (hk hooked) standard(t *testing.T, id string, at time.Time, body string) []string {
+	t.Helper()
+	h, err := webhook.DeliveryProof(webhook.VerifyStandard, hk.secret, id, at, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return []string{"webhook-id: " + h["webhook-id"], "webhook-timestamp: " + h["webhook-timestamp"], "webhook-signature: " + h["webhook-signature"]}
+}
+
+// hookEvent is the event API Gateway builds for a delivery to path, with
+// the body base64-encoded when b64 is set: no authorizer.
+func hookEvent(path, body string, b64 bool, headers map[string]string) events.APIGatewayV2HTTPRequest {
+	return apitest.Event(apitest.Call{Method: "POST", Path: path, Headers: headers, Body: body, Base64: b64})
 }
 
 // utf16 is s in UTF-16LE with its byte order mark, as some Windows tools
