@@ -281,6 +281,22 @@ func TestRunNowWebhook(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a keyed start renders no received time, and its retry replays", func(t *testing.T) {
+		at := clock
+		h.Triggers.Now = func() time.Time { return at }
+		defer func() { h.Triggers.Now = nil }()
+		id := newHook(t, h, map[string]any{"prompt": "At [{{timestamp}}] {{method}}"})
+		first := runNowCall(h, user, id, "retried", "")
+		at = at.Add(90 * time.Second)
+		retry := runNowCall(h, user, id, "retried", "")
+		if first.Status != 201 || retry.Status != 200 || retry.Body["session"].(map[string]any)["sessionId"] != first.Body["session"].(map[string]any)["sessionId"] {
+			t.Fatalf("first %d %s, retry %d %s", first.Status, first.Raw, retry.Status, retry.Raw)
+		}
+		want := newTrigger(t, h, map[string]any{"prompt": "At [] POST"})
+		if runNowFingerprint(t, h, id) != runNowFingerprint(t, h, want) {
+			t.Error("the keyed start's prompt is not the template with an empty timestamp")
+		}
+	})
 	t.Run("the secret renders [redacted]", func(t *testing.T) {
 		r := create(h, user, hookBody(nil))
 		id, secret := r.Body["triggerId"].(string), webhookOf(t, r)["secret"].(string)

@@ -37,8 +37,10 @@ type Started struct {
 // paused or not, created on trigger-now, with the Idempotency-Key key ("":
 // none, and every call starts a new session; else the operation key is
 // NowKey). A webhook trigger's prompt is its template rendered as for an
-// empty delivery (webhook.EmptyInput), its clear secrets (the current one
-// and a previous one still valid) rendering [redacted]. The new session and its manual run are written together on the
+// empty delivery (webhook.EmptyInput) received now, or never with a key
+// (so that a retry's prompt is the same and replays), its clear secrets
+// (the current one and a previous one still valid) rendering [redacted].
+// The new session and its manual run are written together on the
 // condition that the trigger is as read, and so is a refused start's
 // failed run (Failed); a replay writes nothing and answers the run as it
 // was stored. The trigger's schedule state and version are left as they
@@ -55,7 +57,13 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 	if err != nil {
 		return nil, err
 	}
-	in := webhook.EmptyInput(tr.ID, now)
+	// A keyed start renders what a retry renders again: the empty
+	// delivery of a keyed start has no received time.
+	received := now
+	if key != "" {
+		received = time.Time{}
+	}
+	in := webhook.EmptyInput(tr.ID, received)
 	in.Secrets = clear
 	prompt, err := Prompt(tr, in)
 	cmd.Request.Prompt = &prompt
