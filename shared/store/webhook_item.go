@@ -10,7 +10,7 @@ import (
 
 // encodeWebhook returns a webhook trigger's webhook map: verify, events?
 // (L of S; absent for every event), header?, secret and previous? (each
-// {version (N) or sealed (B), createdAt, validUntil? (the previous
+// {version (N) and/or sealed (B), createdAt, validUntil? (the previous
 // one's)}). No secret is in it in clear: a generated one by its version,
 // an imported one sealed.
 func encodeWebhook(w *trigger.Webhook) types.AttributeValue {
@@ -29,7 +29,8 @@ func encodeSecret(s trigger.Secret) types.AttributeValue {
 	m := Item{"createdAt": S(formatTime(s.CreatedAt))}
 	if s.Sealed != nil {
 		m["sealed"] = &types.AttributeValueMemberB{Value: s.Sealed}
-	} else {
+	}
+	if s.Version > 0 {
 		m["version"] = N(int64(s.Version))
 	}
 	PutS(m, "validUntil", formatTime(s.ValidUntil))
@@ -38,7 +39,7 @@ func encodeSecret(s trigger.Secret) types.AttributeValue {
 
 // decodeWebhook reads a webhook map into r: a verify mode of the three,
 // a current secret, and each secret either generated (a version from 1)
-// or sealed, never both.
+// or sealed (imported: with the version it took, or none).
 func decodeWebhook(r *AttrReader, m Item) *trigger.Webhook {
 	const p = "webhook."
 	w := &trigger.Webhook{Verify: webhook.VerifyMode(r.Str(m, p, "verify")), Header: r.Str(m, p, "header")}
@@ -63,8 +64,8 @@ func decodeSecret(r *AttrReader, m Item, path string) trigger.Secret {
 		Version: int(r.Int(m, path, "version")), Sealed: r.Bytes(m, path, "sealed"),
 		CreatedAt: r.Time(m, path, "createdAt", session.TimeFormat), ValidUntil: r.Time(m, path, "validUntil", session.TimeFormat),
 	}
-	if (s.Version > 0) == (len(s.Sealed) > 0) || s.Version < 0 {
-		r.Fail("%sversion or %ssealed: exactly one is set, a version from 1", path, path)
+	if s.Version < 0 || s.Version == 0 && len(s.Sealed) == 0 {
+		r.Fail("%sversion: a version from 1, or %ssealed with a version or none", path, path)
 	}
 	return s
 }

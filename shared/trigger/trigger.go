@@ -77,8 +77,10 @@ type Webhook struct {
 // generated one by its version only (derived again when it is needed), an
 // imported one sealed (encrypted under the stack's symmetric key).
 type Secret struct {
-	// Version is a generated secret's version, from 1; 0 for an imported
-	// one.
+	// Version is the secret's place in the trigger's secrets, from 1,
+	// each new one above every one before it: a generated secret is
+	// derived from it, so no number is issued twice. An imported secret
+	// keeps the place it took (0 when stored before imports had one).
 	Version int
 	// Sealed is an imported secret, encrypted; nil for a generated one.
 	Sealed    []byte

@@ -112,7 +112,7 @@ func checkHeader(m *problem.Members, verify webhook.VerifyMode, h string) {
 func (s *Service) newSecret(ctx context.Context, id, imported string, version int, at time.Time) (sec trigger.Secret, shown string, err error) {
 	if imported != "" {
 		sealed, err := s.Secrets.Seal(ctx, id, imported)
-		return trigger.Secret{Sealed: sealed, CreatedAt: at}, "", err
+		return trigger.Secret{Version: version, Sealed: sealed, CreatedAt: at}, "", err
 	}
 	shown, err = s.Secrets.Derive(ctx, id, version)
 	return trigger.Secret{Version: version, CreatedAt: at}, shown, err
@@ -170,7 +170,9 @@ func (s *Service) rotate(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 }
 
 // rotated is the webhook trigger tr with a new current secret made at now
-// (imported, or generated with the highest version it holds plus one);
+// (imported or generated, with the highest version it holds plus one: the
+// current one's, which is always the highest, unless an import stored
+// before imports had versions is current);
 // the current one becomes the previous one, valid for previousValid,
 // unless a previous one is still valid, which stays.
 func (s *Service) rotated(ctx context.Context, tr *trigger.Trigger, imported string, now time.Time) (*trigger.Trigger, string, error) {

@@ -172,15 +172,36 @@ func TestRotateImport(t *testing.T) {
 	if !strings.Contains(cur, `"sealed"`) || strings.Contains(strings.Join(h.Items(), "\n"), strings.TrimPrefix(imported, "whsec_")) || !strings.Contains(prev, `{"N":"1"}`) {
 		t.Errorf("stored: %s, previous %s", cur, prev)
 	}
-	// After an import, a generated secret takes the next version.
+	// After an import (version 2), a generated secret takes the next version.
 	h.Triggers.Now = func() time.Time { return clock.Add(25 * time.Hour) }
 	r = rotate(h, user, id, "")
-	v2, _ := h.Secrets.Derive(t.Context(), id, 2)
-	if w := webhookOf(t, r); r.Status != 200 || w["secret"] != v2 {
+	v3, _ := h.Secrets.Derive(t.Context(), id, 3)
+	if w := webhookOf(t, r); r.Status != 200 || w["secret"] != v3 {
 		t.Errorf("a generated secret after an import: %d %s", r.Status, r.Raw)
 	}
 	if _, prev := storedSecrets(t, h, id); !strings.Contains(prev, `"sealed"`) {
 		t.Errorf("the imported secret is not the previous one: %s", prev)
+	}
+
+	// An import within the overlap replaces the generated secret v2; the
+	// next generated one is v4, never v2 issued again.
+	h.Triggers.Now = func() time.Time { return clock }
+	id = newHook(t, h, hook(map[string]any{"verify": "standard"}))
+	issued := map[string]bool{}
+	for i, body := range []string{"", `{"secret":"` + imported + `"}`, ""} {
+		r := rotate(h, user, id, body)
+		if r.Status != 200 {
+			t.Fatalf("rotation %d: %d %s", i, r.Status, r.Raw)
+		}
+		if s, ok := webhookOf(t, r)["secret"].(string); ok {
+			if issued[s] {
+				t.Errorf("rotation %d issued a secret again: %s", i, r.Raw)
+			}
+			issued[s] = true
+		}
+	}
+	if v4, _ := h.Secrets.Derive(t.Context(), id, 4); !issued[v4] {
+		t.Errorf("the generated secret after the import is not version 4")
 	}
 }
 
