@@ -129,7 +129,10 @@ func TestStrictItems(t *testing.T) {
 		{kind: "webhook trigger", rule: "an empty list is no event", path: "webhook.events", set: L(nil), read: func(v any) string { return fmt.Sprint(trg(v).Webhook.Events != nil, len(trg(v).Webhook.Events)) }, want: "true 0"},
 		{kind: "webhook trigger", rule: "no secret", path: "webhook.secret", set: null, invalid: true},
 		{kind: "webhook trigger", rule: "a string for a version", path: "webhook.secret.version", set: wrongS, invalid: true},
-		{kind: "webhook trigger", rule: "a sealed secret with a version is imported", path: "webhook.secret.sealed", set: &types.AttributeValueMemberB{Value: []byte("x")}, read: func(v any) string { w := trg(v).Webhook.Secret; return fmt.Sprint(string(w.Sealed), " ", w.Version > 0) }, want: "x true"},
+		{kind: "webhook trigger", rule: "a sealed secret with a version is imported", path: "webhook.secret.sealed", set: &types.AttributeValueMemberB{Value: []byte("x")}, read: func(v any) string {
+			w := trg(v).Webhook.Secret
+			return fmt.Sprint(string(w.Sealed), " ", w.Version > 0)
+		}, want: "x true"},
 		{kind: "webhook trigger", rule: "a generated secret of version 0", path: "webhook.secret.version", set: N(0), invalid: true},
 		{kind: "webhook trigger", rule: "a string for sealed bytes", path: "webhook.previous.sealed", set: wrongS, invalid: true},
 		{kind: "webhook trigger", rule: "a previous secret neither generated nor sealed", path: "webhook.previous.version", set: null, invalid: true},
