@@ -44,6 +44,8 @@ func goodItems() map[string]struct {
 		"webhook run": {encodeRun("trg_w", trigger.Run{Kind: trigger.KindWebhook, ID: "workspace_a", At: now, SessionID: "workspace_a",
 			Status: trigger.StatusFired, RecordedAt: now, Delivery: "d1", Event: "push", Prompt: "Go.", PromptLength: 3}),
 			func(it Item) (any, error) { return decodeRun(it) }},
+		"delivery marker": {encodeMarker("trg_w", "trigger:trg_w:hook:0123", Marker{SessionID: "workspace_a", Run: "RUN#1"}, now),
+			func(it Item) (any, error) { m, _, err := decodeMarker(it, now); return m, err }},
 	}
 }
 
@@ -144,6 +146,11 @@ func TestStrictItems(t *testing.T) {
 		{kind: "webhook run", rule: "NULL delivery is none", path: "delivery", set: null, read: func(v any) string { return run(v).Delivery }, want: ""},
 		{kind: "webhook run", rule: "no runId", path: "runId", set: null, invalid: true},
 
+		{kind: "delivery marker", rule: "a number for a session id", path: "sessionId", set: wrongN, invalid: true},
+		{kind: "delivery marker", rule: "neither a session nor an error", path: "sessionId", set: null, invalid: true},
+		{kind: "delivery marker", rule: "both a session and an error", path: "error", set: S("sandbox_allocation_retired"), invalid: true},
+		{kind: "delivery marker", rule: "a string for expiresAt", path: "expiresAt", set: wrongS, invalid: true},
+
 		{kind: "run", rule: "Status is not status", path: "status", rename: "Status", read: func(v any) string { return run(v).Status }, want: ""},
 		{kind: "run", rule: "a number for a string", path: "status", set: wrongN, invalid: true},
 		{kind: "run", rule: "a string for a number", path: "expiresAt", set: wrongS, invalid: true},
@@ -192,6 +199,8 @@ func TestKindOf(t *testing.T) {
 		{runKey("trg_a", trigger.Run{At: now}), KindOther},
 		{ownerCountKey(&trigger.Trigger{UserID: "u1"}), KindOther},
 		{ownerCountKey(&trigger.Trigger{UserID: "u1", OrgID: "o1"}), KindOther},
+		{markerKey("trg_a", "trigger:trg_a:hook:0123"), KindOther},
+		{rateKey("trg_a", now), KindOther},
 		{Item{"PK": S("SESSION#workspace_a"), "SK": S("LEDGER")}, KindOther},
 		{Item{"PK": S("TRIGGER#trg_a")}, KindOther},
 		{Item{"PK": &types.AttributeValueMemberN{Value: "1"}, "SK": S("METADATA")}, KindOther},
