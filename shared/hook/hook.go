@@ -188,16 +188,23 @@ func validTriggerID(id string) bool {
 }
 
 // refusedType reports whether a Content-Type is one the seed system
-// refused too: multipart, images, audio, video and a few binary types.
+// refused too: multipart, images, audio, video and a few binary types. A
+// header sent twice comes joined with a comma, and is refused when either
+// type is.
 func refusedType(contentType string) bool {
-	mt, _, _ := strings.Cut(contentType, ";")
-	mt = strings.ToLower(strings.TrimSpace(mt))
-	for _, p := range []string{"multipart/", "image/", "audio/", "video/"} {
-		if strings.HasPrefix(mt, p) {
+	for part := range strings.SplitSeq(contentType, ",") {
+		mt, _, _ := strings.Cut(part, ";")
+		mt = strings.ToLower(strings.TrimSpace(mt))
+		for _, p := range []string{"multipart/", "image/", "audio/", "video/"} {
+			if strings.HasPrefix(mt, p) {
+				return true
+			}
+		}
+		if mt == "application/octet-stream" || mt == "application/pdf" || mt == "application/zip" {
 			return true
 		}
 	}
-	return mt == "application/octet-stream" || mt == "application/pdf" || mt == "application/zip"
+	return false
 }
 
 // rateLimited is the 429 of a trigger over the minute's limit, with

@@ -38,6 +38,7 @@ func TestOrderOfChecks(t *testing.T) {
 		{rule: "a body over 256 KiB is 413, before the media type", headers: map[string]string{"Content-Type": "image/png"}, body: big, status: 413, code: "payload_too_large"},
 		{rule: "413 is judged as the body arrived: base64 over 256 KiB", headers: good(nil), body: strings.Repeat("a", 200<<10), base64: true, status: 413, code: "payload_too_large"},
 		{rule: "a multipart content type is 415, before the proof", headers: map[string]string{"Content-Type": "multipart/form-data; boundary=x"}, body: body, status: 415, code: "unsupported_media_type"},
+		{rule: "a Content-Type sent twice is 415 when either type is refused", headers: good(map[string]string{"Content-Type": "application/json,image/png"}), body: body, status: 415, code: "unsupported_media_type"},
 		{rule: "application/octet-stream is 415", headers: good(map[string]string{"Content-Type": "application/octet-stream"}), body: body, status: 415, code: "unsupported_media_type"},
 		{rule: "a trigger id that is not trg_ and a lowercase UUID is 401", path: "/v1/hooks/" + strings.ToUpper(hk.ID), headers: good(nil), body: body, status: 401, code: "unauthorized"},
 		{rule: "an unknown trigger is 401", path: "/v1/hooks/trg_00000000-0000-4000-8000-000000000000", headers: good(nil), body: body, status: 401, code: "unauthorized"},

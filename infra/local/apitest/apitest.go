@@ -71,8 +71,9 @@ type Harness struct {
 	Start    *start.Service
 	Triggers *triggerapi.Service
 	Firing   *firing.Firing
-	// Hooks are the webhook deliveries, served by HookAPI (Deliver) apart
-	// from API until template.yaml has their function.
+	// Hooks are the webhook deliveries. API serves them with every other
+	// route; HookAPI (Deliver) serves them alone, as the hook function's
+	// own execution environment, under its own Function dimension.
 	Hooks   *hook.Service
 	HookAPI *httpapi.API
 	// Secrets are the webhook secrets' keys on KMS, the local stand-in

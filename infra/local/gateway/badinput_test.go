@@ -459,6 +459,7 @@ func TestBadInput(t *testing.T) {
 		{"a delivery of application/pdf", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: application/pdf")...), 415, "unsupported_media_type", nil},
 		{"a delivery of application/zip", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: application/zip")...), 415, "unsupported_media_type", nil},
 		{"a delivery of a refused type in capitals", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: IMAGE/PNG; x=1")...), 415, "unsupported_media_type", nil},
+		{"a delivery with Content-Type twice, the second refused", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: application/json", "Content-Type: image/png")...), 415, "unsupported_media_type", nil},
 		{"a delivery of a refused type, unsigned", gw("POST", ghPath, hookBody, "Content-Type: video/mp4"), 415, "unsupported_media_type", nil},
 		{"a delivery of text/plain (a ping)", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "Content-Type: text/plain", "X-GitHub-Event: ping")...), 200, "", pinged},
 		{"a delivery without Content-Type (a ping)", gw("POST", ghPath, hookBody, append(gh.github(hookBody), "X-GitHub-Event: ping")...), 200, "", pinged},
