@@ -60,7 +60,7 @@ unit:
 ## that none measures beside another. The bursts, cold starts and sizes are
 ## one measured run each.
 BENCH_PKGS := $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' .)))
-ONCE       := BenchmarkBurst|BenchmarkColdStart|BenchmarkSize
+ONCE       := BenchmarkBurst|BenchmarkDeliveries|BenchmarkColdStart|BenchmarkSize
 BENCH_PAGE ?= build/performance.md
 bench:
 	@mkdir -p build

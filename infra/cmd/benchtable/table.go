@@ -17,7 +17,13 @@ type goal struct {
 
 var (
 	// A handler's rate over its floor's.
-	floorGoal = goal{regexp.MustCompile(`^BenchmarkAgainstFloor/(start|replay|lookup)$`), false, 0.7, "≥ 0.7×"}
+	floorGoal = goal{regexp.MustCompile(`^BenchmarkAgainstFloor/(start|replay|lookup|delivery|redelivery)$`), false, 0.7, "≥ 0.7×"}
+	// The DynamoDB requests of a webhook delivery, new and redelivered
+	// (contract, section 4, Budget).
+	deliveryRequestsGoals = []goal{
+		{regexp.MustCompile(`^BenchmarkAgainstFloor/delivery$`), true, 3, "≤ 3"},
+		{regexp.MustCompile(`^BenchmarkAgainstFloor/redelivery$`), true, 4, "≤ 4"},
+	}
 	// A request's cost at 100,000 items over its cost at 200.
 	costGoal = goal{regexp.MustCompile(`^BenchmarkCost/.+/items=100000$`), true, 2, "≤ 2×"}
 	// The requests of a burst beyond one per fired trigger.
@@ -83,6 +89,15 @@ func checks(r result, byName map[string]result) []row {
 	if v, ok := f["x-floor"]; ok {
 		rows = append(rows, floorGoal.judge(name, format(v)+"× its floor", v))
 	}
+	for _, g := range deliveryRequestsGoals {
+		if v, ok := f["requests/op"]; ok && g.bench.MatchString(name) {
+			rows = append(rows, g.judge(name, requests(v), v))
+		}
+	}
+	if v, ok := f["ms/delivery"]; ok {
+		rows = append(rows, row{figure: fmt.Sprintf("%s ms a delivery, at once (%s deliveries/s, all in %s s; %s DynamoDB requests a delivery; %s retried after a 503); one session and one run per key",
+			format(v), format(f["deliveries/s"]), format(f["s/burst"]), format(f["requests/delivery"]), format(f["retried"])), goal: "no goal"})
+	}
 	if small, ok := byName[strings.TrimSuffix(name, "items=100000")+"items=200"]; ok && strings.HasSuffix(name, "/items=100000") {
 		v := f["ns/op"] / small.figures["ns/op"]
 		rows = append(rows, costGoal.judge(name, format(v)+"× its cost at 200 items", v))
@@ -143,6 +158,14 @@ func burstRows(r result) []row {
 	return rows
 }
 
+// requests writes a count of DynamoDB requests.
+func requests(v float64) string {
+	if v == 1 {
+		return "1 DynamoDB request"
+	}
+	return format(v) + " DynamoDB requests"
+}
+
 func verdict(ok bool) string {
 	if ok {
 		return "yes"
@@ -150,12 +173,13 @@ func verdict(ok bool) string {
 	return "**no**"
 }
 
-// timed are the benchmarks timed over many iterations (a burst's time is
-// in the goals table), for the table of times and allocations.
+// timed are the benchmarks timed over many iterations (a burst's time,
+// the firing's or the deliveries', is in the goals table), for the table
+// of times and allocations.
 func timed(results []result) []result {
 	var out []result
 	for _, r := range results {
-		if _, ok := r.figures["ns/op"]; ok && !strings.HasPrefix(r.name, "BenchmarkBurst/") {
+		if _, ok := r.figures["ns/op"]; ok && !strings.HasPrefix(r.name, "BenchmarkBurst/") && !strings.HasPrefix(r.name, "BenchmarkDeliveries/") {
 			out = append(out, r)
 		}
 	}

@@ -6,9 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -17,23 +14,19 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
-	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
-	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
@@ -64,13 +57,21 @@ var (
 //     on DynamoDB as on the embedded endpoint) and a GetItem of the
 //     session;
 //   - lookup (GET /v1/sessions/{id}/allocation) beside a consistent GetItem
-//     of the session.
+//     of the session;
+//   - delivery (POST /v1/hooks/{triggerId}, a GitHub delivery with a new
+//     body, so a new key, each time) beside the BatchGetItem and the
+//     TransactWriteItems of a new delivery, captured from the hook and sent
+//     again as they are (what they put is deleted again, untimed);
+//   - redelivery (the trigger's first delivery again) beside the
+//     BatchGetItem of a redelivery, captured the same way.
 //
 // The handlers are wired as the functions wire them: settings cached (the
 // harness's New rereads them at every request, which the functions never
-// do), one JSON log line per request. The endpoint runs in this process,
-// so allocs/op and B/op include its work, the floor's as much as the
-// handler's. x-floor is the handler's rate over its floor's, the floor
+// do), one JSON log line per request; the hook's secrets on the KMS
+// stand-in, cached by the first delivery, and the minute's limit the most
+// there is (its counter is not what is measured). The endpoint runs in
+// this process, so allocs/op and B/op include its work, the floor's as
+// much as the handler's. x-floor is the handler's rate over its floor's, the floor
 // timed once beside each handler call (off the benchmark's timer), so that
 // both meet the same load; the floor's own line gives its allocations.
 // items and items-end are the table's size before and after.
@@ -122,6 +123,45 @@ func BenchmarkAgainstFloor(b *testing.B) {
 		status:  200,
 	}, namedFloor{"x-floor", replayFloor})
 
+	deliveryFloor := floorOp{
+		do: func(ctx context.Context) error {
+			if _, err := f.client.BatchGetItem(ctx, f.deliveryBatch); err != nil {
+				return err
+			}
+			in := *f.deliveryTransact // a token of its own: the SDK sets one in its input
+			_, err := f.client.TransactWriteItems(ctx, &in)
+			return err
+		},
+		cleanup: func(b testing.TB) { f.delete(b, puts(f.deliveryTransact)...) },
+	}
+	var delivery events.APIGatewayV2HTTPRequest
+	run("delivery-floor", deliveryFloor)
+	run("delivery", floorOp{
+		prepare: func(b testing.TB, i int) { delivery = f.hook.event(b, fmt.Sprintf("d-%09d", i)) },
+		handler: f.hooks.api,
+		event:   func() events.APIGatewayV2HTTPRequest { return delivery },
+		status:  201,
+		cleanup: func(b testing.TB) {
+			_, tx := f.capture.last()
+			if tx == nil {
+				b.Fatal("the delivery wrote nothing")
+			}
+			f.delete(b, puts(tx)...)
+		},
+	}, namedFloor{"x-floor", deliveryFloor})
+
+	redeliveryFloor := floorOp{do: func(ctx context.Context) error {
+		_, err := f.client.BatchGetItem(ctx, f.redeliveryBatch)
+		return err
+	}}
+	redelivery := f.hook.event(b, "d-seed")
+	run("redelivery-floor", redeliveryFloor)
+	run("redelivery", floorOp{
+		handler: f.hooks.api,
+		event:   func() events.APIGatewayV2HTTPRequest { return redelivery },
+		status:  200,
+	}, namedFloor{"x-floor", redeliveryFloor})
+
 	getItem := floorOp{do: func(ctx context.Context) error { return f.get(ctx, store.SessionKey(f.sessionID)) }}
 	run("getitem-floor", getItem)
 	run("lookup", floorOp{
@@ -150,6 +190,15 @@ type floorBench struct {
 	sessionID, key       string
 	// Copies of them under new keys, for the floor's writes.
 	sessionClone, rowClone store.Item
+
+	// The webhook trigger and its hook; the requests of a redelivery and
+	// of a new delivery, captured from the hook's, which the floors send
+	// again.
+	hooks                          *hookStack
+	hook                           benchHook
+	capture                        *capture
+	redeliveryBatch, deliveryBatch *dynamodb.BatchGetItemInput
+	deliveryTransact               *dynamodb.TransactWriteItemsInput
 }
 
 func newFloorBench(b testing.TB) *floorBench {
@@ -161,21 +210,14 @@ func newFloorBench(b testing.TB) *floorBench {
 	}
 	b.Cleanup(func() { _ = d.Close(context.Background()) })
 	direct, name := dynamotest.Table(b, dynamotest.Backend{Name: "embedded", URL: d.URL})
-	f := &floorBench{client: localdb.Client(d.URL, store.Counting), direct: direct, table: name, log: &lastLine{}}
-
-	file := filepath.Join(b.TempDir(), "settings.json")
-	if err := os.WriteFile(file, []byte("[]"), 0o600); err != nil {
-		b.Fatal(err)
-	}
-	ssmSrv := httptest.NewServer(&paramstore.Server{File: file, Path: apitest.ConfigPath})
-	b.Cleanup(ssmSrv.Close)
-	sm := ssm.New(ssm.Options{Region: "us-east-1", BaseEndpoint: aws.String(ssmSrv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")})
-	cfg := settings.New(sm, apitest.ConfigPath, settings.DefaultTTL)
+	f := &floorBench{direct: direct, table: name, log: &lastLine{}, capture: &capture{}}
+	f.client = localdb.Client(d.URL, store.Counting, f.capture.option)
+	cfg := benchSettings(b, hookLimit)
 	tbl := store.New(f.client, name)
 	logger := slog.New(slog.NewJSONHandler(f.log, nil))
 	f.startAPI = httpapi.New(logger, start.Route(&start.Service{Table: tbl, Settings: cfg})).WithMetrics(invocation.NewMetrics("SessionStartFunction", "$LATEST"))
 	f.lookupAPI = httpapi.New(logger, (&lookup.Service{Table: tbl, Settings: cfg}).Routes()...).WithMetrics(invocation.NewMetrics("AllocationLookupFunction", "$LATEST"))
+	f.hooks = newHookStack(b, tbl, cfg, f.log)
 
 	f.key = fmt.Sprintf("s-%09d", 0)
 	resp, err := f.startAPI.Handle(context.Background(), f.startEvent(f.key))
@@ -190,7 +232,33 @@ func newFloorBench(b testing.TB) *floorBench {
 	f.sessionItem = f.read(b, store.SessionKey(f.sessionID))
 	f.rowItem = f.read(b, store.LedgerKey(benchCaller["sub"], f.key))
 	f.seed(b)
+	f.seedHook(b)
 	return f
+}
+
+// seedHook stores the webhook trigger, delivers its first delivery (kept:
+// its redelivery is measured), and captures the requests of a redelivery
+// and of another new delivery (whose writes are deleted again), which
+// the floors send again.
+func (f *floorBench) seedHook(b testing.TB) {
+	f.hook = f.hooks.newTrigger(b, benchCaller["sub"])
+	f.deliver(b, f.hook.event(b, "d-seed"), 201)
+	f.deliver(b, f.hook.event(b, "d-seed"), 200)
+	f.redeliveryBatch, _ = f.capture.last()
+	f.deliver(b, f.hook.event(b, "d-probe"), 201)
+	f.deliveryBatch, f.deliveryTransact = f.capture.last()
+	if f.redeliveryBatch == nil || f.deliveryBatch == nil || f.deliveryTransact == nil {
+		b.Fatal("the deliveries' requests were not captured")
+	}
+	f.delete(b, puts(f.deliveryTransact)...)
+}
+
+// deliver sends a delivery to the hook and checks its status.
+func (f *floorBench) deliver(b testing.TB, ev events.APIGatewayV2HTTPRequest, status int) {
+	resp, err := f.hooks.api.Handle(context.Background(), ev)
+	if err != nil || resp.StatusCode != status {
+		b.Fatalf("seeding a delivery: %d %s %v", resp.StatusCode, resp.Body, err)
+	}
 }
 
 // startEvent is a start with an operation key.

@@ -25,6 +25,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
@@ -57,25 +58,36 @@ type coldEvent struct {
 	kind, file, allocation, in string
 	status                     int
 	code                       string
+	// fresh is a header given a new value at each invocation: a new
+	// delivery's key.
+	fresh string
 }
 
 // coldEvents are, for each HTTP function, its cases besides no-io (which
-// is the first event without its claims): settings reads the settings and
-// nothing else (for the start and the trigger, an allocation on a retired
-// runtime, which the policy from the settings refuses: check 4); dynamodb
-// reads the settings, then reads or writes the table.
+// is the first event without its claims, unless the first is of kind
+// no-io): settings reads the settings and nothing else (for the start and
+// the trigger, an allocation on a retired runtime, which the policy from
+// the settings refuses: check 4); dynamodb reads the settings, then reads
+// or writes the table. The hook has no caller: its no-io is a malformed
+// trigger id, 401 before any I/O, and its dynamodb a new delivery (a
+// token trigger's, a new Idempotency-Key each time): the table, KMS for
+// the trigger's secret, the settings, then the start's transaction.
 var coldEvents = map[string][]coldEvent{
 	"AllocationLookupFunction": {
-		{"settings", "allocations-valid.json", "", "", 200, ""},
-		{"dynamodb", "lookup-valid.json", "", "", 200, ""},
+		{"settings", "allocations-valid.json", "", "", 200, "", ""},
+		{"dynamodb", "lookup-valid.json", "", "", 200, "", ""},
 	},
 	"SessionStartFunction": {
-		{"settings", "valid.json", "cloudflare-single", "runtime", 422, "sandbox_runtime_retired"},
-		{"dynamodb", "valid.json", "", "", 201, ""},
+		{"settings", "valid.json", "cloudflare-single", "runtime", 422, "sandbox_runtime_retired", ""},
+		{"dynamodb", "valid.json", "", "", 201, "", ""},
 	},
 	"TriggersFunction": {
-		{"settings", "create-valid.json", "cloudflare-single", "", 422, "sandbox_runtime_retired"},
-		{"dynamodb", "create-valid.json", "", "", 201, ""},
+		{"settings", "create-valid.json", "cloudflare-single", "", 422, "sandbox_runtime_retired", ""},
+		{"dynamodb", "create-valid.json", "", "", 201, "", ""},
+	},
+	"TriggerHookFunction": {
+		{kind: "no-io", file: "invalid-unknown-id.json", status: 401, code: "unauthorized"},
+		{kind: "dynamodb", file: "bearer-valid.json", status: 201, fresh: "idempotency-key"},
 	},
 }
 
@@ -114,6 +126,8 @@ func BenchmarkColdStart(b *testing.B) {
 	ssm := httptest.NewServer(&paramstore.Server{File: settings, Path: configPath})
 	b.Cleanup(ssm.Close)
 
+	kmsEnv := sampleKMS(b)
+
 	helloFn := template.Function{LogicalID: helloName, Timeout: 3 * time.Second, MemoryMB: 128}
 	anonymous, err := sampleEvent("SessionStartFunction", coldEvent{file: "valid.json"}, true)
 	if err != nil {
@@ -124,7 +138,7 @@ func BenchmarkColdStart(b *testing.B) {
 		event: func() ([]byte, error) { return anonymous, nil }, check: wantAnswer(200, ""),
 	}}
 	for _, fn := range fns {
-		c := coldCase{bootstrap: filepath.Join(dir, fn.LogicalID, "bootstrap"), env: lambdarun.Environment(fn, dynamoURL, ssm.URL), timeout: fn.Timeout}
+		c := coldCase{bootstrap: filepath.Join(dir, fn.LogicalID, "bootstrap"), env: lambdarun.Environment(fn, dynamoURL, ssm.URL, kmsEnv...), timeout: fn.Timeout}
 		if len(fn.Routes) == 0 {
 			ahead, err := os.ReadFile("../../../events/" + fn.LogicalID + "/scheduled-event-ahead.json")
 			if err != nil {
@@ -152,11 +166,15 @@ func BenchmarkColdStart(b *testing.B) {
 		}
 		noIO := c
 		noIO.name = fn.LogicalID + "/no-io"
-		event, err := sampleEvent(fn.LogicalID, evs[0], true)
+		first, status, code := evs[0], 401, "unauthorized"
+		if first.kind == "no-io" {
+			evs, status, code = evs[1:], first.status, first.code
+		}
+		event, err := sampleEvent(fn.LogicalID, first, true)
 		if err != nil {
 			b.Fatal(err)
 		}
-		noIO.event, noIO.check = func() ([]byte, error) { return event, nil }, wantAnswer(401, "unauthorized")
+		noIO.event, noIO.check = func() ([]byte, error) { return event, nil }, wantAnswer(status, code)
 		cases = append(cases, noIO)
 		for _, ev := range evs {
 			event, err := sampleEvent(fn.LogicalID, ev, false)
@@ -166,6 +184,9 @@ func BenchmarkColdStart(b *testing.B) {
 			k := c
 			k.name = fn.LogicalID + "/" + ev.kind
 			k.event, k.check = func() ([]byte, error) { return event, nil }, wantAnswer(ev.status, ev.code)
+			if ev.fresh != "" {
+				k.event = freshHeader(event, ev.fresh)
+			}
 			cases = append(cases, k)
 		}
 	}
@@ -291,6 +312,42 @@ func sampleEvent(function string, ev coldEvent, anonymous bool) ([]byte, error) 
 	return json.Marshal(req)
 }
 
+// freshHeader is the event with the header set to a new value at each
+// call.
+func freshHeader(event []byte, header string) func() ([]byte, error) {
+	n := 0
+	return func() ([]byte, error) {
+		var req events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(event, &req); err != nil {
+			return nil, err
+		}
+		n++
+		req.Headers[header] = fmt.Sprintf("cold-start-%d", n)
+		return json.Marshal(req)
+	}
+}
+
+// sampleKMS serves the KMS stand-in with the committed sample keys, those
+// the webhook samples' secrets were derived with, and returns what the
+// functions' environment needs to reach it.
+func sampleKMS(b *testing.B) []string {
+	file := filepath.Join(b.TempDir(), "kms-keys.json")
+	data, err := os.ReadFile("../kms/testdata/sample-keys.json")
+	if err == nil {
+		err = os.WriteFile(file, data, 0o600)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys, err := kms.Open(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(&kms.Server{Keys: keys})
+	b.Cleanup(srv.Close)
+	return keys.Environment(srv.URL)
+}
+
 func wantAnswer(status int, code string) func([]byte) error {
 	return func(out []byte) error {
 		var resp events.APIGatewayV2HTTPResponse
@@ -347,15 +404,18 @@ func putItem(ctx context.Context, c *dynamodb.Client, data []byte) error {
 }
 
 // benchTable serves the embedded endpoint with the template's table,
-// holding the session that the sample lookup reads.
+// holding the session that the sample lookup reads and the token trigger
+// that the sample delivery is for.
 func benchTable(b *testing.B) (*dynamodb.Client, string) {
 	c, url := dynamotest.LocalTable(b)
-	data, err := os.ReadFile("../../../shared/store/testdata/items/session-v2-current.json")
-	if err == nil {
-		err = putItem(context.Background(), c, data)
-	}
-	if err != nil {
-		b.Fatal(err)
+	for _, f := range []string{"items/session-v2-current.json", "trigger-webhook-token.json"} {
+		data, err := os.ReadFile("../../../shared/store/testdata/" + f)
+		if err == nil {
+			err = putItem(context.Background(), c, data)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 	return c, url
 }
