@@ -57,8 +57,8 @@ unit:
 ## with this run's tables goes to BENCH_PAGE (`make bench
 ## BENCH_PAGE=docs/performance.md` keeps it). The test binaries are built
 ## first, in parallel; then the benchmarks run one package at a time, so
-## that none measures beside another. The bursts, cold starts and sizes are
-## one measured run each.
+## that none measures beside another. The bursts, the deliveries at once,
+## the cold starts and the sizes are one measured run each.
 BENCH_PKGS := $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' .)))
 ONCE       := BenchmarkBurst|BenchmarkDeliveries|BenchmarkColdStart|BenchmarkSize
 BENCH_PAGE ?= build/performance.md
