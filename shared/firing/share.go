@@ -35,7 +35,7 @@ func share(detail json.RawMessage) ([]int, error) {
 		return all, nil
 	}
 	var shards []int
-	if err := json.Unmarshal(raw, &shards); err != nil || shards == nil || len(shards) == 0 {
+	if err := json.Unmarshal(raw, &shards); err != nil || len(shards) == 0 {
 		return nil, fmt.Errorf("the event's detail.shards is not a list of at least one whole number: %s", raw)
 	}
 	for i, s := range shards {
