@@ -39,6 +39,10 @@ type Config struct {
 	// and read on the next; "" makes new keys at each start, in memory.
 	KeysFile string
 	DataFile string // "" keeps the data in memory only
+	// Parameters are template.yaml's parameters over their defaults (for
+	// FiringSchedules, say: the local stack runs each schedule the
+	// template has with them).
+	Parameters map[string]string
 	// Logs takes the stack's lines and every function's, written from
 	// several goroutines and processes at once: it must be safe for that
 	// (an *os.File is; a bytes.Buffer is not).
@@ -91,7 +95,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	if err := loopbackOnly(cfg.DynamoAddr, cfg.APIAddr); err != nil {
 		return err
 	}
-	tpl, err := template.Load(filepath.Join(cfg.Repo, "template.yaml"))
+	tpl, err := template.LoadWith(filepath.Join(cfg.Repo, "template.yaml"), cfg.Parameters)
 	if err != nil {
 		return err
 	}

@@ -199,8 +199,17 @@ func TestStack(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	again := startStack(t, Config{DataFile: data, KeysFile: keys})
+	// The stack runs the template's schedules with its parameters: one
+	// firing schedule by default, four with FiringSchedules 4.
+	again := startStack(t, Config{DataFile: data, KeysFile: keys, Parameters: map[string]string{"FiringSchedules": "4"}})
 	defer again.Close(context.Background())
+	for _, st := range []*Stack{s, again} {
+		for _, fn := range st.Functions {
+			if want := map[*Stack]int{s: 1, again: 4}[st]; fn.LogicalID == "TriggerFireFunction" && len(fn.Schedules) != want {
+				t.Errorf("%d firing schedules, want %d", len(fn.Schedules), want)
+			}
+		}
+	}
 	if status, body := call(t, "GET", again.APIURL+"/v1/sessions/"+id+"/allocation", token, ""); status != 200 || body["sessionId"] != id {
 		t.Errorf("after a restart: %d %v", status, body)
 	}

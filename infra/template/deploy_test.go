@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -37,6 +38,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
+	"github.com/cloud-agent/control-plane/infra/local/schedule"
 	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/firing"
@@ -48,11 +50,27 @@ import (
 // stack created in (localdb.Client's region).
 const deployRegion = "us-east-1"
 
-// deployParams are the stack's parameters.
+// deployParams are the stack's parameters: four firing schedules
+// (deployFiringSchedules), so that the stack creates the rules and
+// permissions of several, and not the others.
 var deployParams = map[string]string{
-	"JwtIssuer":   "https://issuer.example.com",
-	"JwtAudience": "cloud-agent",
-	"Stage":       "test",
+	"JwtIssuer":       "https://issuer.example.com",
+	"JwtAudience":     "cloud-agent",
+	"Stage":           "test",
+	"FiringSchedules": strconv.Itoa(deployFiringSchedules),
+}
+
+const deployFiringSchedules = 4
+
+// created tells whether the stack of deployParams creates a resource of
+// the condition c: every resource without one; FiringScheduleN's when N is
+// below deployFiringSchedules.
+func created(t *testing.T, c string) bool {
+	var n int
+	if _, err := fmt.Sscanf(c, "FiringSchedule%d", &n); c != "" && err != nil {
+		t.Fatalf("a resource on the condition %s, which the test does not know", c)
+	}
+	return c == "" || n < deployFiringSchedules
 }
 
 // motoLacks are the resource types of the transformed template that moto's
@@ -174,6 +192,7 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	var tpl struct {
 		Resources map[string]struct {
 			Type       string
+			Condition  string
 			Properties map[string]any
 		}
 	}
@@ -206,8 +225,11 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 		}
 	}
 	for id, r := range tpl.Resources {
-		if physical[id] == "" && !motoLacks[r.Type] {
+		switch want := created(t, r.Condition); {
+		case want && physical[id] == "" && !motoLacks[r.Type]:
 			t.Errorf("the stack has no %s (%s)", id, r.Type)
+		case !want && physical[id] != "":
+			t.Errorf("the stack has %s (%s), whose condition %s does not hold", id, r.Type, r.Condition)
 		}
 	}
 	table := physical["SessionsTable"]
@@ -440,8 +462,11 @@ func checkPermissions(t *testing.T, lc *lambda.Client, physical map[string]strin
 			"apigateway /*/GET/v1/triggers", "apigateway /*/GET/v1/triggers/*", "apigateway /*/GET/v1/triggers/*/runs", "apigateway /*/PATCH/v1/triggers/*", "apigateway /*/POST/v1/triggers", "apigateway /*/POST/v1/triggers/*/run",
 			"apigateway /*/POST/v1/triggers/*/secret"},
 		"TriggerHookFunction": {"apigateway /*/*/v1/hooks/*", "apigateway /*/*/v1/hooks/*", "apigateway /*/POST/v1/hooks/*"},
-		"TriggerFireFunction": {"events arn:aws:events:" + deployRegion + ":123456789012:rule/" + physical["TriggerFireFunctionEveryMinute"]},
 	}
+	for n := range deployFiringSchedules {
+		want["TriggerFireFunction"] = append(want["TriggerFireFunction"], "events arn:aws:events:"+deployRegion+":123456789012:rule/"+physical[fmt.Sprint("FiringSchedule", n)])
+	}
+	sort.Strings(want["TriggerFireFunction"])
 	for fn, w := range want {
 		out, err := lc.GetPolicy(context.Background(), &lambda.GetPolicyInput{FunctionName: aws.String(physical[fn])})
 		if err != nil {
@@ -482,39 +507,76 @@ func checkPermissions(t *testing.T, lc *lambda.Client, physical map[string]strin
 	}
 }
 
-// checkSchedule checks the firing's rule: every minute, to the firing,
-// with its retry policy and dead-letter queue.
+// checkSchedule checks the firing's rules: deployFiringSchedules of them,
+// each every minute, to the firing, with its retry policy and dead-letter
+// queue, sending a Scheduled Event of its own time and id whose detail
+// names its share of the shards; the shares divide the shards between
+// them.
 func checkSchedule(t *testing.T, eb *eventbridge.Client, physical map[string]string, fireARN string) {
 	ctx := context.Background()
-	rule := physical["TriggerFireFunctionEveryMinute"]
-	r, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rule)})
-	if err != nil {
-		t.Fatal(err)
+	var covered []int
+	for n := range deployFiringSchedules {
+		rule := physical[fmt.Sprint("FiringSchedule", n)]
+		r, err := eb.DescribeRule(ctx, &eventbridge.DescribeRuleInput{Name: aws.String(rule)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if aws.ToString(r.ScheduleExpression) != "rate(1 minute)" || r.State != "ENABLED" {
+			t.Errorf("rule %s %s", aws.ToString(r.ScheduleExpression), r.State)
+		}
+		out, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rule)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Targets) != 1 {
+			t.Fatalf("%d targets", len(out.Targets))
+		}
+		tg := out.Targets[0]
+		if aws.ToString(tg.Arn) != fireARN {
+			t.Errorf("target %s, the firing is %s", aws.ToString(tg.Arn), fireARN)
+		}
+		if p := tg.RetryPolicy; p == nil || aws.ToInt32(p.MaximumRetryAttempts) != 2 || aws.ToInt32(p.MaximumEventAgeInSeconds) != 300 {
+			t.Errorf("retry policy %s, want 2 attempts within 300 s", testkit.JSON(p))
+		}
+		// The queue's physical id is its URL; its name ends it.
+		queue := physical["TriggerFireDeadLetterQueue"]
+		queue = queue[strings.LastIndex(queue, "/")+1:]
+		if d := tg.DeadLetterConfig; d == nil || !strings.HasSuffix(aws.ToString(d.Arn), ":"+queue) || !strings.HasPrefix(aws.ToString(d.Arn), "arn:aws:sqs:") {
+			t.Errorf("dead-letter config %s, the queue is %s", testkit.JSON(d), queue)
+		}
+		it := tg.InputTransformer
+		if it == nil {
+			t.Fatalf("%s sends the plain Scheduled Event", rule)
+		}
+		ev, err := schedule.Target(template.Schedule{ID: rule, Input: &template.Input{Paths: it.InputPathsMap, Template: aws.ToString(it.InputTemplate)}}, deployedAt)
+		var got events.EventBridgeEvent
+		if err == nil {
+			err = json.Unmarshal(ev, &got)
+		}
+		var detail struct{ Shards []int }
+		if err == nil {
+			err = json.Unmarshal(got.Detail, &detail)
+		}
+		if err != nil || !got.Time.Equal(deployedAt) || got.ID == "" || got.DetailType != "Scheduled Event" || got.Source != "aws.events" {
+			t.Errorf("%s sends %s: %v", rule, ev, err)
+		}
+		for _, s := range detail.Shards {
+			if s%deployFiringSchedules != n {
+				t.Errorf("%s fires the shards %v", rule, detail.Shards)
+			}
+		}
+		covered = append(covered, detail.Shards...)
 	}
-	if aws.ToString(r.ScheduleExpression) != "rate(1 minute)" || r.State != "ENABLED" {
-		t.Errorf("rule %s %s", aws.ToString(r.ScheduleExpression), r.State)
-	}
-	out, err := eb.ListTargetsByRule(ctx, &eventbridge.ListTargetsByRuleInput{Rule: aws.String(rule)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Targets) != 1 {
-		t.Fatalf("%d targets", len(out.Targets))
-	}
-	tg := out.Targets[0]
-	if aws.ToString(tg.Arn) != fireARN {
-		t.Errorf("target %s, the firing is %s", aws.ToString(tg.Arn), fireARN)
-	}
-	if p := tg.RetryPolicy; p == nil || aws.ToInt32(p.MaximumRetryAttempts) != 2 || aws.ToInt32(p.MaximumEventAgeInSeconds) != 300 {
-		t.Errorf("retry policy %s, want 2 attempts within 300 s", testkit.JSON(p))
-	}
-	// The queue's physical id is its URL; its name ends it.
-	queue := physical["TriggerFireDeadLetterQueue"]
-	queue = queue[strings.LastIndex(queue, "/")+1:]
-	if d := tg.DeadLetterConfig; d == nil || !strings.HasSuffix(aws.ToString(d.Arn), ":"+queue) || !strings.HasPrefix(aws.ToString(d.Arn), "arn:aws:sqs:") {
-		t.Errorf("dead-letter config %s, the queue is %s", testkit.JSON(d), queue)
+	slices.Sort(covered)
+	for i, s := range covered {
+		if s != i || len(covered) != store.DueShards {
+			t.Fatalf("the rules fire the shards %v, want each once", covered)
+		}
 	}
 }
+
+// deployedAt is a time of a scheduled event.
+var deployedAt = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 
 // checkParameters checks the settings the stack creates, with their
 // built-in values.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/awslabs/goformation/v7/cloudformation/global"
@@ -45,21 +46,34 @@ func processYAML(data []byte, opts *intrinsics.ProcessorOptions) ([]byte, error)
 }
 
 // Load reads and parses a SAM template. Intrinsics resolve as they
-// do locally: parameters take their defaults, and a Ref to a resource is
-// the resource's logical id (locally, the table is named after its
-// resource).
-func Load(path string) (*Template, error) {
+// do locally: parameters take their defaults, and a Ref to a resource, or
+// to a function's alias (<LogicalId>.Alias), is the resource's logical id
+// (locally, the table is named after its resource).
+func Load(path string) (*Template, error) { return LoadWith(path, nil) }
+
+// LoadWith is Load with the parameters params over their defaults: each
+// must be a parameter of the template, with one of its allowed values when
+// it lists them.
+func LoadWith(path string, params map[string]string) (*Template, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
+	overrides := map[string]any{}
+	for k, v := range params {
+		overrides[k] = v
+	}
 	var resources map[string]bool
 	resolved, err := processYAML(data, &intrinsics.ProcessorOptions{
+		ParameterOverrides: overrides,
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref": func(name string, input, template any) any {
 				if id, ok := input.(string); ok {
 					if resources == nil {
 						resources = resourceIDs(template)
+					}
+					if fn, ok := strings.CutSuffix(id, ".Alias"); ok && resources[fn] {
+						return fn
 					}
 					if resources[id] {
 						return id
@@ -75,6 +89,15 @@ func Load(path string) (*Template, error) {
 	t, err := goformation.ParseJSON(resolved)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	for k, v := range params {
+		p, ok := t.Parameters[k]
+		if !ok {
+			return nil, fmt.Errorf("%s has no parameter %s", path, k)
+		}
+		if p.AllowedValues != nil && !slices.Contains(p.AllowedValues, any(v)) {
+			return nil, fmt.Errorf("%s: %s must be one of %v, not %q", path, k, p.AllowedValues, v)
+		}
 	}
 	var raw struct {
 		Resources map[string]struct {
@@ -115,8 +138,28 @@ type Function struct {
 	// Environment holds the Globals' variables overlaid with the function's.
 	Environment map[string]string
 	Routes      []Route
-	// Schedules are the expressions of the function's Schedule events.
-	Schedules []string
+	// Schedules are the rules that invoke the function on a schedule,
+	// sorted by logical id.
+	Schedules []Schedule
+}
+
+// Schedule is an AWS::Events::Rule of the template that invokes a
+// function on a schedule: one that exists with the template's parameters
+// (its Condition holds), ENABLED, one of whose targets is the function or
+// its alias by Ref.
+type Schedule struct {
+	ID         string // the rule's logical id
+	Expression string // rate(...) or cron(...)
+	// Input is the target's InputTransformer, when it has one: what the
+	// function receives instead of the Scheduled Event.
+	Input *Input
+}
+
+// Input is a rule target's InputTransformer: the placeholders <name> of
+// Template are filled with the event's values at the JSON paths of Paths.
+type Input struct {
+	Paths    map[string]string
+	Template string
 }
 
 // Route is an HttpApi event: a method (or ANY) and a path whose {name}
@@ -134,10 +177,9 @@ func (r Route) Key() string { return r.Method + " " + r.Path }
 
 // eventProperties is what the local stack reads of an event's properties.
 type eventProperties struct {
-	Method   string
-	Path     string
-	Schedule string
-	Auth     *struct{ Authorizer string }
+	Method string
+	Path   string
+	Auth   *struct{ Authorizer string }
 }
 
 // LoadFunctions reads the SAM template at path and lists its functions
@@ -203,15 +245,38 @@ func Functions(t *Template) ([]Function, error) {
 				}
 				fn.Routes = append(fn.Routes, Route{id, p.Method, p.Path, p.Auth == nil || p.Auth.Authorizer != "NONE"})
 			case "Schedule":
-				fn.Schedules = append(fn.Schedules, p.Schedule)
+				return nil, fmt.Errorf("%s event %s: the local stack runs the schedules written as AWS::Events::Rule resources, not SAM Schedule events", id, name)
 			}
 		}
 		sort.Slice(fn.Routes, func(i, j int) bool { return fn.Routes[i].Key() < fn.Routes[j].Key() })
-		slices.Sort(fn.Schedules)
+		fn.Schedules = schedules(t, id)
 		out = append(out, fn)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].LogicalID < out[j].LogicalID })
 	return out, nil
+}
+
+// schedules are the template's schedules of the function id (Schedule),
+// sorted by logical id.
+func schedules(t *Template, id string) []Schedule {
+	var out []Schedule
+	for rid, r := range t.GetAllEventsRuleResources() {
+		if c := r.AWSCloudFormationCondition; c != "" && t.Conditions[c] != true || r.ScheduleExpression == nil || aws.ToString(r.State) != "ENABLED" {
+			continue
+		}
+		for _, tg := range r.Targets {
+			if tg.Arn != id {
+				continue
+			}
+			s := Schedule{ID: rid, Expression: *r.ScheduleExpression}
+			if it := tg.InputTransformer; it != nil {
+				s.Input = &Input{Paths: it.InputPathsMap, Template: it.InputTemplate}
+			}
+			out = append(out, s)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 func firstInt(a, b *int, def int) int {

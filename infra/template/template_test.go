@@ -30,54 +30,6 @@ func loadFunctions(t *testing.T) []Function {
 	return fns
 }
 
-// TestTemplateSchedule: the firing runs every minute, with retries and a
-// dead-letter queue for the events that still fail; no other function
-// has a schedule.
-func TestTemplateSchedule(t *testing.T) {
-	for _, fn := range loadFunctions(t) {
-		want := []string(nil)
-		if fn.LogicalID == "TriggerFireFunction" {
-			want = []string{"rate(1 minute)"}
-		}
-		if !slices.Equal(fn.Schedules, want) {
-			t.Errorf("%s: schedules %v, want %v", fn.LogicalID, fn.Schedules, want)
-		}
-	}
-	raw := templateJSON(t)
-	var tpl struct {
-		Resources map[string]struct {
-			Type       string
-			Properties struct {
-				EventInvokeConfig struct {
-					MaximumRetryAttempts *int
-					DestinationConfig    struct{ OnFailure struct{ Type string } }
-				}
-				Events map[string]struct {
-					Type       string
-					Properties struct {
-						RetryPolicy      struct{ MaximumRetryAttempts *int }
-						DeadLetterConfig map[string]any
-					}
-				}
-			}
-		}
-	}
-	if err := json.Unmarshal(raw, &tpl); err != nil {
-		t.Fatal(err)
-	}
-	fire := tpl.Resources["TriggerFireFunction"].Properties
-	ev := fire.Events["EveryMinute"]
-	if ev.Type != "Schedule" || ev.Properties.RetryPolicy.MaximumRetryAttempts == nil || !hasArn(ev.Properties.DeadLetterConfig) {
-		t.Errorf("the schedule has no retry policy or dead-letter queue: %+v", ev)
-	}
-	if fire.EventInvokeConfig.MaximumRetryAttempts == nil || fire.EventInvokeConfig.DestinationConfig.OnFailure.Type != "SQS" {
-		t.Errorf("failed invocations are not retried into the queue: %+v", fire.EventInvokeConfig)
-	}
-	if tpl.Resources["TriggerFireDeadLetterQueue"].Type != "AWS::SQS::Queue" {
-		t.Error("no dead-letter queue")
-	}
-}
-
 // TestTemplateFunctions: each function is built by the Makefile's
 // build-<LogicalId> target from an existing folder, runs bootstrap on
 // provided.al2023 arm64, and has exactly the environment the code reads.
@@ -179,10 +131,6 @@ func TestCfnLint(t *testing.T) {
 		t.Errorf("cfn-lint: %v\n%s", err, out)
 	}
 }
-
-// hasArn: the dead-letter queue is named by its ARN (which resolves only
-// in AWS).
-func hasArn(m map[string]any) bool { _, ok := m["Arn"]; return ok }
 
 // TestTemplateAlarms: each alarm of the template evaluates its metric
 // (namespace, name, statistic, period, and dimensions naming the right

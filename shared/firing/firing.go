@@ -82,10 +82,12 @@ type Firing struct {
 	Metrics *invocation.Metrics
 }
 
-// Handle answers one scheduled event. It returns an error, so that Lambda
-// retries the event, only when a retry could help: a storage or settings
-// fault left a slot due; the error names the first maxFaults faults and
-// counts the rest. It logs one JSON line, with the summary and the lag as
+// Handle answers one scheduled event, firing the due triggers of the
+// shards its detail names (share; every shard when it names none). It
+// returns an error, so that Lambda retries the event, when a retry could
+// help: a storage or settings fault left a slot due; the error names the
+// first maxFaults faults and counts the rest. A detail that names no valid
+// share fires nothing and returns an error too, for the alarms. It logs one JSON line, with the summary and the lag as
 // metrics, zeros included, the first maxNotes triggers handled, and the
 // error: the rest are counted in moreTriggers and moreFaults, members
 // present only when they are not 0.
@@ -118,6 +120,14 @@ func (f *Firing) Handle(ctx context.Context, ev events.EventBridgeEvent) (Summar
 }
 
 func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tally) error {
+	// A share that names no valid shards is the schedule's
+	// misconfiguration: no retry mends it, but the function's error makes
+	// the alarms see it (docs/decisions.md, "Fan-out").
+	shards, err := share(ev.Detail)
+	if err != nil {
+		return err
+	}
+	inv.attrs = append(inv.attrs, slog.Any("shards", shards))
 	now := f.now()
 	at := ev.Time
 	if at.IsZero() {
@@ -135,7 +145,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-lastWord))
 		defer cancel()
 	}
-	due, err := f.Table.DueTriggers(ctx, at)
+	due, err := f.Table.DueTriggers(ctx, at, shards...)
 	if err != nil || len(due) == 0 {
 		return err
 	}

@@ -23,15 +23,26 @@ type Due struct {
 	Trigger *trigger.Trigger
 }
 
-// DueTriggers returns the active triggers whose next run is at or before
-// at, as the due index has them, longest due first. The shards are
-// queried in parallel, each page by page.
-func (t *Table) DueTriggers(ctx context.Context, at time.Time) ([]Due, error) {
-	found := make([][]Due, dueShards)
-	errs := make([]error, dueShards)
+// DueShards is how many shards the due index has: a share of them names
+// each by its number, 0 to DueShards-1.
+const DueShards = dueShards
+
+// DueTriggers returns the active triggers of the given shards (none: every
+// shard) whose next run is at or before at, as the due index has them,
+// longest due first. The shards are queried in parallel, each page by
+// page; each must be from 0 to DueShards-1.
+func (t *Table) DueTriggers(ctx context.Context, at time.Time, shards ...int) ([]Due, error) {
+	if len(shards) == 0 {
+		shards = make([]int, dueShards)
+		for i := range shards {
+			shards[i] = i
+		}
+	}
+	found := make([][]Due, len(shards))
+	errs := make([]error, len(shards))
 	var wg sync.WaitGroup
-	for shard := range dueShards {
-		wg.Go(func() { found[shard], errs[shard] = t.dueInShard(ctx, shard, at) })
+	for i, shard := range shards {
+		wg.Go(func() { found[i], errs[i] = t.dueInShard(ctx, shard, at) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {

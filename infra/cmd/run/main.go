@@ -31,6 +31,15 @@ func main() {
 	flag.StringVar(&cfg.SettingsFile, "settings", ".local/settings.json", "the settings file (created from template.yaml's parameters when missing)")
 	flag.StringVar(&cfg.KeysFile, "kms-keys", ".local/kms-keys.json", "the KMS stand-in's keys (created on the first run; keep it to keep the webhook secrets)")
 	flag.StringVar(&cfg.DataFile, "data", "", "keep the table in this file between runs (default: in memory only)")
+	cfg.Parameters = map[string]string{}
+	flag.Func("parameter", "a template.yaml parameter over its default, as Name=Value (repeatable); e.g. FiringSchedules=4 runs 4 firing schedules, each with its share of the shards", func(s string) error {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%q is not Name=Value", s)
+		}
+		cfg.Parameters[k] = v
+		return nil
+	})
 	flag.Parse()
 	if cfg.DynamoURL != "" {
 		cfg.DynamoAddr = ""
