@@ -159,3 +159,25 @@ func TestPage(t *testing.T) {
 		t.Fatalf("docs/performance.md goes on after page.md's end: %q", rest)
 	}
 }
+
+// TestEndpointRows: the endpoint's handler on one fired trigger's requests
+// is set against BenchmarkNext's weekday schedule of the same run, beside
+// its goal of 500 times; without BenchmarkNext there is no row.
+func TestEndpointRows(t *testing.T) {
+	const lines = `BenchmarkNext/0_9_*_*_1-5-2  3000000  300 ns/op  0 B/op  0 allocs/op
+BenchmarkFiredRequests/transaction-2  10000  100000 ns/op  40000 B/op  400 allocs/op
+BenchmarkFiredRequests/fired-2  10000  120000 ns/op  45000 B/op  410 allocs/op
+`
+	results, err := parse(strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goals, _ := tables(results)
+	want := "| `BenchmarkFiredRequests/fired` | 400× `BenchmarkNext/0_9_*_*_1-5` (120 µs over 300 ns), the endpoint's handler on one fired trigger's requests | ≤ 500× | yes |\n"
+	if !strings.Contains(goals, want) || strings.Contains(goals, "BenchmarkFiredRequests/transaction") {
+		t.Errorf("no line\n%s alone in\n%s", want, goals)
+	}
+	if goals, _ := tables(results[1:]); strings.Contains(goals, "FiredRequests") {
+		t.Errorf("a row without BenchmarkNext:\n%s", goals)
+	}
+}

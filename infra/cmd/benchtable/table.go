@@ -122,6 +122,7 @@ func checks(r result, byName map[string]result) []row {
 		}
 		rows = append(rows, coldGoal.judge(name, figure, v))
 	}
+	rows = append(rows, endpointRows(r, byName)...)
 	if v, ok := f["MiB"]; ok && strings.HasPrefix(name, "BenchmarkSize/") {
 		figure := fmt.Sprintf("%s MiB (%s MiB zipped)", format(v), format(f["MiB-zipped"]))
 		if strings.HasSuffix(name, hello) {
@@ -156,6 +157,26 @@ func burstRows(r result) []row {
 			format(own/floor), format(cpu), r.procs, format(own), format(r.figures["endpoint-cpu-s"])), own))
 	}
 	return rows
+}
+
+// endpointGoal bounds what the embedded endpoint's handler spends on one
+// fired trigger's requests (BenchmarkFiredRequests/fired) over what
+// BenchmarkNext takes for one weekday schedule in the same run.
+var endpointGoal = goal{regexp.MustCompile(`^BenchmarkFiredRequests/fired$`), true, 500, "≤ 500×"}
+
+// next is the benchmark the endpoint's figure is set against.
+const next = "BenchmarkNext/0_9_*_*_1-5"
+
+// endpointRows set the endpoint's time per fired trigger against
+// BenchmarkNext's.
+func endpointRows(r result, byName map[string]result) []row {
+	n, ok := byName[next]
+	if !ok || !endpointGoal.bench.MatchString(r.name) {
+		return nil
+	}
+	v := r.figures["ns/op"] / n.figures["ns/op"]
+	return []row{endpointGoal.judge(r.name, fmt.Sprintf("%s× `%s` (%s over %s), the endpoint's handler on one fired trigger's requests",
+		format(v), next, duration(r.figures["ns/op"]), duration(n.figures["ns/op"])), v)}
 }
 
 // requests writes a count of DynamoDB requests.

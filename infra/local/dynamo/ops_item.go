@@ -21,8 +21,8 @@ const (
 
 // expressions are the members every request with expressions has.
 type expressions struct {
-	ExpressionAttributeNames  map[string]string
-	ExpressionAttributeValues map[string]value
+	ExpressionAttributeNames  attributeNames
+	ExpressionAttributeValues item
 }
 
 // legacy are the members of DynamoDB's older conditional parameters,

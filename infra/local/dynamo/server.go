@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,8 +140,50 @@ func serve[In any](f func(*DB, *In) (any, error)) operation {
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(out, json.OmitZeroStructFields(true), json.Deterministic(true))
+		if m, ok := out.(map[string]any); ok {
+			return appendAnswer(nil, m)
+		}
+		return marshalAnswer(out)
 	}
+}
+
+func marshalAnswer(v any) ([]byte, error) {
+	return json.Marshal(v, json.OmitZeroStructFields(true), json.Deterministic(true))
+}
+
+// appendAnswer appends an answer's members, their names in order: items,
+// lists of items and counts written as they are, anything else marshaled.
+func appendAnswer(dst []byte, m map[string]any) ([]byte, error) {
+	dst = append(dst, '{')
+	for i, name := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, name)
+		dst = append(dst, ':')
+		switch v := m[name].(type) {
+		case item:
+			dst = appendItem(dst, v)
+		case []item:
+			dst = append(dst, '[')
+			for j, it := range v {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendItem(dst, it)
+			}
+			dst = append(dst, ']')
+		case int:
+			dst = strconv.AppendInt(dst, int64(v), 10)
+		default:
+			b, err := marshalAnswer(v)
+			if err != nil {
+				return nil, err
+			}
+			dst = append(dst, b...)
+		}
+	}
+	return append(dst, '}'), nil
 }
 
 // keeper is a request that keeps what its body was.

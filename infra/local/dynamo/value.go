@@ -81,27 +81,189 @@ func invalidParameter(format string, args ...any) *apiError {
 
 // UnmarshalJSONFrom decodes one attribute value of DynamoDB JSON, refusing
 // what DynamoDB refuses: no type or more than one, an empty or repeated
-// set, a NULL that is not true, a number DynamoDB cannot store.
+// set, a NULL that is not true, a number DynamoDB cannot store. The
+// decoder checks the value's syntax (and its names, each once) as it
+// reads it whole; a scanner then reads it.
 func (v *value) UnmarshalJSONFrom(d *jsontext.Decoder) error {
-	if err := expectDelim(d, '{'); err != nil {
+	raw, err := d.ReadValue()
+	if err != nil {
+		return err
+	}
+	sc := scanner{b: raw}
+	return sc.value(v)
+}
+
+// UnmarshalJSONFrom decodes a map of attribute values.
+func (it *item) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	raw, err := d.ReadValue()
+	if err != nil {
+		return err
+	}
+	if raw[0] == 'n' {
+		*it = nil
+		return nil
+	}
+	sc := scanner{b: raw}
+	m, err := sc.item()
+	*it = m
+	return err
+}
+
+// attributeNames are a request's ExpressionAttributeNames.
+type attributeNames map[string]string
+
+// UnmarshalJSONFrom decodes a map of names.
+func (an *attributeNames) UnmarshalJSONFrom(d *jsontext.Decoder) error {
+	raw, err := d.ReadValue()
+	if err != nil {
+		return err
+	}
+	*an = nil
+	if raw[0] == 'n' {
+		return nil
+	}
+	sc := scanner{b: raw}
+	if err := sc.delim('{'); err != nil {
+		return err
+	}
+	m := attributeNames{}
+	for !sc.end('}') {
+		placeholder, err := sc.str()
+		if err != nil {
+			return err
+		}
+		if m[placeholder], err = sc.str(); err != nil {
+			return err
+		}
+	}
+	*an = m
+	return nil
+}
+
+// scanner reads DynamoDB JSON from one JSON value that a jsontext.Decoder
+// has read, and so checked: it is valid JSON, valid UTF-8, and no object
+// in it repeats a name.
+type scanner struct {
+	b []byte
+	i int
+}
+
+// peek is the kind of the next value (after white space): its first byte,
+// '0' for a number, as jsontext.Kind names them.
+func (sc *scanner) peek() jsontext.Kind {
+	for sc.i < len(sc.b) {
+		switch c := sc.b[sc.i]; c {
+		case ' ', '\t', '\n', '\r', ':', ',':
+			sc.i++
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			return '0'
+		default:
+			return jsontext.Kind(c)
+		}
+	}
+	return 0
+}
+
+// delim reads the delimiter that must come next.
+func (sc *scanner) delim(delim byte) error {
+	if k := sc.peek(); k != jsontext.Kind(delim) {
+		return serializationError("expected %q, found %v", delim, k)
+	}
+	sc.i++
+	return nil
+}
+
+// end reports whether the next byte closes an object or an array, and
+// reads it if so.
+func (sc *scanner) end(delim byte) bool {
+	if sc.peek() == jsontext.Kind(delim) {
+		sc.i++
+		return true
+	}
+	return false
+}
+
+// str reads the string that must come next.
+func (sc *scanner) str() (string, error) {
+	if k := sc.peek(); k != '"' {
+		return "", serializationError("expected a string, found %v", k)
+	}
+	start, escaped := sc.i, false
+	for sc.i++; sc.b[sc.i] != '"'; sc.i++ {
+		if sc.b[sc.i] == '\\' {
+			escaped = true
+			sc.i++
+		}
+	}
+	sc.i++
+	if !escaped {
+		return string(sc.b[start+1 : sc.i-1]), nil
+	}
+	out, err := jsontext.AppendUnquote(nil, sc.b[start:sc.i])
+	return string(out), err
+}
+
+// literal reads true, false or null.
+func (sc *scanner) literal() {
+	for sc.i < len(sc.b) && sc.b[sc.i] >= 'a' && sc.b[sc.i] <= 'z' {
+		sc.i++
+	}
+}
+
+// skip reads the value that comes next, whatever it is.
+func (sc *scanner) skip() error {
+	switch sc.peek() {
+	case '"':
+		_, err := sc.str()
+		return err
+	case '{', '[':
+		depth := 0
+		for {
+			switch sc.peek() {
+			case '{', '[':
+				depth++
+				sc.i++
+			case '}', ']':
+				depth--
+				sc.i++
+				if depth == 0 {
+					return nil
+				}
+			default:
+				if err := sc.skip(); err != nil {
+					return err
+				}
+			}
+		}
+	case '0':
+		for sc.i < len(sc.b) && strings.IndexByte("+-.0123456789eE", sc.b[sc.i]) >= 0 {
+			sc.i++
+		}
+	default:
+		sc.literal()
+	}
+	return nil
+}
+
+// value reads one attribute value.
+func (sc *scanner) value(v *value) error {
+	if err := sc.delim('{'); err != nil {
 		return err
 	}
 	*v = value{}
 	types := 0
-	for d.PeekKind() != '}' {
-		name, err := readString(d)
+	for !sc.end('}') {
+		name, err := sc.str()
 		if err != nil {
 			return err
 		}
-		if d.PeekKind() == 'n' { // a type member sent as null is left out
-			if _, err := d.ReadToken(); err != nil {
-				return err
-			}
+		if sc.peek() == 'n' { // a type member sent as null is left out
+			sc.literal()
 			continue
 		}
 		k := kindNamed(name)
 		if k == 0 {
-			if err := d.SkipValue(); err != nil {
+			if err := sc.skip(); err != nil {
 				return err
 			}
 			continue
@@ -109,12 +271,9 @@ func (v *value) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 		if types++; types > 1 {
 			return validationError("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes")
 		}
-		if err := v.decodeMember(d, k); err != nil {
+		if err := sc.member(v, k); err != nil {
 			return err
 		}
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return err
 	}
 	if types == 0 {
 		return validationError("Supplied AttributeValue is empty, must contain exactly one of the supported datatypes")
@@ -122,79 +281,72 @@ func (v *value) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	return nil
 }
 
-// decodeMember decodes the member of type k into v.
-func (v *value) decodeMember(d *jsontext.Decoder, k kind) error {
+// member reads the member of type k into v.
+func (sc *scanner) member(v *value, k kind) error {
 	v.kind = k
 	var err error
 	switch k {
 	case kindS:
-		v.s, err = readString(d)
+		v.s, err = sc.str()
 	case kindN:
-		if v.s, err = readString(d); err == nil {
+		if v.s, err = sc.str(); err == nil {
 			v.s, err = parseNumber(v.s)
 		}
 	case kindB:
-		v.s, err = readBinary(d)
+		v.s, err = sc.binary()
 	case kindBOOL, kindNULL:
-		var tok jsontext.Token
-		if tok, err = d.ReadToken(); err != nil {
-			return err
-		}
-		if tok.Kind() != 't' && tok.Kind() != 'f' {
+		if kd := sc.peek(); kd != 't' && kd != 'f' {
 			return serializationError("a %v member must be a boolean", k)
 		}
-		v.b = tok.Bool()
+		v.b = sc.b[sc.i] == 't'
+		sc.literal()
 		if k == kindNULL && !v.b {
 			return invalidParameter("Null attribute value types must have the value of true")
 		}
 	case kindM:
-		v.m, err = readItem(d)
+		v.m, err = sc.item()
 	case kindL:
-		if err = expectDelim(d, '['); err != nil {
+		if err = sc.delim('['); err != nil {
 			return err
 		}
 		v.l = []value{}
-		for d.PeekKind() != ']' {
+		for !sc.end(']') {
 			var e value
-			if err := e.UnmarshalJSONFrom(d); err != nil {
+			if err := sc.value(&e); err != nil {
 				return err
 			}
 			v.l = append(v.l, e)
 		}
-		_, err = d.ReadToken()
 	case kindSS, kindNS, kindBS:
-		v.set, err = readSet(d, k)
+		v.set, err = sc.set(k)
 	}
 	return err
 }
 
-// readSet reads the elements of a set of kind k, refusing an empty set
-// and repeated elements (numbers are compared by value).
-func readSet(d *jsontext.Decoder, k kind) ([]string, error) {
-	if err := expectDelim(d, '['); err != nil {
+// set reads the elements of a set of kind k, refusing an empty set and
+// repeated elements (numbers are compared by value).
+func (sc *scanner) set(k kind) ([]string, error) {
+	if err := sc.delim('['); err != nil {
 		return nil, err
 	}
 	set := []string{}
-	for d.PeekKind() != ']' {
+	for !sc.end(']') {
 		var e string
 		var err error
 		switch k {
 		case kindBS:
-			e, err = readBinary(d)
+			e, err = sc.binary()
 		case kindNS:
-			if e, err = readString(d); err == nil {
+			if e, err = sc.str(); err == nil {
 				e, err = parseNumber(e)
 			}
 		default:
-			e, err = readString(d)
+			e, err = sc.str()
 		}
 		if err != nil {
 			return nil, err
 		}
 		set = append(set, e)
-	}
-	if _, err := d.ReadToken(); err != nil {
-		return nil, err
 	}
 	if len(set) == 0 {
 		return nil, invalidParameter("An %s set  may not be empty", map[kind]string{kindSS: "string", kindNS: "number", kindBS: "binary"}[k])
@@ -209,37 +361,37 @@ func readSet(d *jsontext.Decoder, k kind) ([]string, error) {
 	return set, nil
 }
 
-// readItem reads a map of attribute values: an item, a key or an M.
-func readItem(d *jsontext.Decoder) (item, error) {
-	if err := expectDelim(d, '{'); err != nil {
+// item reads a map of attribute values: an item, a key or an M.
+func (sc *scanner) item() (item, error) {
+	if err := sc.delim('{'); err != nil {
 		return nil, err
 	}
 	out := item{}
-	for d.PeekKind() != '}' {
-		name, err := readString(d)
+	for !sc.end('}') {
+		name, err := sc.str()
 		if err != nil {
 			return nil, err
 		}
 		var v value
-		if err := v.UnmarshalJSONFrom(d); err != nil {
+		if err := sc.value(&v); err != nil {
 			return nil, err
 		}
 		out[name] = v
 	}
-	_, err := d.ReadToken()
-	return out, err
+	return out, nil
 }
 
-// UnmarshalJSONFrom decodes a map of attribute values.
-func (it *item) UnmarshalJSONFrom(d *jsontext.Decoder) error {
-	if d.PeekKind() == 'n' {
-		_, err := d.ReadToken()
-		*it = nil
-		return err
+// binary reads a base64 string.
+func (sc *scanner) binary() (string, error) {
+	s, err := sc.str()
+	if err != nil {
+		return "", err
 	}
-	m, err := readItem(d)
-	*it = m
-	return err
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return "", serializationError("a binary value is not base64: %v", err)
+	}
+	return string(b), nil
 }
 
 // MarshalJSONTo encodes an attribute value.
@@ -250,40 +402,6 @@ func (v value) MarshalJSONTo(e *jsontext.Encoder) error {
 // MarshalJSONTo encodes a map of attribute values.
 func (it item) MarshalJSONTo(e *jsontext.Encoder) error {
 	return e.WriteValue(appendItem(nil, it))
-}
-
-func expectDelim(d *jsontext.Decoder, delim byte) error {
-	tok, err := d.ReadToken()
-	if err != nil {
-		return err
-	}
-	if tok.Kind() != jsontext.Kind(delim) {
-		return serializationError("expected %q, found %v", delim, tok.Kind())
-	}
-	return nil
-}
-
-func readString(d *jsontext.Decoder) (string, error) {
-	tok, err := d.ReadToken()
-	if err != nil {
-		return "", err
-	}
-	if tok.Kind() != '"' {
-		return "", serializationError("expected a string, found %v", tok.Kind())
-	}
-	return tok.String(), nil
-}
-
-func readBinary(d *jsontext.Decoder) (string, error) {
-	s, err := readString(d)
-	if err != nil {
-		return "", err
-	}
-	b, err := base64.StdEncoding.DecodeString(s)
-	if err != nil {
-		return "", serializationError("a binary value is not base64: %v", err)
-	}
-	return string(b), nil
 }
 
 // appendValue appends v as DynamoDB JSON.
