@@ -202,10 +202,11 @@ func (s spent) report(b *testing.B, n int) {
 	b.ReportMetric(float64(s.bytes)/float64(n), "B/trigger")
 }
 
-// burstProfile names the file of a CPU profile of each burst's firing
+// burstProfile names the files of a CPU profile of each burst's firing
 // alone (not the table's growth), suffixed with the burst's size and
-// concurrency: `go test -bench BenchmarkBurst -args -burstprofile=FILE`.
-var burstProfile = flag.String("burstprofile", "", "write a CPU profile of each burst's firing to `file`.SIZE-CONCURRENCY")
+// concurrency, and of the floor's calls (suffixed floor-CONCURRENCY):
+// `go test -bench BenchmarkBurst -args -burstprofile=FILE`.
+var burstProfile = flag.String("burstprofile", "", "write a CPU profile of each burst's firing to `file`.SIZE-CONCURRENCY, and of the floor's calls to `file`.floor-CONCURRENCY")
 
 // fired is what one burst took: its time, the DynamoDB requests its log
 // line counts, what this process (the firing, the SDK and the HTTP
@@ -355,6 +356,9 @@ func (bt *burstTable) transactFloor(b *testing.B, n, c int) spent {
 		inputs[i] = &dynamodb.TransactWriteItemsInput{TransactItems: bt.floorItems(i)}
 	}
 	bt.setLatency(b, latency)
+	if *burstProfile != "" {
+		defer startProfile(b, fmt.Sprintf("%s.floor-%d", *burstProfile, c))()
+	}
 	b.StartTimer()
 	var next atomic.Int64
 	var wg sync.WaitGroup
