@@ -5,6 +5,7 @@ import (
 	"encoding/json/v2"
 	"flag"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"runtime"
@@ -21,6 +22,7 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
@@ -37,12 +39,17 @@ const latency = 5 * time.Millisecond
 // burstTable is a table with size triggers, all due every minute, reached
 // through a fault proxy.
 type burstTable struct {
-	h        *apitest.Harness
-	api      *dynamodb.Client // the firing's, through the proxy
-	endpoint *dynamotest.Process
-	proxy    *faultproxy.Process
-	size     int
-	at       time.Time // the minute last fired
+	h   *apitest.Harness
+	api *dynamodb.Client // the firing's, through the proxy
+	// captureOnce keeps the firing's first transaction, and the trigger
+	// it advances as it stood before (capture).
+	captureOnce   sync.Once
+	firingTx      *dynamodb.TransactWriteItemsInput
+	firingTrigger map[string]types.AttributeValue
+	endpoint      *dynamotest.Process
+	proxy         *faultproxy.Process
+	size          int
+	at            time.Time // the minute last fired
 }
 
 // newBurstTable is an empty table, on an embedded endpoint in a process of
@@ -53,11 +60,32 @@ func newBurstTable(b *testing.B) *burstTable {
 	bk := ep.Backend
 	direct, name := dynamotest.Table(b, bk)
 	p := faultproxy.Separate(b, bk.URL)
-	api := localdb.Client(p.URL(), store.Counting, func(o *dynamodb.Options) {
+	bt := &burstTable{endpoint: ep, proxy: p, at: created.Truncate(time.Minute)}
+	bt.api = localdb.Client(p.URL(), store.Counting, func(o *dynamodb.Options) {
 		// As many idle connections as requests at once, as lambdaenv keeps.
 		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = 256 })
+		o.APIOptions = append(o.APIOptions, bt.capture)
 	})
-	return &burstTable{h: apitest.NewOn(b, api, direct, name), api: api, endpoint: ep, proxy: p, at: created.Truncate(time.Minute)}
+	bt.h = apitest.NewOn(b, bt.api, direct, name)
+	return bt
+}
+
+// capture keeps the first transaction the firing sends (a session, its
+// ledger row, the trigger's advance and its run), and the trigger as it
+// stood before it, for the floor.
+func (bt *burstTable) capture(st *middleware.Stack) error {
+	return st.Initialize.Add(middleware.InitializeMiddlewareFunc("CaptureFiring",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && len(tx.TransactItems) == 4 {
+				bt.captureOnce.Do(func() {
+					out, err := bt.h.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(bt.h.Table), Key: tx.TransactItems[2].Update.Key, ConsistentRead: aws.Bool(true)})
+					if err == nil {
+						bt.firingTx, bt.firingTrigger = tx, out.Item
+					}
+				})
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
 }
 
 // grow creates triggers of `* * * * *` through the API, 100 per owner (the
@@ -90,7 +118,7 @@ func (bt *burstTable) reset(b *testing.B) {
 			}
 		}
 	}
-	bt.delete(b, deletes)
+	bt.write(b, deletes)
 }
 
 // items is the table's size.
@@ -154,17 +182,17 @@ func (bt *burstTable) deleteFloor(b *testing.B, n int) {
 			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
 		}
 	}
-	bt.delete(b, deletes)
+	bt.write(b, deletes)
 }
 
-// delete deletes the items of the requests, 25 at a time.
-func (bt *burstTable) delete(b *testing.B, deletes []types.WriteRequest) {
-	for len(deletes) > 0 {
-		n := min(25, len(deletes))
-		if _, err := bt.h.Client.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{bt.h.Table: deletes[:n]}}); err != nil {
+// write sends the write requests, 25 at a time.
+func (bt *burstTable) write(b *testing.B, writes []types.WriteRequest) {
+	for len(writes) > 0 {
+		n := min(25, len(writes))
+		if _, err := bt.h.Client.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{bt.h.Table: writes[:n]}}); err != nil {
 			b.Fatal(err)
 		}
-		deletes = deletes[n:]
+		writes = writes[n:]
 	}
 }
 
@@ -177,6 +205,7 @@ type spent struct {
 
 // measure is what this process has spent so far.
 func measure(b *testing.B) spent {
+	b.Helper()
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
@@ -229,6 +258,7 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) fired {
 		stop := startProfile(b, fmt.Sprintf("%s.%d-%d", *burstProfile, bt.size, concurrency))
 		defer stop()
 	}
+	runtime.GC() // the untimed work's garbage is not the burst's
 	self, endpointCPU := measure(b), bt.endpointCPU(b)
 	begun := time.Now()
 	sum, err := f.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: bt.at})
@@ -292,11 +322,12 @@ func (bt *burstTable) endpointCPU(b *testing.B) time.Duration {
 // before the burst and after it); the CPU this process (cpu-s) and the
 // endpoint's (endpoint-cpu-s) spend on the burst; and what this process
 // spends per fired trigger (cpu-µs/trigger, allocs/trigger, B/trigger).
-// The floor (transact-floor) is the bare TransactWriteItems call of the
-// firing's shape (floorItems), one per trigger of the first burst, at
-// concurrency 32, through the same client and proxy: what this process
-// spends per call is what the SDK and the HTTP client cost a fired
-// trigger whatever the firing does.
+// The floor (transact-floor) is the bare TransactWriteItems call the
+// firing makes for each trigger, its first one captured and sent again
+// on keys of its own (floorTx), 2,000 times at concurrency 32, through
+// the same client and proxy: what this process spends per call is what
+// the SDK and the HTTP client cost a fired trigger whatever the firing
+// does.
 func BenchmarkBurst(b *testing.B) {
 	bt := newBurstTable(b) // grown from one size to the next
 	for _, run := range []struct{ size, concurrency int }{{2000, 32}, {2000, 1}, {10000, 32}} {
@@ -345,16 +376,71 @@ func BenchmarkBurst(b *testing.B) {
 	})
 }
 
-// transactFloor sends n bare transactions of the firing's shape
-// (floorItems), c at a time, through the firing's client and the proxy at
-// its latency, and returns what this process spent on them; their items
-// are deleted after, untimed.
+// floorTx is the i-th copy of the firing's first transaction (capture),
+// on keys of its own: the session's, its row's, and a copy of the
+// trigger's, which floorTrigger puts.
+func (bt *burstTable) floorTx(i int) *dynamodb.TransactWriteItemsInput {
+	items := make([]types.TransactWriteItem, len(bt.firingTx.TransactItems))
+	for j, it := range bt.firingTx.TransactItems {
+		if it.Put != nil {
+			put := *it.Put
+			put.Item = maps.Clone(put.Item)
+			put.Item["PK"] = rekey(put.Item["PK"], i)
+			it.Put = &put
+		} else {
+			update := *it.Update
+			update.Key = maps.Clone(update.Key)
+			update.Key["PK"] = rekey(update.Key["PK"], i)
+			it.Update = &update
+		}
+		items[j] = it
+	}
+	return &dynamodb.TransactWriteItemsInput{TransactItems: items}
+}
+
+// rekey is the i-th floor copy of a partition key.
+func rekey(pk types.AttributeValue, i int) types.AttributeValue {
+	return &types.AttributeValueMemberS{Value: fmt.Sprintf("%s-floor%d", pk.(*types.AttributeValueMemberS).Value, i)}
+}
+
+// floorKeys are the keys of the items that the floor's i-th transaction
+// writes (the trigger's copy included).
+func (bt *burstTable) floorKeys(i int) []map[string]types.AttributeValue {
+	var keys []map[string]types.AttributeValue
+	for _, it := range bt.floorTx(i).TransactItems {
+		if it.Put != nil {
+			keys = append(keys, map[string]types.AttributeValue{"PK": it.Put.Item["PK"], "SK": it.Put.Item["SK"]})
+		} else {
+			keys = append(keys, it.Update.Key)
+		}
+	}
+	return keys
+}
+
+// transactFloor sends n copies of the firing's first transaction
+// (floorTx), c at a time, through the firing's client and the proxy at
+// its latency, each on a copy of the trigger as it stood before the
+// firing, and returns what this process spent on them. The copies are
+// put before and every item deleted after, untimed.
 func (bt *burstTable) transactFloor(b *testing.B, n, c int) spent {
 	b.StopTimer()
-	inputs := make([]*dynamodb.TransactWriteItemsInput, n)
-	for i := range inputs {
-		inputs[i] = &dynamodb.TransactWriteItemsInput{TransactItems: bt.floorItems(i)}
+	if bt.firingTx == nil { // no burst has run yet
+		bt.grow(b, n)
+		bt.fire(b, c)
 	}
+	bt.reset(b)
+	inputs := make([]*dynamodb.TransactWriteItemsInput, n)
+	var puts, deletes []types.WriteRequest
+	for i := range inputs {
+		inputs[i] = bt.floorTx(i)
+		copied := maps.Clone(bt.firingTrigger)
+		copied["PK"] = inputs[i].TransactItems[2].Update.Key["PK"]
+		puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: copied}})
+		for _, key := range bt.floorKeys(i) {
+			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+		}
+	}
+	bt.write(b, puts)
 	bt.setLatency(b, latency)
 	if *burstProfile != "" {
 		defer startProfile(b, fmt.Sprintf("%s.floor-%d", *burstProfile, c))()
@@ -363,6 +449,7 @@ func (bt *burstTable) transactFloor(b *testing.B, n, c int) spent {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, c)
+	runtime.GC() // the untimed work's garbage is not the floor's
 	before := measure(b)
 	for range c {
 		wg.Go(func() {
@@ -382,7 +469,7 @@ func (bt *burstTable) transactFloor(b *testing.B, n, c int) spent {
 	for err := range errs {
 		b.Fatal(err)
 	}
-	bt.deleteFloor(b, n)
+	bt.write(b, deletes)
 	b.StartTimer()
 	return took
 }
