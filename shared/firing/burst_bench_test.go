@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
@@ -29,6 +27,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/firing"
+	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -62,8 +61,7 @@ func newBurstTable(b *testing.B) *burstTable {
 	p := faultproxy.Separate(b, bk.URL)
 	bt := &burstTable{endpoint: ep, proxy: p, at: created.Truncate(time.Minute)}
 	bt.api = localdb.Client(p.URL(), store.Counting, func(o *dynamodb.Options) {
-		// As many idle connections as requests at once, as lambdaenv keeps.
-		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = 256 })
+		o.HTTPClient = lambdaenv.HTTPClient() // the functions'
 		o.APIOptions = append(o.APIOptions, bt.capture)
 	})
 	bt.h = apitest.NewOn(b, bt.api, direct, name)

@@ -69,6 +69,10 @@ const attemptTimeout = 2 * time.Second
 // (FIRING_CONCURRENCY, at most firing.MaxConcurrency, the same number).
 const maxIdleConns = 256
 
+// writeBuffer is the size of a connection's write buffer: more than a
+// request of the functions', headers and body.
+const writeBuffer = 64 << 10
+
 // Env is a function's shared wiring.
 type Env struct {
 	Log      *slog.Logger
@@ -134,12 +138,7 @@ func Load() (*Env, error) {
 		return nil, errors.New("AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set")
 	}
 	creds := aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(key, secret, os.Getenv("AWS_SESSION_TOKEN")))
-	// A stuck attempt gives way to the SDK's retries well within the
-	// function's timeout. Connections are kept for as many requests at once
-	// as the firing sends (FIRING_CONCURRENCY), so that none is opened again
-	// per request.
-	httpClient := awshttp.NewBuildableClient().WithTimeout(attemptTimeout).
-		WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = maxIdleConns })
+	httpClient := HTTPClient()
 	dynamo := dynamodb.New(dynamodb.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("DYNAMODB")}, store.Counting)
 	params := ssm.New(ssm.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("SSM")})
 	return &Env{
@@ -149,6 +148,21 @@ func Load() (*Env, error) {
 		Metrics:  invocation.NewMetrics(cmp.Or(os.Getenv(varFunction), unnamed), cmp.Or(os.Getenv(varVersion), unpublished)),
 		kms:      kms.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("KMS")},
 	}, nil
+}
+
+// HTTPClient is the functions' HTTP client of the AWS services. A stuck
+// attempt gives way to the SDK's retries well within the function's
+// timeout. Connections are kept for as many requests at once as the
+// firing sends (FIRING_CONCURRENCY), so that none is opened again per
+// request; and a request, headers and body, goes out in one write (the
+// transport's 4 KiB buffer takes two or three for a firing's
+// transaction).
+func HTTPClient() *awshttp.BuildableClient {
+	return awshttp.NewBuildableClient().WithTimeout(attemptTimeout).
+		WithTransportOptions(func(t *http.Transport) {
+			t.MaxIdleConnsPerHost = maxIdleConns
+			t.WriteBufferSize = writeBuffer
+		})
 }
 
 // Secrets builds the webhook secrets' keys, for the functions that hold

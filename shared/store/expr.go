@@ -23,7 +23,7 @@ type expr struct {
 // name is the placeholder of the attribute name n.
 func (e *expr) name(n string) string {
 	if e.names == nil {
-		e.names = map[string]string{}
+		e.names = make(map[string]string, 8) // a firing's advance has 7
 	}
 	e.names["#"+n] = n
 	return "#" + n
@@ -32,7 +32,7 @@ func (e *expr) name(n string) string {
 // value is the placeholder :p of the value v.
 func (e *expr) value(p string, v types.AttributeValue) string {
 	if e.values == nil {
-		e.values = Item{}
+		e.values = make(Item, 12) // a firing's advance has 11
 	}
 	e.values[":"+p] = v
 	return ":" + p
