@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -307,8 +308,9 @@ func (bt *burstTable) endpointCPU(b *testing.B) time.Duration {
 }
 
 // BenchmarkBurst: size triggers due in one minute, fired by one
-// invocation, on the embedded endpoint behind the fault proxy at 5 ms per
-// request, each in a process of its own: 2,000 at concurrency 32 and 1,
+// invocation (its collector at the functions' lambdaenv.GCPercent), on
+// the embedded endpoint behind the fault proxy at 5 ms per request, each
+// in a process of its own: 2,000 at concurrency 32 and 1,
 // then 10,000 at 32, over one table grown from the first size to the next
 // (the sessions, rows and runs of a burst are deleted before the next,
 // untimed); then the SDK's floor. Run it with -benchtime=1x: one
@@ -327,6 +329,8 @@ func (bt *burstTable) endpointCPU(b *testing.B) time.Duration {
 // the SDK and the HTTP client cost a fired trigger whatever the firing
 // does.
 func BenchmarkBurst(b *testing.B) {
+	percent := debug.SetGCPercent(lambdaenv.GCPercent) // the collector as the functions run it
+	b.Cleanup(func() { debug.SetGCPercent(percent) })
 	bt := newBurstTable(b) // grown from one size to the next
 	for _, run := range []struct{ size, concurrency int }{{2000, 32}, {2000, 1}, {10000, 32}} {
 		size, c := run.size, run.concurrency
