@@ -3,24 +3,32 @@ package firing_test
 import (
 	"context"
 	"encoding/json/v2"
+	"flag"
 	"fmt"
-	"net/http"
+	"maps"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/firing"
+	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -31,26 +39,52 @@ const latency = 5 * time.Millisecond
 // burstTable is a table with size triggers, all due every minute, reached
 // through a fault proxy.
 type burstTable struct {
-	h        *apitest.Harness
-	endpoint *dynamotest.Process
-	proxy    *faultproxy.Proxy
-	size     int
-	at       time.Time // the minute last fired
+	h   *apitest.Harness
+	api *dynamodb.Client // the firing's, through the proxy
+	// captureOnce keeps the firing's first transaction, and the trigger
+	// it advances as it stood before (capture).
+	captureOnce   sync.Once
+	firingTx      *dynamodb.TransactWriteItemsInput
+	firingTrigger map[string]types.AttributeValue
+	endpoint      *dynamotest.Process
+	proxy         *faultproxy.Process
+	size          int
+	at            time.Time // the minute last fired
 }
 
 // newBurstTable is an empty table, on an embedded endpoint in a process of
-// its own, reached through a fault proxy.
+// its own, reached through a fault proxy in another: this process is then
+// the firing, the SDK and the HTTP client alone.
 func newBurstTable(b *testing.B) *burstTable {
 	ep := dynamotest.Separate(b)
 	bk := ep.Backend
 	direct, name := dynamotest.Table(b, bk)
-	p := faultproxy.New(bk.URL)
-	b.Cleanup(p.Close)
-	api := localdb.Client(p.URL(), store.Counting, func(o *dynamodb.Options) {
-		// As many idle connections as requests at once, as lambdaenv keeps.
-		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = 256 })
+	p := faultproxy.Separate(b, bk.URL)
+	bt := &burstTable{endpoint: ep, proxy: p, at: created.Truncate(time.Minute)}
+	bt.api = localdb.Client(p.URL(), store.Counting, func(o *dynamodb.Options) {
+		o.HTTPClient = lambdaenv.HTTPClient() // the functions'
+		o.APIOptions = append(o.APIOptions, bt.capture)
 	})
-	return &burstTable{h: apitest.NewOn(b, api, direct, name), endpoint: ep, proxy: p, at: created.Truncate(time.Minute)}
+	bt.h = apitest.NewOn(b, bt.api, direct, name)
+	return bt
+}
+
+// capture keeps the first transaction the firing sends (a session, its
+// ledger row, the trigger's advance and its run), and the trigger as it
+// stood before it, for the floor.
+func (bt *burstTable) capture(st *middleware.Stack) error {
+	return st.Initialize.Add(middleware.InitializeMiddlewareFunc("CaptureFiring",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && len(tx.TransactItems) == 4 {
+				bt.captureOnce.Do(func() {
+					out, err := bt.h.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(bt.h.Table), Key: tx.TransactItems[2].Update.Key, ConsistentRead: aws.Bool(true)})
+					if err == nil {
+						bt.firingTx, bt.firingTrigger = tx, out.Item
+					}
+				})
+			}
+			return next.HandleInitialize(ctx, in)
+		}), middleware.After)
 }
 
 // grow creates triggers of `* * * * *` through the API, 100 per owner (the
@@ -83,13 +117,7 @@ func (bt *burstTable) reset(b *testing.B) {
 			}
 		}
 	}
-	for len(deletes) > 0 {
-		n := min(25, len(deletes))
-		if _, err := c.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{bt.h.Table: deletes[:n]}}); err != nil {
-			b.Fatal(err)
-		}
-		deletes = deletes[n:]
-	}
+	bt.write(b, deletes)
 }
 
 // items is the table's size.
@@ -106,28 +134,32 @@ func (bt *burstTable) items(b *testing.B) int {
 	return n
 }
 
+// floorItems is the i-th transaction of the firing's shape (a session,
+// its ledger row, a trigger's update and its run), of items about the
+// size of the firing's, on keys of their own.
+func (bt *burstTable) floorItems(i int) []types.TransactWriteItem {
+	name := aws.String(bt.h.Table)
+	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
+	pad := strings.Repeat("x", 600) // about the size of a session and of its row
+	return []types.TransactWriteItem{
+		{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("SESSION#floor%d", i)), "SK": s("METADATA"), "pad": s(pad)}, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("OPERATION#floor%d", i)), "SK": s("LEDGER"), "pad": s(pad)}, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		{Update: &types.Update{TableName: name, Key: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("TRIGGER#floor%d", i)), "SK": s("TRIGGER")},
+			UpdateExpression: aws.String("SET probe = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s(pad)}}},
+		{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("TRIGGER#floor%d", i)), "SK": s("RUN#floor"), "pad": s(pad[:200])}}},
+	}
+}
+
 // endpointTime is what the endpoint alone spends on one transaction of
-// the firing's shape (a session, its ledger row, a trigger's update and
-// its run) at the table's size, straight to it, one at a time: the
-// endpoint's own share of each fired trigger.
+// the firing's shape (floorItems) at the table's size, straight to it,
+// one at a time: the endpoint's own share of each fired trigger.
 func (bt *burstTable) endpointTime(b *testing.B) time.Duration {
 	const n = 20
-	ctx := context.Background()
-	c, name := bt.h.Client, aws.String(bt.h.Table)
-	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
 	var spent time.Duration
 	defer bt.deleteFloor(b, n)
 	for i := range n {
-		pad := strings.Repeat("x", 600) // about the size of a session and of its row
-		items := []types.TransactWriteItem{
-			{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("SESSION#floor%d", i)), "SK": s("METADATA"), "pad": s(pad)}, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-			{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("OPERATION#floor%d", i)), "SK": s("LEDGER"), "pad": s(pad)}, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-			{Update: &types.Update{TableName: name, Key: map[string]types.AttributeValue{"PK": s("TRIGGERS#USER#u0"), "SK": s("COUNT")},
-				UpdateExpression: aws.String("SET probe = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s(pad)}}},
-			{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s("TRIGGER#floor"), "SK": s(fmt.Sprintf("RUN#floor%d", i)), "pad": s(pad[:200])}}},
-		}
 		begun := time.Now()
-		if _, err := c.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {
+		if _, err := bt.h.Client.TransactWriteItems(context.Background(), &dynamodb.TransactWriteItemsInput{TransactItems: bt.floorItems(i)}); err != nil {
 			b.Fatal(err)
 		}
 		spent += time.Since(begun)
@@ -135,26 +167,82 @@ func (bt *burstTable) endpointTime(b *testing.B) time.Duration {
 	return spent / n
 }
 
-// deleteFloor deletes the items endpointTime wrote.
+// deleteFloor deletes the items of the first n floorItems.
 func (bt *burstTable) deleteFloor(b *testing.B, n int) {
+	var deletes []types.WriteRequest
 	for i := range n {
-		for _, key := range [][2]string{{fmt.Sprintf("SESSION#floor%d", i), "METADATA"}, {fmt.Sprintf("OPERATION#floor%d", i), "LEDGER"}, {"TRIGGER#floor", fmt.Sprintf("RUN#floor%d", i)}} {
-			_, err := bt.h.Client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(bt.h.Table), Key: map[string]types.AttributeValue{
-				"PK": &types.AttributeValueMemberS{Value: key[0]}, "SK": &types.AttributeValueMemberS{Value: key[1]},
-			}})
-			if err != nil {
-				b.Fatal(err)
+		for _, it := range bt.floorItems(i) {
+			var key map[string]types.AttributeValue
+			if it.Put != nil {
+				key = map[string]types.AttributeValue{"PK": it.Put.Item["PK"], "SK": it.Put.Item["SK"]}
+			} else {
+				key = it.Update.Key
 			}
+			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
 		}
+	}
+	bt.write(b, deletes)
+}
+
+// write sends the write requests, 25 at a time.
+func (bt *burstTable) write(b *testing.B, writes []types.WriteRequest) {
+	for len(writes) > 0 {
+		n := min(25, len(writes))
+		if _, err := bt.h.Client.BatchWriteItem(context.Background(), &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{bt.h.Table: writes[:n]}}); err != nil {
+			b.Fatal(err)
+		}
+		writes = writes[n:]
 	}
 }
 
+// spent is what this process spent over some work: CPU time, and the
+// heap's allocations and bytes.
+type spent struct {
+	cpu           time.Duration
+	allocs, bytes uint64
+}
+
+// measure is what this process has spent so far.
+func measure(b *testing.B) spent {
+	b.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return spent{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), allocs: ms.Mallocs, bytes: ms.TotalAlloc}
+}
+
+func (s spent) since(before spent) spent {
+	return spent{cpu: s.cpu - before.cpu, allocs: s.allocs - before.allocs, bytes: s.bytes - before.bytes}
+}
+
+func (s spent) add(o spent) spent {
+	return spent{cpu: s.cpu + o.cpu, allocs: s.allocs + o.allocs, bytes: s.bytes + o.bytes}
+}
+
+// report reports what n triggers cost, each: CPU (cpu-µs/trigger),
+// allocations (allocs/trigger) and bytes (B/trigger).
+func (s spent) report(b *testing.B, n int) {
+	b.ReportMetric(float64(s.cpu.Microseconds())/float64(n), "cpu-µs/trigger")
+	b.ReportMetric(float64(s.allocs)/float64(n), "allocs/trigger")
+	b.ReportMetric(float64(s.bytes)/float64(n), "B/trigger")
+}
+
+// burstProfile names the files of a CPU profile of each burst's firing
+// alone (not the table's growth), suffixed with the burst's size and
+// concurrency, and of the floor's calls (suffixed floor-CONCURRENCY):
+// `go test -bench BenchmarkBurst -args -burstprofile=FILE`.
+var burstProfile = flag.String("burstprofile", "", "write a CPU profile of each burst's firing to `file`.SIZE-CONCURRENCY, and of the floor's calls to `file`.floor-CONCURRENCY")
+
 // fired is what one burst took: its time, the DynamoDB requests its log
-// line counts, and the CPU time spent by this process (the firing, the
-// SDK and the fault proxy) and by the endpoint's.
+// line counts, what this process (the firing, the SDK and the HTTP
+// client) spent, and the CPU time the endpoint's process spent.
 type fired struct {
-	took, cpu, endpointCPU time.Duration
-	requests               int
+	took, endpointCPU time.Duration
+	self              spent
+	requests          int
 }
 
 // fire fires the next minute's burst at the concurrency.
@@ -163,13 +251,18 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) fired {
 	f := *bt.h.Firing
 	f.Concurrency = concurrency
 	f.Now = func() time.Time { return bt.at }
-	bt.proxy.SetLatency(latency)
-	defer bt.proxy.SetLatency(0)
-	cpu, endpointCPU := bt.cpu(b)
+	bt.setLatency(b, latency)
+	defer bt.setLatency(b, 0)
+	if *burstProfile != "" {
+		stop := startProfile(b, fmt.Sprintf("%s.%d-%d", *burstProfile, bt.size, concurrency))
+		defer stop()
+	}
+	runtime.GC() // the untimed work's garbage is not the burst's
+	self, endpointCPU := measure(b), bt.endpointCPU(b)
 	begun := time.Now()
 	sum, err := f.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: bt.at})
 	took := time.Since(begun)
-	cpuAfter, endpointAfter := bt.cpu(b)
+	selfAfter, endpointAfter := measure(b), bt.endpointCPU(b)
 	if err != nil || sum != (firing.Summary{Due: bt.size, Fired: bt.size}) {
 		b.Fatalf("%+v %v", sum, err)
 	}
@@ -179,39 +272,70 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) fired {
 	if err := json.Unmarshal([]byte(bt.h.LastLog()), &line); err != nil {
 		b.Fatal(err)
 	}
-	return fired{took: took, cpu: cpuAfter - cpu, endpointCPU: endpointAfter - endpointCPU, requests: line.DynamodbRequests}
+	return fired{took: took, self: selfAfter.since(self), endpointCPU: endpointAfter - endpointCPU, requests: line.DynamodbRequests}
 }
 
-// cpu is the CPU time this process and the endpoint's have spent so far.
-func (bt *burstTable) cpu(b *testing.B) (self, endpoint time.Duration) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	endpoint, err := bt.endpoint.CPU()
+// startProfile starts a CPU profile to the file; stop ends it.
+func startProfile(b *testing.B, file string) (stop func()) {
+	out, err := os.Create(file)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), endpoint
+	if err := pprof.StartCPUProfile(out); err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := out.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func (bt *burstTable) setLatency(b *testing.B, d time.Duration) {
+	if err := bt.proxy.SetLatency(d); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// endpointCPU is the CPU time the endpoint's process has spent so far.
+func (bt *burstTable) endpointCPU(b *testing.B) time.Duration {
+	cpu, err := bt.endpoint.CPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cpu
 }
 
 // BenchmarkBurst: size triggers due in one minute, fired by one
-// invocation, on the embedded endpoint behind the fault proxy at 5 ms per
-// request: 2,000 at concurrency 32 and 1, then 10,000 at 32, over one
-// table grown from the first size to the next (the sessions, rows and
-// runs of a burst are deleted before the next, untimed). Run it with
-// -benchtime=1x: one iteration is one burst. Metrics: the burst's seconds
-// and triggers per second; its floor, the latency alone (the burst's size
-// over the concurrency, times 5 ms); the DynamoDB requests beyond one per
-// fired trigger (the 16 shard queries); the table's items; and what the
-// endpoint alone spends on one transaction of the firing's shape
-// (endpoint-ms, before the burst and after it).
+// invocation (its collector at the functions' lambdaenv.GCPercent), on
+// the embedded endpoint behind the fault proxy at 5 ms per request, each
+// in a process of its own: 2,000 at concurrency 32 and 1,
+// then 10,000 at 32, over one table grown from the first size to the next
+// (the sessions, rows and runs of a burst are deleted before the next,
+// untimed); then the SDK's floor. Run it with -benchtime=1x: one
+// iteration is one burst. Metrics: the burst's seconds and triggers per
+// second; its floor, the latency alone (the burst's size over the
+// concurrency, times 5 ms); the DynamoDB requests beyond one per fired
+// trigger (the 16 shard queries); the table's items; what the endpoint
+// alone spends on one transaction of the firing's shape (endpoint-ms,
+// before the burst and after it); the CPU this process (cpu-s) and the
+// endpoint's (endpoint-cpu-s) spend on the burst; and what this process
+// spends per fired trigger (cpu-µs/trigger, allocs/trigger, B/trigger).
+// The floor (transact-floor) is the bare TransactWriteItems call the
+// firing makes for each trigger, its first one captured and sent again
+// on keys of its own (floorTx), 2,000 times at concurrency 32, through
+// the same client and proxy: what this process spends per call is what
+// the SDK and the HTTP client cost a fired trigger whatever the firing
+// does.
 func BenchmarkBurst(b *testing.B) {
+	percent := debug.SetGCPercent(lambdaenv.GCPercent) // the collector as the functions run it
+	b.Cleanup(func() { debug.SetGCPercent(percent) })
 	bt := newBurstTable(b) // grown from one size to the next
 	for _, run := range []struct{ size, concurrency int }{{2000, 32}, {2000, 1}, {10000, 32}} {
-		bt.grow(b, run.size)
 		size, c := run.size, run.concurrency
 		b.Run(fmt.Sprintf("triggers=%d/concurrency=%d", size, c), func(b *testing.B) {
+			bt.grow(b, size)
 			var sum fired
 			var endpoint time.Duration
 			b.ReportAllocs()
@@ -223,7 +347,7 @@ func BenchmarkBurst(b *testing.B) {
 				b.StartTimer()
 				f := bt.fire(b, c)
 				sum.took += f.took
-				sum.cpu += f.cpu
+				sum.self = sum.self.add(f.self)
 				sum.endpointCPU += f.endpointCPU
 				sum.requests += f.requests
 				b.StopTimer()
@@ -236,10 +360,118 @@ func BenchmarkBurst(b *testing.B) {
 			b.ReportMetric(float64(size)/burst, "triggers/s")
 			b.ReportMetric(float64((size+c-1)/c)*latency.Seconds(), "floor-s")
 			b.ReportMetric(float64(sum.requests)/float64(b.N)-float64(size), "extra-requests")
-			b.ReportMetric(sum.cpu.Seconds()/float64(b.N), "cpu-s")
+			b.ReportMetric(sum.self.cpu.Seconds()/float64(b.N), "cpu-s")
 			b.ReportMetric(sum.endpointCPU.Seconds()/float64(b.N), "endpoint-cpu-s")
 			b.ReportMetric(float64(bt.items(b)), "items")
 			b.ReportMetric(endpoint.Seconds()*1000, "endpoint-ms")
+			sum.self.report(b, size*b.N)
 		})
 	}
+	b.Run("transact-floor/concurrency=32", func(b *testing.B) {
+		const n, c = 2000, 32
+		var sum spent
+		b.ReportAllocs()
+		for range b.N {
+			sum = sum.add(bt.transactFloor(b, n, c))
+		}
+		sum.report(b, n*b.N)
+	})
+}
+
+// floorTx is the i-th copy of the firing's first transaction (capture),
+// on keys of its own: the session's, its row's, and a copy of the
+// trigger's, which floorTrigger puts.
+func (bt *burstTable) floorTx(i int) *dynamodb.TransactWriteItemsInput {
+	items := make([]types.TransactWriteItem, len(bt.firingTx.TransactItems))
+	for j, it := range bt.firingTx.TransactItems {
+		if it.Put != nil {
+			put := *it.Put
+			put.Item = maps.Clone(put.Item)
+			put.Item["PK"] = rekey(put.Item["PK"], i)
+			it.Put = &put
+		} else {
+			update := *it.Update
+			update.Key = maps.Clone(update.Key)
+			update.Key["PK"] = rekey(update.Key["PK"], i)
+			it.Update = &update
+		}
+		items[j] = it
+	}
+	return &dynamodb.TransactWriteItemsInput{TransactItems: items}
+}
+
+// rekey is the i-th floor copy of a partition key.
+func rekey(pk types.AttributeValue, i int) types.AttributeValue {
+	return &types.AttributeValueMemberS{Value: fmt.Sprintf("%s-floor%d", pk.(*types.AttributeValueMemberS).Value, i)}
+}
+
+// floorKeys are the keys of the items that the floor's i-th transaction
+// writes (the trigger's copy included).
+func (bt *burstTable) floorKeys(i int) []map[string]types.AttributeValue {
+	var keys []map[string]types.AttributeValue
+	for _, it := range bt.floorTx(i).TransactItems {
+		if it.Put != nil {
+			keys = append(keys, map[string]types.AttributeValue{"PK": it.Put.Item["PK"], "SK": it.Put.Item["SK"]})
+		} else {
+			keys = append(keys, it.Update.Key)
+		}
+	}
+	return keys
+}
+
+// transactFloor sends n copies of the firing's first transaction
+// (floorTx), c at a time, through the firing's client and the proxy at
+// its latency, each on a copy of the trigger as it stood before the
+// firing, and returns what this process spent on them. The copies are
+// put before and every item deleted after, untimed.
+func (bt *burstTable) transactFloor(b *testing.B, n, c int) spent {
+	b.StopTimer()
+	if bt.firingTx == nil { // no burst has run yet
+		bt.grow(b, n)
+		bt.fire(b, c)
+	}
+	bt.reset(b)
+	inputs := make([]*dynamodb.TransactWriteItemsInput, n)
+	var puts, deletes []types.WriteRequest
+	for i := range inputs {
+		inputs[i] = bt.floorTx(i)
+		copied := maps.Clone(bt.firingTrigger)
+		copied["PK"] = inputs[i].TransactItems[2].Update.Key["PK"]
+		puts = append(puts, types.WriteRequest{PutRequest: &types.PutRequest{Item: copied}})
+		for _, key := range bt.floorKeys(i) {
+			deletes = append(deletes, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key}})
+		}
+	}
+	bt.write(b, puts)
+	bt.setLatency(b, latency)
+	if *burstProfile != "" {
+		defer startProfile(b, fmt.Sprintf("%s.floor-%d", *burstProfile, c))()
+	}
+	b.StartTimer()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, c)
+	runtime.GC() // the untimed work's garbage is not the floor's
+	before := measure(b)
+	for range c {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				if _, err := bt.api.TransactWriteItems(context.Background(), inputs[i]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := measure(b).since(before)
+	b.StopTimer()
+	bt.setLatency(b, 0)
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	bt.write(b, deletes)
+	b.StartTimer()
+	return took
 }

@@ -20,7 +20,12 @@ import (
 	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
-func TestMain(m *testing.M) { dynamotest.Main(m) }
+// TestMain serves the burst's fault proxy or endpoint in the process the
+// benchmark starts for it, and runs the tests in any other.
+func TestMain(m *testing.M) {
+	faultproxy.Serve()
+	dynamotest.Main(m)
+}
 
 var (
 	owner = map[string]string{"sub": "u1", "org_ids": "[o1]", "bot_id": "b1"}

@@ -2,6 +2,8 @@ package lambdaenv
 
 import (
 	"context"
+	"math"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -95,5 +97,25 @@ func TestFunctionDimensions(t *testing.T) {
 			t.Errorf("%s=%q, %s=%q: Function %q, Version %q; want %q, %q", varFunction, r.function, varVersion, r.version,
 				got["Function"], got["Version"], r.wantFunction, r.wantVersion)
 		}
+	}
+}
+
+// TestTuneGC: the functions collect at GCPercent, under three quarters of
+// the function's memory; GOGC and GOMEMLIMIT, when set, win.
+func TestTuneGC(t *testing.T) {
+	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetGCPercent(percent); debug.SetMemoryLimit(limit) })
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	t.Setenv("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "512")
+	tuneGC()
+	if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64); p != GCPercent || l != 384<<20 {
+		t.Errorf("GOGC %d, GOMEMLIMIT %d, want %d and %d", p, l, GCPercent, 384<<20)
+	}
+	t.Setenv("GOGC", "200")
+	t.Setenv("GOMEMLIMIT", "100MiB")
+	tuneGC()
+	if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64); p != 100 || l != math.MaxInt64 {
+		t.Errorf("with GOGC and GOMEMLIMIT set: GOGC %d, GOMEMLIMIT %d, want them left as they were", p, l)
 	}
 }

@@ -4,59 +4,104 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 )
 
 // Fingerprint is the SHA-256, in hex, of the validated request in canonical
 // form (RFC 8785): without the operation key, without null members, without
-// members equal to their default (sandboxKind isolated), without objects left
-// empty, and with a kilo allocation object replaced by its name.
+// members equal to their default (sandboxKind isolated), without
+// initialTurn and runtime left empty, and with a kilo allocation object
+// replaced by its name. The canonical form is written directly, its
+// members in RFC 8785's order (their names are ASCII, so byte order), and
+// its strings quoted as RFC 8785 quotes them (jsontext's quoting).
 func Fingerprint(r *Request, a allocation.Allocation) (string, error) {
-	doc := map[string]any{}
-	put := func(m map[string]any, name, v string) {
-		if v != "" {
-			m[name] = v
-		}
-	}
-	put(doc, "orgId", r.OrgID)
-	repo := map[string]any{}
-	put(repo, "type", r.Repository.Type)
-	put(repo, "repo", r.Repository.Repo)
-	put(repo, "url", r.Repository.URL)
-	put(repo, "branch", r.Repository.Branch)
-	doc["repository"] = repo
-	agent := map[string]any{}
-	put(agent, "mode", r.Agent.Mode)
-	put(agent, "model", r.Agent.Model)
-	put(agent, "variant", r.Agent.Variant)
-	doc["agent"] = agent
+	w := canonical{b: make([]byte, 0, 256)}
+	w.open()
+	w.object("agent", func() {
+		w.str("mode", r.Agent.Mode, false)
+		w.str("model", r.Agent.Model, false)
+		w.str("variant", r.Agent.Variant, false)
+	})
+	w.str("createdOnPlatform", r.CreatedOnPlatform, false)
 	if r.Prompt != nil {
-		doc["initialTurn"] = map[string]any{"prompt": *r.Prompt}
+		w.object("initialTurn", func() { w.str("prompt", *r.Prompt, true) })
 	}
-	runtime := map[string]any{}
-	switch {
-	case a.BYOC():
-		runtime["sandboxAllocation"] = a.Request()
-	case !a.IsZero():
-		runtime["sandboxAllocation"] = a.Name()
+	w.str("orgId", r.OrgID, false)
+	w.object("repository", func() {
+		w.str("branch", r.Repository.Branch, false)
+		w.str("repo", r.Repository.Repo, false)
+		w.str("type", r.Repository.Type, false)
+		w.str("url", r.Repository.URL, false)
+	})
+	kind := r.Kind != "" && r.Kind != allocation.KindIsolated
+	if a.BYOC() || !a.IsZero() || kind {
+		w.object("runtime", func() {
+			switch {
+			case a.BYOC():
+				req := a.Request()
+				w.object("sandboxAllocation", func() {
+					w.str("instanceType", req.InstanceType, true)
+					w.object("provider", func() {
+						w.str("account", req.Provider.Account, true)
+						w.str("id", string(req.Provider.ID), true)
+					})
+				})
+			case !a.IsZero():
+				w.str("sandboxAllocation", a.Name(), false)
+			}
+			if kind {
+				w.str("sandboxKind", string(r.Kind), false)
+			}
+		})
 	}
-	if r.Kind != "" && r.Kind != allocation.KindIsolated {
-		runtime["sandboxKind"] = string(r.Kind)
+	w.close()
+	if w.err != nil {
+		return "", w.err
 	}
-	if len(runtime) > 0 {
-		doc["runtime"] = runtime
-	}
-	put(doc, "createdOnPlatform", r.CreatedOnPlatform)
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return "", err
-	}
-	canonical := jsontext.Value(b)
-	if err := canonical.Canonicalize(); err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(canonical)
+	sum := sha256.Sum256(w.b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// canonical writes JSON objects whose members come in order. It keeps the
+// first error (a string that is not valid UTF-8).
+type canonical struct {
+	b     []byte
+	first bool // no member yet in the object open
+	err   error
+}
+
+func (w *canonical) open() { w.b, w.first = append(w.b, '{'), true }
+
+func (w *canonical) close() { w.b, w.first = append(w.b, '}'), false }
+
+// name writes a member's name, after a comma unless it is the first.
+func (w *canonical) name(n string) {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	w.first = false
+	w.b = append(w.b, '"')
+	w.b = append(w.b, n...)
+	w.b = append(w.b, '"', ':')
+}
+
+// str writes a string member, left out when empty unless always.
+func (w *canonical) str(name, v string, always bool) {
+	if v == "" && !always {
+		return
+	}
+	w.name(name)
+	var err error
+	if w.b, err = jsontext.AppendQuote(w.b, v); err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+// object writes an object member whose members members writes.
+func (w *canonical) object(name string, members func()) {
+	w.name(name)
+	w.open()
+	members()
+	w.close()
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -15,18 +14,16 @@ import (
 
 // runUpdate records what a slot did and the next slot, and moves the
 // version on. An unset value is written NULL, which reads back as unset.
-func runUpdate(run trigger.Run, next time.Time) expression.UpdateBuilder {
-	set := func(u expression.UpdateBuilder, name, v string) expression.UpdateBuilder {
+func (e *expr) runUpdate(run trigger.Run, next time.Time) string {
+	opt := func(v string) types.AttributeValue {
 		if v == "" {
-			return u.Set(expression.Name(name), expression.Value(nil))
+			return nil
 		}
-		return u.Set(expression.Name(name), expression.Value(v))
+		return S(v)
 	}
-	u := nextVersion(expression.Set(expression.Name("nextRunAt"), expression.Value(formatTime(next))))
-	u = set(u, "lastRunAt", formatTime(run.At))
-	u = set(u, "lastSessionId", run.SessionID)
-	u = set(u, "lastRunStatus", run.Status)
-	return set(u, "lastError", run.Error)
+	return set(e.assign("nextRunAt", S(formatTime(next))), e.nextVersion(),
+		e.assign("lastRunAt", opt(formatTime(run.At))), e.assign("lastSessionId", opt(run.SessionID)),
+		e.assign("lastRunStatus", opt(run.Status)), e.assign("lastError", opt(run.Error)))
 }
 
 // Advance moves a trigger past a slot whose new session is written with
@@ -49,7 +46,7 @@ type Advance struct {
 // and its row.
 type Beside interface {
 	// items are its transaction items, for the session rec.
-	items(table string, rec *session.Record) ([]types.TransactWriteItem, error)
+	items(table string, rec *session.Record) []types.TransactWriteItem
 	// refused is what the refusal r says of its items, the first of them
 	// at index from: nil when none of them was refused.
 	refused(r refusal, from int) error
@@ -69,27 +66,21 @@ func movedFrom(r refusal, from int) error {
 
 // items are the advance as transaction items, for the session rec: the
 // trigger's update, then its run.
-func (a *Advance) items(table string, rec *session.Record) ([]types.TransactWriteItem, error) {
+func (a *Advance) items(table string, rec *session.Record) []types.TransactWriteItem {
 	run := trigger.Run{At: a.Slot, SessionID: rec.SessionID, Status: a.Status, RecordedAt: a.At}
-	update, err := runUpdateItem(table, a.Seen, run, a.Next)
-	if err != nil {
-		return nil, err
-	}
-	return []types.TransactWriteItem{update, runPut(table, a.Seen.ID, run)}, nil
+	return []types.TransactWriteItem{runUpdateItem(table, a.Seen, run, a.Next), runPut(table, a.Seen.ID, run)}
 }
 
 // runUpdateItem is the update that records a run on the trigger seen and
 // moves its next slot on, conditioned on the trigger being as seen.
-func runUpdateItem(table string, seen *trigger.Trigger, run trigger.Run, next time.Time) (types.TransactWriteItem, error) {
-	e, err := expression.NewBuilder().WithUpdate(runUpdate(run, next)).WithCondition(unchangedSince(seen)).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
+func runUpdateItem(table string, seen *trigger.Trigger, run trigger.Run, next time.Time) types.TransactWriteItem {
+	var e expr
+	update, cond := e.runUpdate(run, next), e.unchangedSince(seen)
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(table), Key: triggerKey(seen.ID),
-		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
-		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-	}}, nil
+		UpdateExpression: &update, ConditionExpression: &cond,
+		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
+	}}
 }
 
 // RecordRun records what a trigger's slot did and moves its next run on,
@@ -103,10 +94,8 @@ func runUpdateItem(table string, seen *trigger.Trigger, run trigger.Run, next ti
 // written beside it. When the condition fails the error is
 // ErrTriggerMoved.
 func (t *Table) RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time) error {
-	update, err := runUpdateItem(t.name, seen, run, next)
-	if err != nil {
-		return err
-	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{update, runPut(t.name, seen.ID, run)}})
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+		runUpdateItem(t.name, seen, run, next), runPut(t.name, seen.ID, run),
+	}})
 	return moved("record trigger run", err)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -190,22 +189,13 @@ func (d *Delivery) RunOf(rec *session.Record) trigger.Run {
 	return run
 }
 
-func (d *Delivery) items(table string, rec *session.Record) ([]types.TransactWriteItem, error) {
-	check, err := seenCheck(table, d.Seen)
-	if err != nil {
-		return nil, err
-	}
-	count, err := rateItem(table, d.Seen.ID, d.Limit, d.Now)
-	if err != nil {
-		return nil, err
-	}
+func (d *Delivery) items(table string, rec *session.Record) []types.TransactWriteItem {
 	run := d.RunOf(rec)
-	items := []types.TransactWriteItem{check, runPut(table, d.Seen.ID, run), count}
+	items := []types.TransactWriteItem{seenCheck(table, d.Seen), runPut(table, d.Seen.ID, run), rateItem(table, d.Seen.ID, d.Limit, d.Now)}
 	if d.Key == "" {
-		return items, nil
+		return items
 	}
-	marker, err := markerPut(table, d.Seen.ID, d.Key, Marker{SessionID: rec.SessionID, Run: runSortKey(run)}, d.Now)
-	return append(items, marker), err
+	return append(items, markerPut(table, d.Seen.ID, d.Key, Marker{SessionID: rec.SessionID, Run: runSortKey(run)}, d.Now))
 }
 
 // refused reads the items from index from: check, run, counter, marker.
@@ -238,36 +228,29 @@ func delivered(r refusal, i int, now time.Time) error {
 
 // rateItem moves the trigger's counter of now's minute on by one, on the
 // condition that it is under limit.
-func rateItem(table, triggerID string, limit int, now time.Time) (types.TransactWriteItem, error) {
-	n := expression.Name("count")
-	e, err := expression.NewBuilder().
-		WithUpdate(expression.Add(n, expression.Value(1)).
-			Set(expression.Name("expiresAt"), expression.Value(now.Truncate(time.Minute).Add(rateTTL).Unix()))).
-		WithCondition(expression.AttributeNotExists(n).Or(n.LessThan(expression.Value(limit)))).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
+func rateItem(table, triggerID string, limit int, now time.Time) types.TransactWriteItem {
+	var e expr
+	n := e.name("count")
+	update := "ADD " + n + " " + e.value("one", N(1)) + " " + set(e.assign("expiresAt", N(now.Truncate(time.Minute).Add(rateTTL).Unix())))
+	cond := "attribute_not_exists(" + n + ") OR " + n + " < " + e.value("limit", N(int64(limit)))
 	return types.TransactWriteItem{Update: &types.Update{
 		TableName: aws.String(table), Key: rateKey(triggerID, now),
-		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
-		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-	}}, nil
+		UpdateExpression: &update, ConditionExpression: &cond,
+		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
+	}}
 }
 
 // markerPut writes a delivery key's marker where none stands (or the one
 // that stands has expired), handing back the one that stands when its
 // condition fails.
-func markerPut(table, triggerID, operationKey string, m Marker, at time.Time) (types.TransactWriteItem, error) {
-	e, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("PK")).Or(
-		expression.Name("expiresAt").LessThanEqual(expression.Value(at.Unix())))).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
+func markerPut(table, triggerID, operationKey string, m Marker, at time.Time) types.TransactWriteItem {
+	var e expr
+	cond := e.absentOrExpired(at)
 	return types.TransactWriteItem{Put: &types.Put{
 		TableName: aws.String(table), Item: encodeMarker(triggerID, operationKey, m, at),
-		ConditionExpression: e.Condition(), ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		ConditionExpression: &cond, ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	}}, nil
+	}}
 }
 
 // PutFailedDelivery records a webhook delivery whose start was refused
@@ -278,19 +261,11 @@ func markerPut(table, triggerID, operationKey string, m Marker, at time.Time) (t
 // when it moved (or a conflict: read again), a *DeliveredError when the
 // key's marker stands.
 func (t *Table) PutFailedDelivery(ctx context.Context, d *Delivery, code, detail string) error {
-	check, err := seenCheck(t.name, d.Seen)
-	if err != nil {
-		return err
-	}
-	items := []types.TransactWriteItem{check, runPut(t.name, d.Seen.ID, d.Run)}
+	items := []types.TransactWriteItem{seenCheck(t.name, d.Seen), runPut(t.name, d.Seen.ID, d.Run)}
 	if d.Key != "" {
-		marker, err := markerPut(t.name, d.Seen.ID, d.Key, Marker{Error: code, Detail: detail, Run: runSortKey(d.Run)}, d.Now)
-		if err != nil {
-			return err
-		}
-		items = append(items, marker)
+		items = append(items, markerPut(t.name, d.Seen.ID, d.Key, Marker{Error: code, Detail: detail, Run: runSortKey(d.Run)}, d.Now))
 	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	return failedDeliveryError(err, d.Key != "", d.Now)
 }
 

@@ -106,39 +106,29 @@ func (m *ManualRun) Run(rec *session.Record) trigger.Run {
 	}
 }
 
-func (m *ManualRun) items(table string, rec *session.Record) ([]types.TransactWriteItem, error) {
-	check, err := seenCheck(table, m.Seen)
-	if err != nil {
-		return nil, err
-	}
-	return []types.TransactWriteItem{check, runPut(table, m.Seen.ID, m.Run(rec))}, nil
+func (m *ManualRun) items(table string, rec *session.Record) []types.TransactWriteItem {
+	return []types.TransactWriteItem{seenCheck(table, m.Seen), runPut(table, m.Seen.ID, m.Run(rec))}
 }
 
 func (m *ManualRun) refused(r refusal, from int) error { return movedFrom(r, from) }
 
 // seenCheck is the transaction item that holds a write to the trigger as
 // it was seen (unchangedSince), writing nothing to it.
-func seenCheck(table string, seen *trigger.Trigger) (types.TransactWriteItem, error) {
-	e, err := expression.NewBuilder().WithCondition(unchangedSince(seen)).Build()
-	if err != nil {
-		return types.TransactWriteItem{}, err
-	}
+func seenCheck(table string, seen *trigger.Trigger) types.TransactWriteItem {
+	var e expr
+	cond := e.unchangedSince(seen)
 	return types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-		TableName: aws.String(table), Key: triggerKey(seen.ID), ConditionExpression: e.Condition(),
-		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
-	}}, nil
+		TableName: aws.String(table), Key: triggerKey(seen.ID), ConditionExpression: &cond,
+		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
+	}}
 }
 
 // PutRun records a run of a trigger on its own (a manual run whose start
 // was refused), on the condition that the trigger is still as it was seen:
 // ErrTriggerMoved when it is not.
 func (t *Table) PutRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run) error {
-	check, err := seenCheck(t.name, seen)
-	if err != nil {
-		return err
-	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{check, runPut(t.name, seen.ID, run)},
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: []types.TransactWriteItem{seenCheck(t.name, seen), runPut(t.name, seen.ID, run)},
 	})
 	return moved("put trigger run", err)
 }

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
@@ -59,11 +58,7 @@ func (t *Table) PutSession(ctx context.Context, rec *session.Record, beside Besi
 		})
 		return putSessionError(err, nil)
 	}
-	more, err := beside.items(t.name, rec)
-	if err != nil {
-		return err
-	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{{Put: put}}, more...)})
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{{Put: put}}, beside.items(t.name, rec)...)})
 	return putSessionError(err, beside)
 }
 
@@ -75,9 +70,9 @@ func (t *Table) PutSession(ctx context.Context, rec *session.Record, beside Besi
 // ErrLedgerExists and existing is the row as the refusal found it, or nil
 // when the refusal did not carry it (a transaction conflict): read it then.
 func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row ledger.Row, now time.Time, adv Beside) (existing *ledger.Row, err error) {
-	cond := expression.AttributeNotExists(expression.Name("PK")).Or(
-		expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
-	return t.writeSessionAndRow(ctx, rec, &row, cond, adv)
+	var e expr
+	cond := e.absentOrExpired(now)
+	return t.writeSessionAndRow(ctx, rec, &row, &e, cond, adv)
 }
 
 // ReplaceLedger starts afresh the session of an in-progress row whose lease
@@ -86,40 +81,21 @@ func (t *Table) CreateSession(ctx context.Context, rec *session.Record, row ledg
 // fingerprint, session id and lease are still those of old; an advance, when
 // given, goes in the same transaction.
 func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row ledger.Row, old *ledger.Row, adv Beside) (existing *ledger.Row, err error) {
-	var lease any
+	var lease types.AttributeValue
 	if !old.LeaseUntil.IsZero() {
-		lease = old.LeaseUntil.UnixMilli()
+		lease = N(old.LeaseUntil.UnixMilli())
 	}
-	cond := unchanged("status", old.Status).
-		And(unchanged("fingerprint", old.Fingerprint)).
-		And(unchanged("sessionId", old.SessionID)).
-		And(unchanged("leaseUntil", lease))
-	return t.writeSessionAndRow(ctx, rec, &row, cond, adv)
-}
-
-// unchanged is the condition that an attribute still holds v, or, when v
-// is "" (a string), is still unset: absent, NULL or the empty string, as
-// the codec reads it; when v is nil (a number), absent or NULL. (A number
-// is never compared with "": the embedded endpoint refuses that.)
-func unchanged(name string, v any) expression.ConditionBuilder {
-	n := expression.Name(name)
-	unset := expression.AttributeNotExists(n).Or(expression.AttributeType(n, expression.Null))
-	switch v {
-	case nil:
-		return unset
-	case "":
-		return unset.Or(n.Equal(expression.Value("")))
-	}
-	return n.Equal(expression.Value(v))
+	var e expr
+	cond := and(e.unchanged("status", S(old.Status)), e.unchanged("fingerprint", S(old.Fingerprint)),
+		e.unchanged("sessionId", S(old.SessionID)), e.unchanged("leaseUntil", lease))
+	return t.writeSessionAndRow(ctx, rec, &row, &e, cond, adv)
 }
 
 const sessionIsNew = "attribute_not_exists(PK)"
 
-func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *ledger.Row, rowCond expression.ConditionBuilder, adv Beside) (*ledger.Row, error) {
-	cond, err := expression.NewBuilder().WithCondition(rowCond).Build()
-	if err != nil {
-		return nil, err
-	}
+// writeSessionAndRow writes the session, its row on the condition
+// rowCond (whose names and values e holds) and what goes beside them.
+func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *ledger.Row, e *expr, rowCond string, adv Beside) (*ledger.Row, error) {
 	items := []types.TransactWriteItem{
 		{Put: &types.Put{
 			TableName:           aws.String(t.name),
@@ -129,20 +105,16 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 		{Put: &types.Put{
 			TableName:                           aws.String(t.name),
 			Item:                                EncodeLedger(row),
-			ConditionExpression:                 cond.Condition(),
-			ExpressionAttributeNames:            cond.Names(),
-			ExpressionAttributeValues:           cond.Values(),
+			ConditionExpression:                 &rowCond,
+			ExpressionAttributeNames:            e.names,
+			ExpressionAttributeValues:           e.values,
 			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		}},
 	}
 	if adv != nil {
-		more, err := adv.items(t.name, rec)
-		if err != nil {
-			return nil, err
-		}
-		items = append(items, more...)
+		items = append(items, adv.items(t.name, rec)...)
 	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	return transactionError(err, adv)
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -95,31 +96,6 @@ func (t *Table) DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error {
 	return countError("delete trigger", err)
 }
 
-// unchangedSince is the condition that a trigger is still as it was read:
-// there, with the same active flag, next run and version.
-func unchangedSince(tr *trigger.Trigger) expression.ConditionBuilder {
-	return expression.AttributeExists(expression.Name("PK")).
-		And(expression.Name("active").Equal(expression.Value(tr.Active))).
-		And(unchanged("nextRunAt", formatTime(tr.NextRunAt))).
-		And(versionIs(tr.Version))
-}
-
-// versionIs is the condition that a trigger's version is still v (0: an
-// older writer's item, which has none).
-func versionIs(v int64) expression.ConditionBuilder {
-	if v == 0 {
-		return unchanged("version", nil)
-	}
-	return unchanged("version", v)
-}
-
-// nextVersion adds to u the move of a trigger's version on, to 1 for an
-// older writer's item, which has none.
-func nextVersion(u expression.UpdateBuilder) expression.UpdateBuilder {
-	version := expression.Name("version")
-	return u.Set(version, expression.Plus(expression.IfNotExists(version, expression.Value(0)), expression.Value(1)))
-}
-
 // moved maps the answer to a write conditioned on a trigger as it was
 // seen, alone or in a transaction: a failed condition means the trigger
 // moved, and so does a conflict (a transaction in flight on it: another
@@ -160,13 +136,11 @@ func (t *Table) UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigge
 	next := *changed
 	next.Version = seen.Version + 1
 	item := encodeTrigger(&next)
-	cond, err := expression.NewBuilder().WithCondition(unchangedSince(seen)).Build()
-	if err != nil {
-		return err
-	}
-	_, err = t.client.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(t.name), Item: item, ConditionExpression: cond.Condition(),
-		ExpressionAttributeNames: cond.Names(), ExpressionAttributeValues: cond.Values(),
+	var e expr
+	cond := e.unchangedSince(seen)
+	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(t.name), Item: item, ConditionExpression: &cond,
+		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
 	})
 	if err = moved("update trigger", err); err == nil {
 		changed.Version = next.Version
@@ -186,34 +160,26 @@ func (t *Table) UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigge
 // parked as long as it exists, its version left as it is (the version may
 // be what does not decode), with no run: its slot is not known.
 func (t *Table) Park(ctx context.Context, id, code string, seen *trigger.Trigger, at time.Time) error {
-	stop := expression.Set(expression.Name("active"), expression.Value(false)).
-		Set(expression.Name("lastRunStatus"), expression.Value(trigger.StatusFailed)).
-		Set(expression.Name("lastError"), expression.Value(code)).
-		Remove(expression.Name("dueShard"))
+	var e expr
+	stop := []string{e.assign("active", Bool(false)), e.assign("lastRunStatus", S(trigger.StatusFailed)), e.assign("lastError", S(code))}
+	remove := " REMOVE " + e.name("dueShard")
 	if seen == nil {
-		e, err := expression.NewBuilder().WithUpdate(stop).WithCondition(expression.AttributeExists(expression.Name("PK"))).Build()
-		if err != nil {
-			return err
-		}
-		_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		update, cond := set(stop...)+remove, "attribute_exists(PK)"
+		_, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName: aws.String(t.name), Key: triggerKey(id),
-			UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
-			ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			UpdateExpression: &update, ConditionExpression: &cond,
+			ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
 		})
 		return parkError(err)
 	}
 	run := trigger.Run{At: seen.NextRunAt, Status: trigger.StatusFailed, Error: code, RecordedAt: at}
-	stop = nextVersion(stop.Set(expression.Name("lastRunAt"), expression.Value(formatTime(run.At))).
-		Set(expression.Name("lastSessionId"), expression.Value(nil)))
-	e, err := expression.NewBuilder().WithUpdate(stop).WithCondition(unchangedSince(seen)).Build()
-	if err != nil {
-		return err
-	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+	update := set(append(stop, e.assign("lastRunAt", S(formatTime(run.At))), e.assign("lastSessionId", nil), e.nextVersion())...) + remove
+	cond := e.unchangedSince(seen)
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 		{Update: &types.Update{
 			TableName: aws.String(t.name), Key: triggerKey(id),
-			UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
-			ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+			UpdateExpression: &update, ConditionExpression: &cond,
+			ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
 		}},
 		runPut(t.name, id, run),
 	}})
@@ -229,25 +195,28 @@ func (t *Table) ClearSavedAllocation(ctx context.Context, seen *trigger.Trigger)
 	// Only the attribute that holds it is removed: the condition holds the
 	// other absent (the embedded endpoint's REMOVE of an absent attribute
 	// skips the rest of the clause).
-	update := nextVersion(expression.UpdateBuilder{})
-	cond := unchangedSince(seen).And(unchanged("sandboxAllocation", seen.SavedAllocation))
+	var e expr
+	conds := []string{e.unchangedSince(seen), e.unchanged("sandboxAllocation", S(seen.SavedAllocation))}
+	var remove []string
 	if seen.SavedAllocation != "" {
-		update = update.Remove(expression.Name("sandboxAllocation"))
+		remove = append(remove, e.name("sandboxAllocation"))
 	}
+	request := e.name("sandboxAllocationRequest")
 	if seen.SavedRequest == nil {
-		cond = cond.And(expression.AttributeNotExists(expression.Name("sandboxAllocationRequest")))
+		conds = append(conds, "attribute_not_exists("+request+")")
 	} else {
-		update = update.Remove(expression.Name("sandboxAllocationRequest"))
-		cond = cond.And(expression.AttributeExists(expression.Name("sandboxAllocationRequest")))
+		remove = append(remove, request)
+		conds = append(conds, "attribute_exists("+request+")")
 	}
-	e, err := expression.NewBuilder().WithUpdate(update).WithCondition(cond).Build()
-	if err != nil {
-		return err
+	update := set(e.nextVersion())
+	if len(remove) > 0 {
+		update += " REMOVE " + strings.Join(remove, ", ")
 	}
-	_, err = t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+	cond := and(conds...)
+	_, err := t.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(t.name), Key: triggerKey(seen.ID),
-		UpdateExpression: e.Update(), ConditionExpression: e.Condition(),
-		ExpressionAttributeNames: e.Names(), ExpressionAttributeValues: e.Values(),
+		UpdateExpression: &update, ConditionExpression: &cond,
+		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
 	})
 	return moved("clear saved allocation", err)
 }

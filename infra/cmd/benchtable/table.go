@@ -36,10 +36,21 @@ var (
 	}
 	// A burst's rate at concurrency 32 over the same burst's at 1.
 	speedupGoal = goal{regexp.MustCompile(`^BenchmarkBurst/.+/concurrency=32$`), false, 8, "≥ 8×"}
+	// The CPU the firing's side (the firing, the SDK and the HTTP client)
+	// spends per fired trigger, over what nextBench takes in the same
+	// run: the machine's speed that day.
+	cpuGoal = goal{regexp.MustCompile(`^BenchmarkBurst/triggers=\d+/concurrency=32$`), true, 450, "≤ 450×"}
 	// A cold start over hello world's.
 	coldGoal = goal{regexp.MustCompile(`^BenchmarkColdStart/.+/(no-io|settings)$`), true, 1.5, "≤ 1.5×"}
 	// A function's stripped arm64 bootstrap, in MiB.
 	sizeGoal = goal{regexp.MustCompile(`^BenchmarkSize/.+Function$`), true, 12, "≤ 12 MiB"}
+)
+
+// nextBench is the yardstick of the firing's CPU; floorBench the bare
+// TransactWriteItems call the firing makes per trigger, the SDK's floor.
+const (
+	nextBench  = "BenchmarkNext/0_9_*_*_1-5"
+	floorBench = "BenchmarkBurst/transact-floor/concurrency=32"
 )
 
 // hello is hello world's case among the cold starts and the sizes.
@@ -111,6 +122,9 @@ func checks(r result, byName map[string]result) []row {
 	if _, ok := f["floor-s"]; ok {
 		rows = append(rows, burstRows(r)...)
 	}
+	if _, ok := f["cpu-µs/trigger"]; ok {
+		rows = append(rows, cpuRow(r, byName))
+	}
 	if one, ok := byName[strings.TrimSuffix(name, "32")+"1"]; ok && speedupGoal.bench.MatchString(name) {
 		v := f["triggers/s"] / one.figures["triggers/s"]
 		rows = append(rows, speedupGoal.judge(name, format(v)+"× concurrency 1", v))
@@ -164,19 +178,38 @@ func burstRows(r result) []row {
 // BenchmarkNext takes for one weekday schedule in the same run.
 var endpointGoal = goal{regexp.MustCompile(`^BenchmarkFiredRequests/fired$`), true, 500, "≤ 500×"}
 
-// next is the benchmark the endpoint's figure is set against.
-const next = "BenchmarkNext/0_9_*_*_1-5"
-
 // endpointRows set the endpoint's time per fired trigger against
 // BenchmarkNext's.
 func endpointRows(r result, byName map[string]result) []row {
-	n, ok := byName[next]
+	n, ok := byName[nextBench]
 	if !ok || !endpointGoal.bench.MatchString(r.name) {
 		return nil
 	}
 	v := r.figures["ns/op"] / n.figures["ns/op"]
 	return []row{endpointGoal.judge(r.name, fmt.Sprintf("%s× `%s` (%s over %s), the endpoint's handler on one fired trigger's requests",
-		format(v), next, duration(r.figures["ns/op"]), duration(n.figures["ns/op"])), v)}
+		format(v), nextBench, duration(r.figures["ns/op"]), duration(n.figures["ns/op"])), v)}
+}
+
+// cpuRow is the CPU a burst's side spends per fired trigger (or the
+// floor's per call), over nextBench's time in the same run, with its
+// allocations and bytes, and the SDK's floor beside the firing's.
+func cpuRow(r result, byName map[string]result) row {
+	f := r.figures
+	us := f["cpu-µs/trigger"]
+	what := "CPU per fired trigger, the firing's side"
+	if r.name == floorBench {
+		what = "CPU per bare TransactWriteItems, the SDK's floor"
+	}
+	detail := fmt.Sprintf("%s µs; %s allocations, %s bytes", format(us), format(f["allocs/trigger"]), format(f["B/trigger"]))
+	if floor, ok := byName[floorBench]; ok && r.name != floorBench {
+		detail += fmt.Sprintf("; the SDK's floor %s µs, the firing %s× it", format(floor.figures["cpu-µs/trigger"]), format(us/floor.figures["cpu-µs/trigger"]))
+	}
+	next, ok := byName[nextBench]
+	if !ok {
+		return row{figure: fmt.Sprintf("%s: %s (no %s to set it against)", what, detail, nextBench), goal: "no goal"}
+	}
+	v := us * 1000 / next.figures["ns/op"]
+	return cpuGoal.judge(r.name, fmt.Sprintf("%s: %s× %s (%s; %s ns)", what, format(v), nextBench, detail, format(next.figures["ns/op"])), v)
 }
 
 // requests writes a count of DynamoDB requests.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -22,6 +23,11 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 )
+
+func TestMain(m *testing.M) {
+	faultproxy.Serve()
+	os.Exit(m.Run())
+}
 
 // dynamoAttempts is how many attempts the DynamoDB client makes by default
 // (one more than the SDK's general default of 3).
@@ -294,6 +300,36 @@ func TestLatency(t *testing.T) {
 	p.SetLatency(0)
 	if stored(t, c, table, "a") {
 		t.Error("no item was put")
+	}
+}
+
+// TestSeparate: a proxy in a process of its own forwards to its target,
+// and its latency is set from this one.
+func TestSeparate(t *testing.T) {
+	d, err := dynamo.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = d.Close(context.Background()) })
+	p := faultproxy.Separate(t, d.URL)
+	c := localdb.Client(p.URL())
+	ctx := context.Background()
+	if _, err := c.ListTables(ctx, &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatalf("ListTables through the proxy's process: %v", err)
+	}
+	if err := p.SetLatency(200 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, err := c.ListTables(short, &dynamodb.ListTablesInput{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("ListTables: %v, want context.DeadlineExceeded", err)
+	}
+	if err := p.SetLatency(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ListTables(ctx, &dynamodb.ListTablesInput{}); err != nil {
+		t.Fatalf("ListTables without the latency: %v", err)
 	}
 }
 
