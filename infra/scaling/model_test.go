@@ -19,11 +19,12 @@ type burst struct {
 	size, concurrency, cores int
 	wall                     time.Duration
 	firingCPU, endpointCPU   float64 // CPU-seconds
+	proxyCPU                 float64
 }
 
 var (
 	burstWall = regexp.MustCompile("(?m)^\\| `BenchmarkBurst/triggers=(\\d+)/concurrency=(\\d+)` \\| [0-9.]+× its floor \\(([0-9.]+) s over ")
-	burstCPU  = regexp.MustCompile("(?m)^\\| `BenchmarkBurst/triggers=(\\d+)/concurrency=(\\d+)` \\| the firing's side alone: [0-9.]+× its floor \\(([0-9.]+) CPU-s over (\\d+) cores: [0-9.]+ s; the endpoint's process: ([0-9.]+) CPU-s\\)")
+	burstCPU  = regexp.MustCompile("(?m)^\\| `BenchmarkBurst/triggers=(\\d+)/concurrency=(\\d+)` \\| the firing's side alone: [0-9.]+× its floor \\(([0-9.]+) CPU-s over (\\d+) cores: [0-9.]+ s; the endpoint's process: ([0-9.]+) CPU-s; the proxy's: ([0-9.]+) CPU-s\\)")
 )
 
 // measuredBursts reads the bursts of docs/performance.md's run.
@@ -49,7 +50,7 @@ func measuredBursts(t *testing.T) map[string]*burst {
 		if b == nil {
 			t.Fatalf("docs/performance.md: the CPU of a burst without its time: %s", m[0])
 		}
-		b.firingCPU, b.cores, b.endpointCPU = num(m[3]), int(num(m[4])), num(m[5])
+		b.firingCPU, b.cores, b.endpointCPU, b.proxyCPU = num(m[3]), int(num(m[4])), num(m[5]), num(m[6])
 	}
 	for _, key := range []string{"2000/32", "10000/32"} {
 		if b := bursts[key]; b == nil || b.cores == 0 {
@@ -60,10 +61,10 @@ func measuredBursts(t *testing.T) map[string]*burst {
 }
 
 // local is the model of a burst as BenchmarkBurst runs it: one
-// invocation, the firing's side and the endpoint on the machine's cores,
-// 5 ms a request, no DynamoDB limit.
+// invocation, the firing's side, the endpoint and the fault proxy on the
+// machine's cores, 5 ms a request, no DynamoDB limit.
 func (b *burst) local() Config {
-	perTrigger := (b.firingCPU + b.endpointCPU) / float64(b.size)
+	perTrigger := (b.firingCPU + b.endpointCPU + b.proxyCPU) / float64(b.size)
 	return Config{Invocations: 1, Concurrency: b.concurrency, Cores: float64(b.cores),
 		CPU: time.Duration(perTrigger * float64(time.Second)), Latency: 5 * time.Millisecond}
 }

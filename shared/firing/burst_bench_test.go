@@ -238,11 +238,12 @@ var burstProfile = flag.String("burstprofile", "", "write a CPU profile of each 
 
 // fired is what one burst took: its time, the DynamoDB requests its log
 // line counts, what this process (the firing, the SDK and the HTTP
-// client) spent, and the CPU time the endpoint's process spent.
+// client) spent, and the CPU time the endpoint's and the proxy's
+// processes spent (on the same cores).
 type fired struct {
-	took, endpointCPU time.Duration
-	self              spent
-	requests          int
+	took, endpointCPU, proxyCPU time.Duration
+	self                        spent
+	requests                    int
 }
 
 // fire fires the next minute's burst at the concurrency.
@@ -258,11 +259,11 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) fired {
 		defer stop()
 	}
 	runtime.GC() // the untimed work's garbage is not the burst's
-	self, endpointCPU := measure(b), bt.endpointCPU(b)
+	self, endpointCPU, proxyCPU := measure(b), bt.endpointCPU(b), bt.proxyCPU(b)
 	begun := time.Now()
 	sum, err := f.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: bt.at})
 	took := time.Since(begun)
-	selfAfter, endpointAfter := measure(b), bt.endpointCPU(b)
+	selfAfter, endpointAfter, proxyAfter := measure(b), bt.endpointCPU(b), bt.proxyCPU(b)
 	if err != nil || sum != (firing.Summary{Due: bt.size, Fired: bt.size}) {
 		b.Fatalf("%+v %v", sum, err)
 	}
@@ -272,7 +273,7 @@ func (bt *burstTable) fire(b *testing.B, concurrency int) fired {
 	if err := json.Unmarshal([]byte(bt.h.LastLog()), &line); err != nil {
 		b.Fatal(err)
 	}
-	return fired{took: took, self: selfAfter.since(self), endpointCPU: endpointAfter - endpointCPU, requests: line.DynamodbRequests}
+	return fired{took: took, self: selfAfter.since(self), endpointCPU: endpointAfter - endpointCPU, proxyCPU: proxyAfter - proxyCPU, requests: line.DynamodbRequests}
 }
 
 // startProfile starts a CPU profile to the file; stop ends it.
@@ -298,6 +299,15 @@ func (bt *burstTable) setLatency(b *testing.B, d time.Duration) {
 	}
 }
 
+// proxyCPU is the CPU time the proxy's process has spent so far.
+func (bt *burstTable) proxyCPU(b *testing.B) time.Duration {
+	cpu, err := bt.proxy.CPU()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return cpu
+}
+
 // endpointCPU is the CPU time the endpoint's process has spent so far.
 func (bt *burstTable) endpointCPU(b *testing.B) time.Duration {
 	cpu, err := bt.endpoint.CPU()
@@ -320,7 +330,8 @@ func (bt *burstTable) endpointCPU(b *testing.B) time.Duration {
 // trigger (the 16 shard queries); the table's items; what the endpoint
 // alone spends on one transaction of the firing's shape (endpoint-ms,
 // before the burst and after it); the CPU this process (cpu-s) and the
-// endpoint's (endpoint-cpu-s) spend on the burst; and what this process
+// endpoint's and the proxy's processes (endpoint-cpu-s, proxy-cpu-s) spend
+// on the burst; and what this process
 // spends per fired trigger (cpu-µs/trigger, allocs/trigger, B/trigger).
 // The floor (transact-floor) is the bare TransactWriteItems call the
 // firing makes for each trigger, its first one captured and sent again
@@ -349,6 +360,7 @@ func BenchmarkBurst(b *testing.B) {
 				sum.took += f.took
 				sum.self = sum.self.add(f.self)
 				sum.endpointCPU += f.endpointCPU
+				sum.proxyCPU += f.proxyCPU
 				sum.requests += f.requests
 				b.StopTimer()
 				endpoint += bt.endpointTime(b) / 2
@@ -362,6 +374,7 @@ func BenchmarkBurst(b *testing.B) {
 			b.ReportMetric(float64(sum.requests)/float64(b.N)-float64(size), "extra-requests")
 			b.ReportMetric(sum.self.cpu.Seconds()/float64(b.N), "cpu-s")
 			b.ReportMetric(sum.endpointCPU.Seconds()/float64(b.N), "endpoint-cpu-s")
+			b.ReportMetric(sum.proxyCPU.Seconds()/float64(b.N), "proxy-cpu-s")
 			b.ReportMetric(float64(bt.items(b)), "items")
 			b.ReportMetric(endpoint.Seconds()*1000, "endpoint-ms")
 			sum.self.report(b, size*b.N)

@@ -167,8 +167,8 @@ func burstRows(r result) []row {
 	rows := []row{g.judge(r.name, measured, took)}
 	if cpu, ok := r.figures["cpu-s"]; ok && rows[0].holds != "" {
 		own := cpu / float64(r.procs)
-		rows = append(rows, g.judge(r.name, fmt.Sprintf("the firing's side alone: %s× its floor (%s CPU-s over %d cores: %s s; the endpoint's process: %s CPU-s)",
-			format(own/floor), format(cpu), r.procs, format(own), format(r.figures["endpoint-cpu-s"])), own))
+		rows = append(rows, g.judge(r.name, fmt.Sprintf("the firing's side alone: %s× its floor (%s CPU-s over %d cores: %s s; the endpoint's process: %s CPU-s; the proxy's: %s CPU-s)",
+			format(own/floor), format(cpu), r.procs, format(own), format(r.figures["endpoint-cpu-s"]), format(r.figures["proxy-cpu-s"])), own))
 	}
 	return rows
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // tie makes cmd the leader of a process group of its own, which Kill ends,
@@ -81,4 +82,33 @@ func leadersUnder(pid int) []int {
 		}
 	}
 	return leaders
+}
+
+// clockTicks is the unit of the CPU times in /proc/PID/stat (USER_HZ,
+// 100 on Linux).
+const clockTicks = 100
+
+// CPU is the CPU time (user and system) that cmd's process has spent so
+// far, read from /proc.
+func CPU(cmd *exec.Cmd) (time.Duration, error) {
+	pid := cmd.Process.Pid
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command's name, which is in parentheses and
+	// may hold spaces: state is the first, utime the 12th, stime the 13th.
+	fields := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(string(f), 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
 }

@@ -2,7 +2,11 @@
 
 package childproc
 
-import "os/exec"
+import (
+	"errors"
+	"os/exec"
+	"time"
+)
 
 // tie does nothing: without a parent-death signal, a process group of its
 // own would only keep a terminal's interrupt from reaching cmd.
@@ -10,3 +14,8 @@ func tie(*exec.Cmd) {}
 
 // Kill kills cmd.
 func Kill(cmd *exec.Cmd) error { return cmd.Process.Kill() }
+
+// CPU is not read on this system.
+func CPU(*exec.Cmd) (time.Duration, error) {
+	return 0, errors.New("a process's CPU time is read from /proc, on Linux only")
+}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -74,30 +73,6 @@ func Separate(t testing.TB) *Process {
 	return &Process{Backend: Backend{Name: "embedded, own process", URL: strings.TrimSpace(url)}, cmd: cmd}
 }
 
-// clockTicks is the unit of the CPU times in /proc/PID/stat (USER_HZ,
-// 100 on Linux).
-const clockTicks = 100
-
 // CPU is the CPU time (user and system) the endpoint's process has spent,
 // read from /proc (Linux only).
-func (p *Process) CPU() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
-	if err != nil {
-		return 0, err
-	}
-	// The fields after the command's name, which is in parentheses and
-	// may hold spaces: state is the first, utime the 12th, stime the 13th.
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", p.cmd.Process.Pid, len(fields))
-	}
-	var ticks int64
-	for _, f := range fields[11:13] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, err
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * time.Second / clockTicks, nil
-}
+func (p *Process) CPU() (time.Duration, error) { return childproc.CPU(p.cmd) }

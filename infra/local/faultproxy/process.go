@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -49,6 +50,7 @@ func Serve() {
 // offers only the latency.
 type Process struct {
 	url string
+	cmd *exec.Cmd
 
 	mu  sync.Mutex // one latency line and its answer at a time
 	in  io.WriteCloser
@@ -82,12 +84,16 @@ func Separate(t testing.TB, target string) *Process {
 		_ = in.Close()
 		_ = cmd.Wait()
 	})
-	p := &Process{in: in, out: bufio.NewReader(stdout)}
+	p := &Process{cmd: cmd, in: in, out: bufio.NewReader(stdout)}
 	if p.url, err = p.line(); err != nil {
 		t.Fatalf("the proxy's process gave no URL: %v", err)
 	}
 	return p
 }
+
+// CPU is the CPU time (user and system) the proxy's process has spent,
+// read from /proc (Linux only).
+func (p *Process) CPU() (time.Duration, error) { return childproc.CPU(p.cmd) }
 
 // URL is the proxy's base URL, to use as the client's endpoint.
 func (p *Process) URL() string { return p.url }
