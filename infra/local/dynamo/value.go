@@ -89,7 +89,7 @@ func (v *value) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	if err != nil {
 		return err
 	}
-	sc := scanner{b: raw}
+	sc := scanner{s: string(raw)}
 	return sc.value(v)
 }
 
@@ -103,7 +103,7 @@ func (it *item) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 		*it = nil
 		return nil
 	}
-	sc := scanner{b: raw}
+	sc := scanner{s: string(raw)}
 	m, err := sc.item()
 	*it = m
 	return err
@@ -122,7 +122,7 @@ func (an *attributeNames) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	if raw[0] == 'n' {
 		return nil
 	}
-	sc := scanner{b: raw}
+	sc := scanner{s: string(raw)}
 	if err := sc.delim('{'); err != nil {
 		return err
 	}
@@ -142,17 +142,19 @@ func (an *attributeNames) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 
 // scanner reads DynamoDB JSON from one JSON value that a jsontext.Decoder
 // has read, and so checked: it is valid JSON, valid UTF-8, and no object
-// in it repeats a name.
+// in it repeats a name. The value is copied once, into s: the strings read
+// from it are parts of that copy, not copies of their own (an item's
+// attributes keep the copy of the item as long as any of them is kept).
 type scanner struct {
-	b []byte
+	s string
 	i int
 }
 
 // peek is the kind of the next value (after white space): its first byte,
 // '0' for a number, as jsontext.Kind names them.
 func (sc *scanner) peek() jsontext.Kind {
-	for sc.i < len(sc.b) {
-		switch c := sc.b[sc.i]; c {
+	for sc.i < len(sc.s) {
+		switch c := sc.s[sc.i]; c {
 		case ' ', '\t', '\n', '\r', ':', ',':
 			sc.i++
 		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -189,23 +191,23 @@ func (sc *scanner) str() (string, error) {
 		return "", serializationError("expected a string, found %v", k)
 	}
 	start, escaped := sc.i, false
-	for sc.i++; sc.b[sc.i] != '"'; sc.i++ {
-		if sc.b[sc.i] == '\\' {
+	for sc.i++; sc.s[sc.i] != '"'; sc.i++ {
+		if sc.s[sc.i] == '\\' {
 			escaped = true
 			sc.i++
 		}
 	}
 	sc.i++
 	if !escaped {
-		return string(sc.b[start+1 : sc.i-1]), nil
+		return sc.s[start+1 : sc.i-1], nil
 	}
-	out, err := jsontext.AppendUnquote(nil, sc.b[start:sc.i])
+	out, err := jsontext.AppendUnquote(nil, sc.s[start:sc.i])
 	return string(out), err
 }
 
 // literal reads true, false or null.
 func (sc *scanner) literal() {
-	for sc.i < len(sc.b) && sc.b[sc.i] >= 'a' && sc.b[sc.i] <= 'z' {
+	for sc.i < len(sc.s) && sc.s[sc.i] >= 'a' && sc.s[sc.i] <= 'z' {
 		sc.i++
 	}
 }
@@ -236,7 +238,7 @@ func (sc *scanner) skip() error {
 			}
 		}
 	case '0':
-		for sc.i < len(sc.b) && strings.IndexByte("+-.0123456789eE", sc.b[sc.i]) >= 0 {
+		for sc.i < len(sc.s) && strings.IndexByte("+-.0123456789eE", sc.s[sc.i]) >= 0 {
 			sc.i++
 		}
 	default:
@@ -298,7 +300,7 @@ func (sc *scanner) member(v *value, k kind) error {
 		if kd := sc.peek(); kd != 't' && kd != 'f' {
 			return serializationError("a %v member must be a boolean", k)
 		}
-		v.b = sc.b[sc.i] == 't'
+		v.b = sc.s[sc.i] == 't'
 		sc.literal()
 		if k == kindNULL && !v.b {
 			return invalidParameter("Null attribute value types must have the value of true")
@@ -366,19 +368,31 @@ func (sc *scanner) item() (item, error) {
 	if err := sc.delim('{'); err != nil {
 		return nil, err
 	}
-	out := item{}
+	// The attributes are gathered first, so that the map is made at its
+	// size and never grows.
+	var buf [16]attribute
+	attrs := buf[:0]
 	for !sc.end('}') {
 		name, err := sc.str()
 		if err != nil {
 			return nil, err
 		}
-		var v value
-		if err := sc.value(&v); err != nil {
+		attrs = append(attrs, attribute{name: name})
+		if err := sc.value(&attrs[len(attrs)-1].v); err != nil {
 			return nil, err
 		}
-		out[name] = v
+	}
+	out := make(item, len(attrs))
+	for _, a := range attrs {
+		out[a.name] = a.v
 	}
 	return out, nil
+}
+
+// attribute is one attribute of an item as it is read.
+type attribute struct {
+	name string
+	v    value
 }
 
 // binary reads a base64 string.
