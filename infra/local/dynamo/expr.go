@@ -114,10 +114,10 @@ func (p docPath) get(it item) (v value, ok bool) {
 	}
 	for _, s := range p[1:] {
 		switch {
-		case s.isIndex && v.kind == kindL && s.index < len(v.l):
-			v = v.l[s.index]
+		case s.isIndex && v.kind == kindL && s.index < len(v.list()):
+			v = v.list()[s.index]
 		case !s.isIndex && v.kind == kindM:
-			if v, ok = v.m[s.name]; !ok {
+			if v, ok = v.attrs()[s.name]; !ok {
 				return value{}, false
 			}
 		default:

@@ -51,17 +51,46 @@ func kindNamed(name string) kind {
 
 // value is one attribute value. Values are never changed once built: an
 // update builds new ones, so that items and values may be shared.
+//
+// A value is 40 bytes, whatever its kind, since items are maps of values:
+// a composite's parts are behind c.
 type value struct {
 	kind kind
-	// s is an S, an N in canonical form (see parseNumber) or a B's bytes.
-	s string
 	// b is a BOOL.
 	b bool
-	l []value
-	m map[string]value
-	// set holds the elements of an SS, an NS (canonical) or a BS, in the
+	// s is an S, an N in canonical form (see parseNumber) or a B's bytes.
+	s string
+	// c is an M's attributes (an item), an L's elements ([]value), or the
+	// elements of an SS, an NS (canonical) or a BS ([]string), in the
 	// order they were given, without duplicates.
-	set []string
+	c any
+}
+
+// mapValue is an M of attributes m.
+func mapValue(m item) value { return value{kind: kindM, c: m} }
+
+// listValue is an L of elements l.
+func listValue(l []value) value { return value{kind: kindL, c: l} }
+
+// setValue is a set of kind k (SS, NS or BS) of elements set.
+func setValue(k kind, set []string) value { return value{kind: k, c: set} }
+
+// attrs are an M's attributes.
+func (v value) attrs() item {
+	m, _ := v.c.(item)
+	return m
+}
+
+// list is an L's elements.
+func (v value) list() []value {
+	l, _ := v.c.([]value)
+	return l
+}
+
+// elems are a set's elements.
+func (v value) elems() []string {
+	set, _ := v.c.([]string)
+	return set
 }
 
 // item is a stored item, or a key: its attributes by name.
@@ -306,21 +335,26 @@ func (sc *scanner) member(v *value, k kind) error {
 			return invalidParameter("Null attribute value types must have the value of true")
 		}
 	case kindM:
-		v.m, err = sc.item()
+		var m item
+		m, err = sc.item()
+		*v = mapValue(m)
 	case kindL:
 		if err = sc.delim('['); err != nil {
 			return err
 		}
-		v.l = []value{}
+		l := []value{}
 		for !sc.end(']') {
 			var e value
 			if err := sc.value(&e); err != nil {
 				return err
 			}
-			v.l = append(v.l, e)
+			l = append(l, e)
 		}
+		*v = listValue(l)
 	case kindSS, kindNS, kindBS:
-		v.set, err = sc.set(k)
+		var set []string
+		set, err = sc.set(k)
+		*v = setValue(k, set)
 	}
 	return err
 }
@@ -431,10 +465,10 @@ func appendValue(dst []byte, v value) []byte {
 	case kindBOOL, kindNULL:
 		dst = strconv.AppendBool(dst, v.b)
 	case kindM:
-		dst = appendItem(dst, v.m)
+		dst = appendItem(dst, v.attrs())
 	case kindL:
 		dst = append(dst, '[')
-		for i, e := range v.l {
+		for i, e := range v.list() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -443,7 +477,7 @@ func appendValue(dst []byte, v value) []byte {
 		dst = append(dst, ']')
 	case kindSS, kindNS, kindBS:
 		dst = append(dst, '[')
-		for i, e := range v.set {
+		for i, e := range v.elems() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -495,23 +529,23 @@ func equal(a, b value) bool {
 	case kindBOOL, kindNULL:
 		return a.b == b.b
 	case kindL:
-		return slices.EqualFunc(a.l, b.l, equal)
+		return slices.EqualFunc(a.list(), b.list(), equal)
 	case kindM:
-		if len(a.m) != len(b.m) {
+		if len(a.attrs()) != len(b.attrs()) {
 			return false
 		}
-		for n, x := range a.m {
-			if y, ok := b.m[n]; !ok || !equal(x, y) {
+		for n, x := range a.attrs() {
+			if y, ok := b.attrs()[n]; !ok || !equal(x, y) {
 				return false
 			}
 		}
 		return true
 	default: // sets
-		if len(a.set) != len(b.set) {
+		if len(a.elems()) != len(b.elems()) {
 			return false
 		}
-		in := members(b.set)
-		for _, e := range a.set {
+		in := members(b.elems())
+		for _, e := range a.elems() {
 			if !in[e] {
 				return false
 			}
@@ -548,25 +582,25 @@ func (v value) size() int {
 		return 1
 	case kindM:
 		n := 3
-		for name, e := range v.m {
+		for name, e := range v.attrs() {
 			n += len(name) + e.size() + 1
 		}
 		return n
 	case kindL:
 		n := 3
-		for _, e := range v.l {
+		for _, e := range v.list() {
 			n += e.size() + 1
 		}
 		return n
 	case kindNS:
 		n := 0
-		for _, e := range v.set {
+		for _, e := range v.elems() {
 			n += numberSize(e)
 		}
 		return n
 	default: // SS, BS
 		n := 0
-		for _, e := range v.set {
+		for _, e := range v.elems() {
 			n += len(e)
 		}
 		return n
@@ -576,10 +610,10 @@ func (v value) size() int {
 // depth is how deep lists and maps nest in v: 0 for a scalar or a set.
 func (v value) depth() int {
 	d := 0
-	for _, e := range v.l {
+	for _, e := range v.list() {
 		d = max(d, e.depth())
 	}
-	for _, e := range v.m {
+	for _, e := range v.attrs() {
 		d = max(d, e.depth())
 	}
 	if v.kind == kindL || v.kind == kindM {
