@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,9 +20,18 @@ import (
 // tests: the test binary is then the endpoint's process (see Separate).
 const serveEnv = "DYNAMOTEST_SERVE_ENDPOINT"
 
+// gcPercent is the endpoint's process's GOGC: its heap may grow to five
+// times what it holds before the collector runs, a quarter as often as
+// by default. The endpoint is a development one whose heap is small (tens
+// of megabytes for a table of 10,000 triggers), and the collector was the
+// largest part of its CPU per request after its own work (see
+// infra/local/dynamo's doc).
+const gcPercent = 400
+
 // serve serves an embedded endpoint until stdin closes (the parent went),
 // after printing its URL.
 func serve() {
+	debug.SetGCPercent(gcPercent)
 	ep, err := dynamo.Start("127.0.0.1:0", dynamo.SweepEvery(24*time.Hour))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
