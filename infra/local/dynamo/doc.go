@@ -24,8 +24,8 @@
 // kept as they come, and request and answer buffers are reused, so that a
 // fired trigger's transaction allocates about 28 KB. The endpoint's own
 // process (dynamotest.Separate) runs its collector at a GOGC of 400 rather
-// than 100, under a soft limit of 512 MiB: its heap is small, and at 100
-// the collector took about a sixth of its CPU.
+// than 100, under a soft limit of 512 MiB (its heap is small, and at 100
+// the collector took about a sixth of its CPU), and on one thread.
 //
 // What it is not: a store (everything is in memory; `make run -data` saves
 // and loads a file through the API), a model of DynamoDB's capacity,
