@@ -27,6 +27,7 @@ func TestMain(m *testing.M) { dynamotest.Main(m) }
 func BenchmarkFiredOverHTTP(b *testing.B) {
 	p := dynamotest.Separate(b)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.Cleanup(client.CloseIdleConnections)
 	send := func(op string, body []byte) error {
 		req, err := http.NewRequest(http.MethodPost, p.URL, bytes.NewReader(body))
 		if err != nil {
