@@ -17,16 +17,18 @@ import (
 // ExpressionAttributeValues, and records which of them its expressions
 // use.
 type exprContext struct {
-	names      map[string]string
-	values     map[string]value
-	usedNames  map[string]bool
-	usedValues map[string]bool
+	names  map[string]string
+	values map[string]value
+	// usedNames and usedValues are the references used, perhaps more
+	// than once each.
+	usedNames  []string
+	usedValues []string
 }
 
 // newExprContext is the context of a request's names and values (either
 // may be nil).
 func newExprContext(names map[string]string, values map[string]value) *exprContext {
-	return &exprContext{names: names, values: values, usedNames: map[string]bool{}, usedValues: map[string]bool{}}
+	return &exprContext{names: names, values: values, usedNames: make([]string, 0, len(names)), usedValues: make([]string, 0, len(values))}
 }
 
 // name is the attribute name that ref ("#a") stands for, and marks ref
@@ -34,7 +36,7 @@ func newExprContext(names map[string]string, values map[string]value) *exprConte
 func (c *exprContext) name(ref string) (string, bool) {
 	n, ok := c.names[ref]
 	if ok {
-		c.usedNames[ref] = true
+		c.usedNames = append(c.usedNames, ref)
 	}
 	return n, ok
 }
@@ -43,7 +45,7 @@ func (c *exprContext) name(ref string) (string, bool) {
 func (c *exprContext) value(ref string) (value, bool) {
 	v, ok := c.values[ref]
 	if ok {
-		c.usedValues[ref] = true
+		c.usedValues = append(c.usedValues, ref)
 	}
 	return v, ok
 }
@@ -63,10 +65,10 @@ func (c *exprContext) unused() error {
 
 // unusedKeys lists the keys of m that used does not hold, sorted and
 // comma-separated ("" when there are none).
-func unusedKeys[V any](m map[string]V, used map[string]bool) string {
+func unusedKeys[V any](m map[string]V, used []string) string {
 	var keys []string
 	for k := range m {
-		if !used[k] {
+		if !slices.Contains(used, k) {
 			keys = append(keys, k)
 		}
 	}
@@ -114,10 +116,10 @@ func (p docPath) get(it item) (v value, ok bool) {
 	}
 	for _, s := range p[1:] {
 		switch {
-		case s.isIndex && v.kind == kindL && s.index < len(v.l):
-			v = v.l[s.index]
+		case s.isIndex && v.kind == kindL && s.index < len(v.list()):
+			v = v.list()[s.index]
 		case !s.isIndex && v.kind == kindM:
-			if v, ok = v.m[s.name]; !ok {
+			if v, ok = v.attrs()[s.name]; !ok {
 				return value{}, false
 			}
 		default:

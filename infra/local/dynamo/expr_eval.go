@@ -97,11 +97,11 @@ func sizeOf(v value) (int, bool) {
 	case kindS, kindB:
 		return len(v.s), true
 	case kindSS, kindNS, kindBS:
-		return len(v.set), true
+		return len(v.elems()), true
 	case kindL:
-		return len(v.l), true
+		return len(v.list()), true
 	case kindM:
-		return len(v.m), true
+		return len(v.attrs()), true
 	}
 	return 0, false
 }
@@ -135,9 +135,9 @@ func contains(a, b value) bool {
 	case kindS, kindB:
 		return b.kind == a.kind && strings.Contains(a.s, b.s)
 	case kindSS, kindNS, kindBS:
-		return setOf(b.kind) == a.kind && slices.Contains(a.set, b.s)
+		return setOf(b.kind) == a.kind && slices.Contains(a.elems(), b.s)
 	case kindL:
-		return slices.ContainsFunc(a.l, func(e value) bool { return equal(e, b) })
+		return slices.ContainsFunc(a.list(), func(e value) bool { return equal(e, b) })
 	}
 	return false
 }
@@ -221,7 +221,7 @@ func (o *operand) compute(it item) (value, error) {
 		if a.kind != kindL || b.kind != kindL {
 			return value{}, operandType()
 		}
-		return value{kind: kindL, l: slices.Concat(a.l, b.l)}, nil
+		return listValue(slices.Concat(a.list(), b.list())), nil
 	}
 	if a.kind != kindN || b.kind != kindN {
 		return value{}, operandType()
@@ -275,14 +275,14 @@ func (t *pathTree) applyValue(cur value, values map[*updateAction]value) (value,
 		if cur.kind != kindM {
 			return value{}, invalidUpdatePath()
 		}
-		m, err := t.applyMap(cur.m, values)
-		return value{kind: kindM, m: m}, err
+		m, err := t.applyMap(cur.attrs(), values)
+		return mapValue(m), err
 	}
 	if cur.kind != kindL {
 		return value{}, invalidUpdatePath()
 	}
-	l, err := t.applyList(cur.l, values)
-	return value{kind: kindL, l: l}, err
+	l, err := t.applyList(cur.list(), values)
+	return listValue(l), err
 }
 
 // applyList applies the node's actions to a list's elements, each index
@@ -349,23 +349,23 @@ func (a *updateAction) applyTo(cur value, exists bool, values map[*updateAction]
 	case cur.kind != x.kind || !isSet(x.kind):
 		return value{}, false, operandType()
 	case a.kind == actAdd:
-		set := slices.Clone(cur.set)
-		in := members(cur.set)
-		for _, e := range x.set {
+		set := slices.Clone(cur.elems())
+		in := members(cur.elems())
+		for _, e := range x.elems() {
 			if !in[e] {
 				set = append(set, e)
 			}
 		}
-		return value{kind: cur.kind, set: set}, true, nil
+		return setValue(cur.kind, set), true, nil
 	}
 	var set []string
-	drop := members(x.set)
-	for _, e := range cur.set {
+	drop := members(x.elems())
+	for _, e := range cur.elems() {
 		if !drop[e] {
 			set = append(set, e)
 		}
 	}
-	return value{kind: cur.kind, set: set}, len(set) > 0, nil
+	return setValue(cur.kind, set), len(set) > 0, nil
 }
 
 // members are a set's elements, to look them up: a set may hold as many
@@ -409,26 +409,26 @@ func (t *pathTree) project(v value) (value, bool) {
 		}
 		m := map[string]value{}
 		for name, child := range t.names {
-			if e, ok := v.m[name]; ok {
+			if e, ok := v.attrs()[name]; ok {
 				if e, ok = child.project(e); ok {
 					m[name] = e
 				}
 			}
 		}
-		return value{kind: kindM, m: m}, len(m) > 0
+		return mapValue(m), len(m) > 0
 	}
 	if v.kind != kindL {
 		return value{}, false
 	}
 	var l []value
 	for _, i := range sortedKeys(t.indexes) {
-		if i < len(v.l) {
-			if e, ok := t.indexes[i].project(v.l[i]); ok {
+		if i < len(v.list()) {
+			if e, ok := t.indexes[i].project(v.list()[i]); ok {
 				l = append(l, e)
 			}
 		}
 	}
-	return value{kind: kindL, l: l}, len(l) > 0
+	return listValue(l), len(l) > 0
 }
 
 // parseKeyCondition parses a KeyConditionExpression of a table or index

@@ -31,13 +31,13 @@ func exBool(b bool) value { return value{kind: kindBOOL, b: b} }
 func exNull() value { return value{kind: kindNULL, b: true} }
 
 // exL is an L value.
-func exL(vs ...value) value { return value{kind: kindL, l: append([]value{}, vs...)} }
+func exL(vs ...value) value { return listValue(append([]value{}, vs...)) }
 
 // exM is an M value.
-func exM(m map[string]value) value { return value{kind: kindM, m: m} }
+func exM(m map[string]value) value { return mapValue(m) }
 
 // exSet is a set of kind k (elements of an NS canonical).
-func exSet(k kind, elems ...string) value { return value{kind: k, set: elems} }
+func exSet(k kind, elems ...string) value { return setValue(k, elems) }
 
 // exJSON is an item as DynamoDB JSON, its names sorted, to compare items
 // exactly (lists and sets in order).
@@ -478,7 +478,7 @@ func TestExprUpdate(t *testing.T) {
 	}
 	mWith := func(changes map[string]value, removed ...string) value {
 		m := map[string]value{}
-		for n, v := range base["m"].m {
+		for n, v := range base["m"].attrs() {
 			m[n] = v
 		}
 		for n, v := range changes {
@@ -780,22 +780,22 @@ func exCheckValue(t *testing.T, path string, v value) {
 	t.Helper()
 	switch v.kind {
 	case kindSS, kindNS, kindBS:
-		if len(v.set) == 0 {
+		if len(v.elems()) == 0 {
 			t.Fatalf("%s is an empty set", path)
 		}
 		seen := map[string]bool{}
-		for _, e := range v.set {
+		for _, e := range v.elems() {
 			if seen[e] {
 				t.Fatalf("%s repeats %q", path, e)
 			}
 			seen[e] = true
 		}
 	case kindL:
-		for _, e := range v.l {
+		for _, e := range v.list() {
 			exCheckValue(t, path+"[]", e)
 		}
 	case kindM:
-		for n, e := range v.m {
+		for n, e := range v.attrs() {
 			exCheckValue(t, path+"."+n, e)
 		}
 	case 0:

@@ -13,28 +13,38 @@ import (
 // the held-out burst of 2,000, 125 in each of the 16 shards.
 const firingTriggers = 2000
 
-// firingTable is a table of the template's definition holding
-// firingTriggers triggers, as the API writes them, spread over the shards.
-func firingTable(b *testing.B) *DB {
-	b.Helper()
-	db := New()
-	if _, err := db.createTable(&createTableInput{TableName: "sessions", BillingMode: "PAY_PER_REQUEST",
-		AttributeDefinitions: []attributeDefinition{{"PK", "S"}, {"SK", "S"}, {"ownerUserId", "S"}, {"listedAt", "S"}, {"dueShard", "S"}, {"nextRunAt", "S"}},
-		KeySchema:            []keySchemaElement{{"PK", "HASH"}, {"SK", "RANGE"}},
-		GlobalSecondaryIndexes: []indexSpec{
-			{IndexName: "TriggersByUser", KeySchema: []keySchemaElement{{"ownerUserId", "HASH"}, {"listedAt", "RANGE"}}, Projection: &projectionSpec{ProjectionType: "ALL"}},
-			{IndexName: "DueTriggersAll", KeySchema: []keySchemaElement{{"dueShard", "HASH"}, {"nextRunAt", "RANGE"}}, Projection: &projectionSpec{ProjectionType: "ALL"}},
-		},
-	}); err != nil {
-		b.Fatal(err)
-	}
-	put := sdkHeader("PutItem")
+// firingRequest is one request as the SDK sends it: its operation and body.
+type firingRequest struct {
+	op   string
+	body []byte
+}
+
+// firingSetup are the requests that make the table the firing meets: the
+// template's definition, holding firingTriggers triggers, as the API
+// writes them, spread over the shards.
+func firingSetup() []firingRequest {
+	reqs := []firingRequest{{"CreateTable", []byte(`{"TableName":"sessions","BillingMode":"PAY_PER_REQUEST",` +
+		`"AttributeDefinitions":[{"AttributeName":"PK","AttributeType":"S"},{"AttributeName":"SK","AttributeType":"S"},{"AttributeName":"ownerUserId","AttributeType":"S"},` +
+		`{"AttributeName":"listedAt","AttributeType":"S"},{"AttributeName":"dueShard","AttributeType":"S"},{"AttributeName":"nextRunAt","AttributeType":"S"}],` +
+		`"KeySchema":[{"AttributeName":"PK","KeyType":"HASH"},{"AttributeName":"SK","KeyType":"RANGE"}],"GlobalSecondaryIndexes":[` +
+		`{"IndexName":"TriggersByUser","KeySchema":[{"AttributeName":"ownerUserId","KeyType":"HASH"},{"AttributeName":"listedAt","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}},` +
+		`{"IndexName":"DueTriggersAll","KeySchema":[{"AttributeName":"dueShard","KeyType":"HASH"},{"AttributeName":"nextRunAt","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}]}`)}}
 	for i := range firingTriggers {
-		serveFiring(b, db, put, fmt.Appendf(nil, `{"TableName":"sessions","Item":{"PK":{"S":"TRIGGER#trg_%[1]d"},"SK":{"S":"TRIGGER"},"active":{"BOOL":true},`+
+		reqs = append(reqs, firingRequest{"PutItem", fmt.Appendf(nil, `{"TableName":"sessions","Item":{"PK":{"S":"TRIGGER#trg_%[1]d"},"SK":{"S":"TRIGGER"},"active":{"BOOL":true},`+
 			`"agent":{"M":{"mode":{"S":"code"},"model":{"S":"anthropic/claude"}}},"createdAt":{"S":"2026-11-30T10:00:00Z"},"cron":{"S":"* * * * *"},`+
 			`"dueShard":{"S":"DUE#%[2]d"},"listedAt":{"S":"2026-11-30T10:00:00.%09[1]dZ"},"nextRunAt":{"S":"%[4]s"},"ownerUserId":{"S":"u%[3]d"},`+
 			`"prompt":{"S":"Triage new issues."},"repository":{"M":{"repo":{"S":"acme/app"},"type":{"S":"github"}}},"timezone":{"S":"UTC"},`+
-			`"triggerId":{"S":"trg_%[1]d"},"version":{"N":"1"}}}`, i, i%16, i/100, firstSlot.Format(time.RFC3339)))
+			`"triggerId":{"S":"trg_%[1]d"},"version":{"N":"1"}}}`, i, i%16, i/100, firstSlot.Format(time.RFC3339))})
+	}
+	return reqs
+}
+
+// firingTable is a DB holding the table of firingSetup.
+func firingTable(b *testing.B) *DB {
+	b.Helper()
+	db := New()
+	for _, r := range firingSetup() {
+		serveFiring(b, db, sdkHeader(r.op), r.body)
 	}
 	return db
 }

@@ -397,23 +397,23 @@ func fzValueProblem(v value) string {
 			return "is a NULL that is not true"
 		}
 	case kindM:
-		for n, e := range v.m {
+		for n, e := range v.attrs() {
 			if msg := fzValueProblem(e); msg != "" {
 				return "holds " + strconv.Quote(n) + " that " + msg
 			}
 		}
 	case kindL:
-		for _, e := range v.l {
+		for _, e := range v.list() {
 			if msg := fzValueProblem(e); msg != "" {
 				return "holds an element that " + msg
 			}
 		}
 	case kindSS, kindNS, kindBS:
-		if len(v.set) == 0 {
+		if len(v.elems()) == 0 {
 			return "is an empty set"
 		}
 		seen := map[string]bool{}
-		for _, e := range v.set {
+		for _, e := range v.elems() {
 			if seen[e] {
 				return "is a set with duplicates"
 			}

@@ -30,6 +30,9 @@ const (
 // parseNumber checks a number as DynamoDB reads it and returns its
 // canonical form.
 func parseNumber(s string) (string, error) {
+	if canonicalInteger(s) {
+		return s, nil
+	}
 	d, ok := scanDecimal(s)
 	if !ok {
 		return "", validationError("The parameter cannot be converted to a numeric value: %s", s)
@@ -38,6 +41,25 @@ func parseNumber(s string) (string, error) {
 		return "", err
 	}
 	return d.String(), nil
+}
+
+// canonicalInteger reports whether s is an integer in canonical form
+// that DynamoDB can store: "0", or up to maxDigits digits, the first not
+// 0, after an optional minus. Such a number is its own canonical form.
+func canonicalInteger(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if s == "0" {
+		return true
+	}
+	if len(digits) == 0 || len(digits) > maxDigits || digits[0] == '0' {
+		return false
+	}
+	for i := range len(digits) {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // scanDecimal reads [+-]digits[.digits][(e|E)[+-]digits].

@@ -59,19 +59,24 @@ const maxBody = 16 << 20
 func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
 	op, ok := strings.CutPrefix(target, "DynamoDB_20120810.")
+	body, answer := getBuffer(), getBuffer()
+	defer putBuffer(body)
+	defer putBuffer(answer)
 	var out []byte
 	var err error
-	switch body, rerr := readBody(r); {
+	var rerr error
+	*body, rerr = readBody(r, *body)
+	switch {
 	case r.Method != http.MethodPost:
 		err = &apiError{Type: "com.amazon.coral.service#UnknownOperationException", Message: "the endpoint takes POST requests only"}
 	case rerr != nil:
 		err = serializationError("reading the request: %v", rerr)
-	case len(body) > maxBody:
+	case len(*body) > maxBody:
 		err = &apiError{Type: "com.amazon.coral.service#RequestEntityTooLarge", Message: "Request size exceeded 16777216 bytes", status: http.StatusRequestEntityTooLarge}
 	case !ok || operations[op] == nil:
 		err = &apiError{Type: "com.amazon.coral.service#UnknownOperationException", Message: "the operation " + strconv.Quote(target) + " is not one of DynamoDB's, or not one the embedded endpoint serves"}
 	default:
-		out, err = operations[op](db, body)
+		out, err = operations[op](db, (*answer)[:0], *body)
 	}
 	var api *apiError
 	status := http.StatusOK
@@ -89,18 +94,36 @@ func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Amzn-Requestid", strconv.FormatUint(db.requests.Add(1), 10))
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
+	*answer = out
 }
 
-// readBody reads a request's body, up to one byte past maxBody, into a
-// buffer of the size the request gives.
-func readBody(r *http.Request) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), maxBody)+bytes.MinRead))
-	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxBody+1))
-	return buf.Bytes(), err
+// buffers hold the requests' bodies and their answers, for the next
+// requests: nothing a request reads or answers keeps its bytes (strings
+// are copies), so that each is free once the answer is written.
+var buffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxKept is the largest buffer kept for the next requests.
+const maxKept = 1 << 20
+
+func getBuffer() *[]byte { return buffers.Get().(*[]byte) }
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxKept {
+		*b = (*b)[:0]
+		buffers.Put(b)
+	}
 }
 
-// operation answers one operation's request body.
-type operation func(db *DB, body []byte) ([]byte, error)
+// readBody reads a request's body, up to one byte past maxBody, into buf,
+// grown first to the size the request gives.
+func readBody(r *http.Request, buf []byte) ([]byte, error) {
+	b := bytes.NewBuffer(slices.Grow(buf[:0], int(min(max(r.ContentLength, 0), maxBody))+bytes.MinRead))
+	_, err := b.ReadFrom(io.LimitReader(r.Body, maxBody+1))
+	return b.Bytes(), err
+}
+
+// operation appends its answer to one operation's request body to dst.
+type operation func(db *DB, dst, body []byte) ([]byte, error)
 
 // operations are the operations the endpoint serves.
 var operations map[string]operation
@@ -128,7 +151,7 @@ func init() {
 
 // serve turns a method taking its request decoded into an operation.
 func serve[In any](f func(*DB, *In) (any, error)) operation {
-	return func(db *DB, body []byte) ([]byte, error) {
+	return func(db *DB, dst, body []byte) ([]byte, error) {
 		in := new(In)
 		if err := decodeJSON(body, in); err != nil {
 			return nil, err
@@ -141,9 +164,10 @@ func serve[In any](f func(*DB, *In) (any, error)) operation {
 			return nil, err
 		}
 		if m, ok := out.(map[string]any); ok {
-			return appendAnswer(nil, m)
+			return appendAnswer(dst, m)
 		}
-		return marshalAnswer(out)
+		b, err := marshalAnswer(out)
+		return append(dst, b...), err
 	}
 }
 

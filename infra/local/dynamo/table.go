@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"hash/fnv"
 	"math/bits"
 	"strconv"
 	"time"
@@ -100,10 +99,14 @@ func newTree() *btree.BTreeG[*entry] { return btree.NewG(16, lessEntry) }
 // hashKey spreads partition keys over the hash space: a scan reads them in
 // this order, and segment n of a parallel scan is the n-th of equal ranges.
 func hashKey(v value) uint64 {
-	h := fnv.New64a()
-	_, _ = h.Write([]byte{byte(v.kind)})
-	_, _ = h.Write([]byte(v.s))
-	return h.Sum64()
+	// FNV-1a, 64 bits (hash/fnv's New64a), of the kind's byte and then
+	// the value's, without an allocation.
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := (offset ^ uint64(v.kind)) * prime
+	for i := range len(v.s) {
+		h = (h ^ uint64(v.s[i])) * prime
+	}
+	return h
 }
 
 // segmentOf is the segment of total that hash falls in.
@@ -127,11 +130,16 @@ func segmentStart(segment, total int) uint64 {
 // tableEntry is the entry of an item's table key (the item may be a key
 // only, for a lookup).
 func (t *table) tableEntry(it item) *entry {
-	e := &entry{hash: hashKey(it[t.key.hash.name]), keys: []value{it[t.key.hash.name]}, it: it}
+	return &entry{hash: hashKey(it[t.key.hash.name]), keys: t.appendKey(make([]value, 0, 2), it), it: it}
+}
+
+// appendKey appends the values of the table's key in it.
+func (t *table) appendKey(keys []value, it item) []value {
+	keys = append(keys, it[t.key.hash.name])
 	if t.key.rng.name != "" {
-		e.keys = append(e.keys, it[t.key.rng.name])
+		keys = append(keys, it[t.key.rng.name])
 	}
-	return e
+	return keys
 }
 
 // indexEntry is the entry of an item in index x; ok is false when the item
@@ -141,17 +149,15 @@ func (t *table) indexEntry(x *index, it item) (e *entry, ok bool) {
 	if !ok || h.kind != x.key.hash.kind {
 		return nil, false
 	}
-	e = &entry{hash: hashKey(h), keys: []value{h}, it: it}
+	keys := append(make([]value, 0, 4), h)
 	if x.key.rng.name != "" {
 		r, ok := it[x.key.rng.name]
 		if !ok || r.kind != x.key.rng.kind {
 			return nil, false
 		}
-		e.keys = append(e.keys, r)
+		keys = append(keys, r)
 	}
-	te := t.tableEntry(it)
-	e.keys = append(e.keys, te.keys...)
-	return e, true
+	return &entry{hash: hashKey(h), keys: t.appendKey(keys, it), it: it}, true
 }
 
 // get is the stored item of a key, nil when there is none.

@@ -51,17 +51,46 @@ func kindNamed(name string) kind {
 
 // value is one attribute value. Values are never changed once built: an
 // update builds new ones, so that items and values may be shared.
+//
+// A value is 40 bytes, whatever its kind, since items are maps of values:
+// a composite's parts are behind c.
 type value struct {
 	kind kind
-	// s is an S, an N in canonical form (see parseNumber) or a B's bytes.
-	s string
 	// b is a BOOL.
 	b bool
-	l []value
-	m map[string]value
-	// set holds the elements of an SS, an NS (canonical) or a BS, in the
+	// s is an S, an N in canonical form (see parseNumber) or a B's bytes.
+	s string
+	// c is an M's attributes (an item), an L's elements ([]value), or the
+	// elements of an SS, an NS (canonical) or a BS ([]string), in the
 	// order they were given, without duplicates.
-	set []string
+	c any
+}
+
+// mapValue is an M of attributes m.
+func mapValue(m item) value { return value{kind: kindM, c: m} }
+
+// listValue is an L of elements l.
+func listValue(l []value) value { return value{kind: kindL, c: l} }
+
+// setValue is a set of kind k (SS, NS or BS) of elements set.
+func setValue(k kind, set []string) value { return value{kind: k, c: set} }
+
+// attrs are an M's attributes.
+func (v value) attrs() item {
+	m, _ := v.c.(item)
+	return m
+}
+
+// list is an L's elements.
+func (v value) list() []value {
+	l, _ := v.c.([]value)
+	return l
+}
+
+// elems are a set's elements.
+func (v value) elems() []string {
+	set, _ := v.c.([]string)
+	return set
 }
 
 // item is a stored item, or a key: its attributes by name.
@@ -89,7 +118,7 @@ func (v *value) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	if err != nil {
 		return err
 	}
-	sc := scanner{b: raw}
+	sc := scanner{s: string(raw)}
 	return sc.value(v)
 }
 
@@ -103,7 +132,7 @@ func (it *item) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 		*it = nil
 		return nil
 	}
-	sc := scanner{b: raw}
+	sc := scanner{s: string(raw)}
 	m, err := sc.item()
 	*it = m
 	return err
@@ -122,7 +151,7 @@ func (an *attributeNames) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 	if raw[0] == 'n' {
 		return nil
 	}
-	sc := scanner{b: raw}
+	sc := scanner{s: string(raw)}
 	if err := sc.delim('{'); err != nil {
 		return err
 	}
@@ -142,17 +171,19 @@ func (an *attributeNames) UnmarshalJSONFrom(d *jsontext.Decoder) error {
 
 // scanner reads DynamoDB JSON from one JSON value that a jsontext.Decoder
 // has read, and so checked: it is valid JSON, valid UTF-8, and no object
-// in it repeats a name.
+// in it repeats a name. The value is copied once, into s: the strings read
+// from it are parts of that copy, not copies of their own (an item's
+// attributes keep the copy of the item as long as any of them is kept).
 type scanner struct {
-	b []byte
+	s string
 	i int
 }
 
 // peek is the kind of the next value (after white space): its first byte,
 // '0' for a number, as jsontext.Kind names them.
 func (sc *scanner) peek() jsontext.Kind {
-	for sc.i < len(sc.b) {
-		switch c := sc.b[sc.i]; c {
+	for sc.i < len(sc.s) {
+		switch c := sc.s[sc.i]; c {
 		case ' ', '\t', '\n', '\r', ':', ',':
 			sc.i++
 		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -189,23 +220,23 @@ func (sc *scanner) str() (string, error) {
 		return "", serializationError("expected a string, found %v", k)
 	}
 	start, escaped := sc.i, false
-	for sc.i++; sc.b[sc.i] != '"'; sc.i++ {
-		if sc.b[sc.i] == '\\' {
+	for sc.i++; sc.s[sc.i] != '"'; sc.i++ {
+		if sc.s[sc.i] == '\\' {
 			escaped = true
 			sc.i++
 		}
 	}
 	sc.i++
 	if !escaped {
-		return string(sc.b[start+1 : sc.i-1]), nil
+		return sc.s[start+1 : sc.i-1], nil
 	}
-	out, err := jsontext.AppendUnquote(nil, sc.b[start:sc.i])
+	out, err := jsontext.AppendUnquote(nil, sc.s[start:sc.i])
 	return string(out), err
 }
 
 // literal reads true, false or null.
 func (sc *scanner) literal() {
-	for sc.i < len(sc.b) && sc.b[sc.i] >= 'a' && sc.b[sc.i] <= 'z' {
+	for sc.i < len(sc.s) && sc.s[sc.i] >= 'a' && sc.s[sc.i] <= 'z' {
 		sc.i++
 	}
 }
@@ -236,7 +267,7 @@ func (sc *scanner) skip() error {
 			}
 		}
 	case '0':
-		for sc.i < len(sc.b) && strings.IndexByte("+-.0123456789eE", sc.b[sc.i]) >= 0 {
+		for sc.i < len(sc.s) && strings.IndexByte("+-.0123456789eE", sc.s[sc.i]) >= 0 {
 			sc.i++
 		}
 	default:
@@ -298,27 +329,32 @@ func (sc *scanner) member(v *value, k kind) error {
 		if kd := sc.peek(); kd != 't' && kd != 'f' {
 			return serializationError("a %v member must be a boolean", k)
 		}
-		v.b = sc.b[sc.i] == 't'
+		v.b = sc.s[sc.i] == 't'
 		sc.literal()
 		if k == kindNULL && !v.b {
 			return invalidParameter("Null attribute value types must have the value of true")
 		}
 	case kindM:
-		v.m, err = sc.item()
+		var m item
+		m, err = sc.item()
+		*v = mapValue(m)
 	case kindL:
 		if err = sc.delim('['); err != nil {
 			return err
 		}
-		v.l = []value{}
+		l := []value{}
 		for !sc.end(']') {
 			var e value
 			if err := sc.value(&e); err != nil {
 				return err
 			}
-			v.l = append(v.l, e)
+			l = append(l, e)
 		}
+		*v = listValue(l)
 	case kindSS, kindNS, kindBS:
-		v.set, err = sc.set(k)
+		var set []string
+		set, err = sc.set(k)
+		*v = setValue(k, set)
 	}
 	return err
 }
@@ -366,19 +402,31 @@ func (sc *scanner) item() (item, error) {
 	if err := sc.delim('{'); err != nil {
 		return nil, err
 	}
-	out := item{}
+	// The attributes are gathered first, so that the map is made at its
+	// size and never grows.
+	var buf [16]attribute
+	attrs := buf[:0]
 	for !sc.end('}') {
 		name, err := sc.str()
 		if err != nil {
 			return nil, err
 		}
-		var v value
-		if err := sc.value(&v); err != nil {
+		attrs = append(attrs, attribute{name: name})
+		if err := sc.value(&attrs[len(attrs)-1].v); err != nil {
 			return nil, err
 		}
-		out[name] = v
+	}
+	out := make(item, len(attrs))
+	for _, a := range attrs {
+		out[a.name] = a.v
 	}
 	return out, nil
+}
+
+// attribute is one attribute of an item as it is read.
+type attribute struct {
+	name string
+	v    value
 }
 
 // binary reads a base64 string.
@@ -417,10 +465,10 @@ func appendValue(dst []byte, v value) []byte {
 	case kindBOOL, kindNULL:
 		dst = strconv.AppendBool(dst, v.b)
 	case kindM:
-		dst = appendItem(dst, v.m)
+		dst = appendItem(dst, v.attrs())
 	case kindL:
 		dst = append(dst, '[')
-		for i, e := range v.l {
+		for i, e := range v.list() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -429,7 +477,7 @@ func appendValue(dst []byte, v value) []byte {
 		dst = append(dst, ']')
 	case kindSS, kindNS, kindBS:
 		dst = append(dst, '[')
-		for i, e := range v.set {
+		for i, e := range v.elems() {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
@@ -481,23 +529,23 @@ func equal(a, b value) bool {
 	case kindBOOL, kindNULL:
 		return a.b == b.b
 	case kindL:
-		return slices.EqualFunc(a.l, b.l, equal)
+		return slices.EqualFunc(a.list(), b.list(), equal)
 	case kindM:
-		if len(a.m) != len(b.m) {
+		if len(a.attrs()) != len(b.attrs()) {
 			return false
 		}
-		for n, x := range a.m {
-			if y, ok := b.m[n]; !ok || !equal(x, y) {
+		for n, x := range a.attrs() {
+			if y, ok := b.attrs()[n]; !ok || !equal(x, y) {
 				return false
 			}
 		}
 		return true
 	default: // sets
-		if len(a.set) != len(b.set) {
+		if len(a.elems()) != len(b.elems()) {
 			return false
 		}
-		in := members(b.set)
-		for _, e := range a.set {
+		in := members(b.elems())
+		for _, e := range a.elems() {
 			if !in[e] {
 				return false
 			}
@@ -534,25 +582,25 @@ func (v value) size() int {
 		return 1
 	case kindM:
 		n := 3
-		for name, e := range v.m {
+		for name, e := range v.attrs() {
 			n += len(name) + e.size() + 1
 		}
 		return n
 	case kindL:
 		n := 3
-		for _, e := range v.l {
+		for _, e := range v.list() {
 			n += e.size() + 1
 		}
 		return n
 	case kindNS:
 		n := 0
-		for _, e := range v.set {
+		for _, e := range v.elems() {
 			n += numberSize(e)
 		}
 		return n
 	default: // SS, BS
 		n := 0
-		for _, e := range v.set {
+		for _, e := range v.elems() {
 			n += len(e)
 		}
 		return n
@@ -562,10 +610,10 @@ func (v value) size() int {
 // depth is how deep lists and maps nest in v: 0 for a scalar or a set.
 func (v value) depth() int {
 	d := 0
-	for _, e := range v.l {
+	for _, e := range v.list() {
 		d = max(d, e.depth())
 	}
-	for _, e := range v.m {
+	for _, e := range v.attrs() {
 		d = max(d, e.depth())
 	}
 	if v.kind == kindL || v.kind == kindM {

@@ -19,3 +19,15 @@ func TestNumberSize(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalInteger: an integer taken as it is, in canonical form, is
+// what reading it digit by digit makes of it; any other is read so.
+func TestCanonicalInteger(t *testing.T) {
+	for _, s := range []string{"0", "7", "-7", "1796218697882", "-0", "007", "+7", "1e3", "1.0", "", "-",
+		"12345678901234567890123456789012345678", "123456789012345678901234567890123456789", "1000000000000000000000000000000000000000"} {
+		d, ok := scanDecimal(s)
+		if canonicalInteger(s) && (!ok || d.check() != nil || d.String() != s) {
+			t.Errorf("%q is taken as it is, but reads as %q", s, d.String())
+		}
+	}
+}

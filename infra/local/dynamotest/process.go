@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -18,9 +20,32 @@ import (
 // tests: the test binary is then the endpoint's process (see Separate).
 const serveEnv = "DYNAMOTEST_SERVE_ENDPOINT"
 
+// gcPercent and memoryLimit are the endpoint's process's GOGC and
+// GOMEMLIMIT: its heap may grow to five times what it holds before the
+// collector runs, a quarter as often as by default, but the collector
+// runs as often as it must to keep the process under 512 MiB. The
+// endpoint is a development one whose heap is small (about 2.5 KB an
+// item: about 100 MB after a burst of 10,000 triggers), and at 100 the
+// collector took about a sixth of its CPU per request (see
+// infra/local/dynamo's doc).
+//
+// procs is its GOMAXPROCS: one. Its writes are serialized by one lock
+// anyway, and with more, requests that come a few at a time (as the
+// firing's do, each after the network's delay) kept idle threads spinning
+// for work: a burst's endpoint CPU was a fifth more, and the burst no
+// faster.
+const (
+	gcPercent   = 400
+	memoryLimit = 512 << 20
+	procs       = 1
+)
+
 // serve serves an embedded endpoint until stdin closes (the parent went),
 // after printing its URL.
 func serve() {
+	debug.SetGCPercent(gcPercent)
+	debug.SetMemoryLimit(memoryLimit)
+	runtime.GOMAXPROCS(procs)
 	ep, err := dynamo.Start("127.0.0.1:0", dynamo.SweepEvery(24*time.Hour))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
