@@ -36,10 +36,15 @@ func shardedBurst(t *testing.T, h *apitest.Harness, cron string) map[int][]strin
 	t.Helper()
 	byShard := map[int][]string{}
 	for n := 0; n < burstSize || len(byShard) < store.DueShards; n++ {
-		if n == 20*store.DueShards {
+		if n == 190 {
 			t.Fatalf("%d triggers cover %d shards", n, len(byShard))
 		}
-		id := newTrigger(t, h, cron, nil)
+		// The org holds at most 100 triggers: the rest are the user's own.
+		var set map[string]any
+		if n >= 95 {
+			set = map[string]any{"orgId": nil}
+		}
+		id := newTrigger(t, h, cron, set)
 		s := shardOf(t, h, id)
 		byShard[s] = append(byShard[s], id)
 	}
