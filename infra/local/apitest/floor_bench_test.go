@@ -359,8 +359,14 @@ func (f *floorBench) delete(tb testing.TB, items ...store.Item) {
 
 // items counts the table's items.
 func (f *floorBench) items(tb testing.TB) int {
+	return scanCount(tb, f.direct, &dynamodb.ScanInput{TableName: aws.String(f.table)})
+}
+
+// scanCount counts the items a scan finds.
+func scanCount(tb testing.TB, c *dynamodb.Client, in *dynamodb.ScanInput) int {
 	n := 0
-	p := dynamodb.NewScanPaginator(f.direct, &dynamodb.ScanInput{TableName: aws.String(f.table), Select: types.SelectCount})
+	in.Select = types.SelectCount
+	p := dynamodb.NewScanPaginator(c, in)
 	for p.HasMorePages() {
 		out, err := p.NextPage(context.Background())
 		if err != nil {

@@ -364,18 +364,9 @@ func benchDeliveries(b *testing.B) {
 
 // countSessions counts the table's sessions.
 func countSessions(tb testing.TB, c *dynamodb.Client, table string) int {
-	n := 0
-	p := dynamodb.NewScanPaginator(c, &dynamodb.ScanInput{TableName: aws.String(table), Select: types.SelectCount,
+	return scanCount(tb, c, &dynamodb.ScanInput{TableName: aws.String(table),
 		FilterExpression:          aws.String("begins_with(PK, :s) AND SK = :k"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: "SESSION#"}, ":k": &types.AttributeValueMemberS{Value: "METADATA"}}})
-	for p.HasMorePages() {
-		out, err := p.NextPage(context.Background())
-		if err != nil {
-			tb.Fatal(err)
-		}
-		n += int(out.Count)
-	}
-	return n
 }
 
 // requestLines sums the DynamoDB requests of the log lines written to it,

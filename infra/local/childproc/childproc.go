@@ -11,8 +11,12 @@
 package childproc
 
 import (
+	"bufio"
 	"context"
+	"io"
+	"os"
 	"os/exec"
+	"testing"
 )
 
 // Command is exec.Command for a process tied to this one.
@@ -30,4 +34,37 @@ func CommandContext(ctx context.Context, name string, arg ...string) *exec.Cmd {
 	tie(cmd)
 	cmd.Cancel = func() error { return Kill(cmd) }
 	return cmd
+}
+
+// Self starts the test binary again, tied to this process, with the
+// variable env (NAME=value) that makes it serve instead of test, its
+// standard error this one's: it returns the command, a pipe to its
+// standard input and a reader of its standard output. At the end of the
+// test the pipe is closed (the child's sign to exit) and the child waited
+// for.
+func Self(t testing.TB, env string) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := Command(exe)
+	cmd.Env = append(os.Environ(), env)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = in.Close()
+		_ = cmd.Wait()
+	})
+	return cmd, in, bufio.NewReader(out)
 }

@@ -1,7 +1,6 @@
 package dynamotest
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -69,29 +68,8 @@ type Process struct {
 // test. The package's TestMain must call Main.
 func Separate(t testing.TB) *Process {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := childproc.Command(exe)
-	cmd.Env = append(os.Environ(), serveEnv+"=1")
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = stdin.Close()
-		_ = cmd.Wait()
-	})
-	url, err := bufio.NewReader(stdout).ReadString('\n')
+	cmd, _, stdout := childproc.Self(t, serveEnv+"=1")
+	url, err := stdout.ReadString('\n')
 	if err != nil {
 		t.Fatalf("the endpoint's process gave no URL: %v", err)
 	}

@@ -62,29 +62,9 @@ type Process struct {
 // (childproc); it stops with the test.
 func Separate(t testing.TB, target string) *Process {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := childproc.Command(exe)
-	cmd.Env = append(os.Environ(), serveEnv+"="+target)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = in.Close()
-		_ = cmd.Wait()
-	})
-	p := &Process{cmd: cmd, in: in, out: bufio.NewReader(stdout)}
+	cmd, in, out := childproc.Self(t, serveEnv+"="+target)
+	p := &Process{cmd: cmd, in: in, out: out}
+	var err error
 	if p.url, err = p.line(); err != nil {
 		t.Fatalf("the proxy's process gave no URL: %v", err)
 	}
