@@ -12,9 +12,11 @@ import (
 // share reads the shards of the due index that a Scheduled Event names in
 // its detail, {"shards": [n, ...]}: each a whole number from 0 to
 // store.DueShards-1, none repeated, at least one. A detail that is absent,
-// null or {} (EventBridge's own Scheduled Event) names every shard. Any
-// other detail is an error: the schedule is misconfigured, and the
-// invocation fires nothing.
+// null or an object without shards ({}, EventBridge's own Scheduled
+// Event) names every shard; other members are not the firing's and are
+// ignored. A detail that is not an object, or shards that break the rule,
+// is an error: the schedule is misconfigured, and the invocation fires
+// nothing.
 func share(detail json.RawMessage) ([]int, error) {
 	all := make([]int, store.DueShards)
 	for i := range all {
@@ -28,9 +30,6 @@ func share(detail json.RawMessage) ([]int, error) {
 		return nil, fmt.Errorf("the event's detail is not a JSON object: %w", err)
 	}
 	raw, ok := members["shards"]
-	if len(members) > 1 || len(members) == 1 && !ok {
-		return nil, fmt.Errorf("the event's detail has members other than shards: %s", detail)
-	}
 	if !ok {
 		return all, nil
 	}
