@@ -115,6 +115,40 @@ func TestBurstOverlapping(t *testing.T) {
 	exactlyOnce(t, h, ids)
 }
 
+// TestBurstGrouped: a burst's new sessions go out several to a
+// transaction (store.Table.Grouped), and slots whose ledger rows exist
+// already, mixed among them, are duplicates that cancel only their own
+// writes: every slot fires once, with one session each.
+func TestBurstGrouped(t *testing.T) {
+	f, p := apitest.Faulty(t)
+	h := setup(t, f)
+	earlier := make([]string, burstSize/3)
+	for i := range earlier {
+		earlier[i] = newTrigger(t, h, "*/5 * * * *", nil)
+	}
+	if sum, err := fireAt(h, 32); err != nil || sum.Fired != len(earlier) {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	for _, id := range earlier {
+		rewind(t, h, id, burstSlot) // their slots' rows and sessions stand
+	}
+	ids := earlier
+	for len(ids) < burstSize {
+		ids = append(ids, newTrigger(t, h, "*/5 * * * *", nil))
+	}
+	before := p.Count("TransactWriteItems")
+	sum, err := fireAt(h, 32)
+	if want := (firing.Summary{Due: burstSize, Fired: burstSize - len(earlier), Duplicates: len(earlier)}); err != nil || sum != want {
+		t.Fatalf("%+v %v, want %+v", sum, err, want)
+	}
+	// One transaction records each duplicate's run; the new sessions'
+	// transactions are fewer than the slots they start.
+	if n := p.Count("TransactWriteItems") - before - len(earlier); n >= burstSize {
+		t.Errorf("%d transactions for %d slots", n, burstSize)
+	}
+	exactlyOnce(t, h, ids)
+}
+
 // TestBurstTwice: the same event delivered again after the burst fired
 // starts nothing.
 func TestBurstTwice(t *testing.T) {

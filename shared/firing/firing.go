@@ -43,6 +43,13 @@ const (
 	// defaultConcurrency is how many due triggers fire at a time when
 	// FIRING_CONCURRENCY is not set.
 	defaultConcurrency = 32
+	// perTransaction is how many slots' new sessions one transaction
+	// carries when every worker waits on one: the concurrency over it is
+	// how many transactions go out at a time (store.Table.Grouped). More
+	// share the SDK's and the HTTP client's work per request further, and
+	// make a slot wait longer for a send (docs/decisions.md, "Grouped
+	// transactions").
+	perTransaction = 8
 )
 
 // VarConcurrency is the environment variable that bounds how many due
@@ -158,7 +165,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 		}
 		return err
 	}
-	taken, undecoded := f.pool(ctx, policy, due, at, stop, inv)
+	taken, undecoded := f.pool(ctx, f.runner(ctx), policy, due, at, stop, inv)
 	if left := len(due) - taken; left > 0 {
 		inv.attrs = append(inv.attrs, slog.Int("leftDue", left))
 		for _, d := range due[taken:] {
@@ -176,7 +183,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 // (the reserve before the timeout; zero: none) has begun. It returns how
 // many were taken, and how many of those were index entries that did not
 // decode, which fireOne reads again.
-func (f *Firing) pool(ctx context.Context, policy *allocation.Policy, due []store.Due, at, stop time.Time, inv *tally) (taken, undecoded int) {
+func (f *Firing) pool(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, due []store.Due, at, stop time.Time, inv *tally) (taken, undecoded int) {
 	var mu sync.Mutex
 	take := func() (store.Due, bool) {
 		mu.Lock()
@@ -194,7 +201,7 @@ func (f *Firing) pool(ctx context.Context, policy *allocation.Policy, due []stor
 	for range min(f.concurrency(), len(due)) {
 		wg.Go(func() {
 			for d, ok := take(); ok; d, ok = take() {
-				o := f.fireOne(ctx, policy, d, at)
+				o := f.fireOne(ctx, r, policy, d, at)
 				if o.note != nil && o.slot.IsZero() {
 					o.slot = indexSlot(d, at)
 				}
@@ -218,7 +225,7 @@ func (f *Firing) concurrency() int {
 // conditioned on it: when the trigger changed since, it is read again,
 // strongly consistent, and judged again; what is not conditioned (stopping
 // a trigger that cannot fire) is decided on a strong read only.
-func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store.Due, at time.Time) outcome {
+func (f *Firing) fireOne(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, d store.Due, at time.Time) outcome {
 	tr, strong := d.Trigger, false
 	for range maxJudgements {
 		if tr == nil {
@@ -243,7 +250,8 @@ func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store
 				return o
 			}
 		default:
-			if fd, err := f.run(ctx, policy, j); !errors.Is(err, store.ErrTriggerMoved) {
+			s := triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next}
+			if fd, err := r.StartSlot(ctx, policy, s); !errors.Is(err, store.ErrTriggerMoved) {
 				return j.outcome(fd, err)
 			}
 		}
@@ -355,11 +363,16 @@ func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, cod
 	return o
 }
 
-// run obtains the session of the job's slot and records its run
-// (triggerrun.Runner.StartSlot).
-func (f *Firing) run(ctx context.Context, policy *allocation.Policy, j slotJob) (triggerrun.Fired, error) {
-	r := triggerrun.Runner{Start: f.Start, Table: f.Table, Now: f.now}
-	return r.StartSlot(ctx, policy, triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next})
+// runner is how the invocation's slots start their sessions
+// (triggerrun.Runner.StartSlot): on the table grouped for the invocation
+// (store.Table.Grouped), so that the new sessions' transactions of
+// triggers fired at the same moment go out together, about perTransaction
+// of them in each when every worker waits on one.
+func (f *Firing) runner(ctx context.Context) *triggerrun.Runner {
+	grouped := f.Table.Grouped(ctx, (f.concurrency()+perTransaction-1)/perTransaction)
+	svc := *f.Start
+	svc.Table = grouped
+	return &triggerrun.Runner{Start: &svc, Table: grouped, Now: f.now}
 }
 
 func (f *Firing) now() time.Time {

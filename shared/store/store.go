@@ -39,6 +39,7 @@ func Counting(o *dynamodb.Options) {
 type Table struct {
 	client *dynamodb.Client
 	name   string
+	group  *group // Grouped's, or nil
 }
 
 // New returns the table name on the client. The client is built once per
@@ -114,8 +115,7 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 	if adv != nil {
 		items = append(items, adv.items(t.name, rec)...)
 	}
-	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-	return transactionError(err, adv)
+	return transactionError(t.transact(ctx, items), adv)
 }
 
 // putSessionError maps the answer to a session written without a ledger

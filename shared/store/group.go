@@ -1,0 +1,181 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// maxTransactItems is the most items DynamoDB takes in one transaction.
+const maxTransactItems = 100
+
+// Grouped is the table as one invocation's many starts write it (the
+// firing's slots): each new session's transaction (its session, its
+// ledger row and what goes beside them) is sent together with those of
+// other starts waiting at the same moment, in one TransactWriteItems of
+// up to maxTransactItems items, at most sends of them at a time. A start
+// waits only while every send is under way, so a lone start goes out at
+// once, alone; under a burst, the SDK's and the HTTP client's work per
+// request is shared by the starts of a transaction.
+//
+// Each start's answer is its own: a transaction canceled by some starts'
+// items is answered to them with their own items' reasons, as if each
+// had been sent alone, and is sent again without them for the others,
+// whose writes it did not make. An answer that names no item (a fault the
+// SDK gave up on) is every start's; one that no retry mends (a validation
+// error) sends each start alone, so that it is answered to the start it
+// is about. The transactions go out with ctx, the invocation's (its
+// requests counted there), and end with the starts: Grouped keeps no
+// goroutine once every start has its answer. The firing's transactions
+// are small (a session, a row, a trigger's update and its run, a few KB),
+// far under DynamoDB's 4 MB a transaction.
+func (t *Table) Grouped(ctx context.Context, sends int) *Table {
+	grouped := *t
+	grouped.group = &group{ctx: ctx, client: t.client, free: max(1, sends)}
+	return &grouped
+}
+
+// group gathers the transactions of a Grouped table.
+type group struct {
+	ctx    context.Context
+	client *dynamodb.Client
+	mu     sync.Mutex
+	queue  []*member
+	free   int // sends that may start now
+}
+
+// member is one start's transaction, waiting for its answer.
+type member struct {
+	items  []types.TransactWriteItem
+	answer chan error
+}
+
+// transact sends items as one transaction, through the group when the
+// table is grouped: the answer is the SDK's as it would be for items sent
+// alone.
+func (t *Table) transact(ctx context.Context, items []types.TransactWriteItem) error {
+	if t.group == nil {
+		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		return err
+	}
+	return t.group.transact(items)
+}
+
+func (g *group) transact(items []types.TransactWriteItem) error {
+	m := &member{items: items, answer: make(chan error, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, m)
+	if g.free > 0 {
+		g.free--
+		go g.send(g.take())
+	}
+	g.mu.Unlock()
+	return <-m.answer
+}
+
+// take is the queue's first members that fit in one transaction, taken
+// off it. The caller holds mu.
+func (g *group) take() []*member {
+	n, items := 0, 0
+	for n < len(g.queue) && (n == 0 || items+len(g.queue[n].items) <= maxTransactItems) {
+		items += len(g.queue[n].items)
+		n++
+	}
+	taken := g.queue[:n:n]
+	g.queue = g.queue[n:]
+	return taken
+}
+
+// send sends batch, then what waits in the queue meanwhile, until it is
+// empty.
+func (g *group) send(batch []*member) {
+	for {
+		g.commit(batch)
+		g.mu.Lock()
+		if len(g.queue) == 0 {
+			g.free++
+			g.mu.Unlock()
+			return
+		}
+		batch = g.take()
+		g.mu.Unlock()
+	}
+}
+
+// commit sends batch as one transaction and answers each member: nil
+// when it went in; its own items' cancellation reasons when they canceled
+// it, after which the members whose items were not refused are sent again
+// together; the fault, when the SDK gave up on one that names no item.
+// Any other answer sends each member alone.
+func (g *group) commit(batch []*member) {
+	for len(batch) > 1 {
+		var items []types.TransactWriteItem
+		for _, m := range batch {
+			items = append(items, m.items...)
+		}
+		_, err := g.client.TransactWriteItems(g.ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+		if err == nil {
+			answer(batch, nil)
+			return
+		}
+		unrefused := refuse(batch, err)
+		if len(unrefused) == len(batch) && refusalOf(err).retryable {
+			answer(batch, err)
+			return
+		}
+		if len(unrefused) == len(batch) {
+			break // not said which member it is about
+		}
+		batch = unrefused
+	}
+	for _, m := range batch {
+		_, err := g.client.TransactWriteItems(g.ctx, &dynamodb.TransactWriteItemsInput{TransactItems: m.items})
+		m.answer <- err
+	}
+}
+
+// refuse answers the members of batch whose items the cancellation err
+// refused, each with its own items' reasons, and returns the others: the
+// whole batch when err names no refused item.
+func refuse(batch []*member, err error) []*member {
+	var canceled *types.TransactionCanceledException
+	total := 0
+	for _, m := range batch {
+		total += len(m.items)
+	}
+	if !errors.As(err, &canceled) || len(canceled.CancellationReasons) != total {
+		return batch // not this transaction's reasons
+	}
+	left := canceled.CancellationReasons
+	var unrefused []*member
+	for _, m := range batch {
+		own := left[:len(m.items):len(m.items)]
+		left = left[len(m.items):]
+		if refusedItem(own) {
+			m.answer <- &types.TransactionCanceledException{Message: canceled.Message, CancellationReasons: own}
+		} else {
+			unrefused = append(unrefused, m)
+		}
+	}
+	return unrefused
+}
+
+// refusedItem reports whether a reason refuses its item.
+func refusedItem(own []types.CancellationReason) bool {
+	for _, c := range own {
+		if why, known := reasons[aws.ToString(c.Code)]; !known || why != notRefused {
+			return true
+		}
+	}
+	return false
+}
+
+func answer(batch []*member, err error) {
+	for _, m := range batch {
+		m.answer <- err
+	}
+}

@@ -1,0 +1,200 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/shared/ledger"
+	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/trigger"
+)
+
+// groupedStart is one start of a grouped table: a slot of trigger trg_<i>,
+// its new session and ledger row with the slot's advance.
+type groupedStart struct {
+	seen *trigger.Trigger
+	id   string // the session's
+	key  string // the row's operation key
+}
+
+// groupedStarts creates n due triggers and returns a start of each.
+func groupedStarts(t *testing.T, tbl *Table, n int) []groupedStart {
+	t.Helper()
+	starts := make([]groupedStart, n)
+	for i := range starts {
+		tr := newTrigger(fmt.Sprintf("trg_%d", i), "u1", "", now)
+		tr.NextRunAt = now
+		if err := tbl.CreateTrigger(context.Background(), tr, 100); err != nil {
+			t.Fatal(err)
+		}
+		seen, err := tbl.GetTrigger(context.Background(), tr.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts[i] = groupedStart{seen: seen, id: fmt.Sprintf("workspace_%d", i), key: fmt.Sprintf("trigger:trg_%d:slot", i)}
+	}
+	return starts
+}
+
+func (s groupedStart) create(ctx context.Context, tbl *Table) (*ledger.Row, error) {
+	adv := &Advance{Seen: s.seen, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}
+	return tbl.CreateSession(ctx, newRecord(s.id), *newRow(s.key, s.id, now.Add(24*time.Hour)), now, adv)
+}
+
+// throughProxy is a grouped table of sends at a time, whose requests go
+// through a fault proxy to the backend's table.
+func throughProxy(t *testing.T, b dynamotest.Backend, name string, sends int, optFns ...func(*dynamodb.Options)) (*Table, *faultproxy.Proxy) {
+	p := faultproxy.New(b.Endpoint(t))
+	t.Cleanup(p.Close)
+	return New(localdb.Client(p.URL(), optFns...), name).Grouped(context.Background(), sends), p
+}
+
+// queued waits until n starts wait in the grouped table's queue.
+func queued(t *testing.T, tbl *Table, n int) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		tbl.group.mu.Lock()
+		k := len(tbl.group.queue)
+		tbl.group.mu.Unlock()
+		if k >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%d starts queued, want %d", k, n)
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// startAll runs the starts at once, the first alone in a send held until
+// the others wait in the queue, so that they go out together; then come
+// the faults given, one a transaction.
+func startAll(t *testing.T, tbl *Table, p *faultproxy.Proxy, starts []groupedStart, faults ...faultproxy.Fault) (rows []*ledger.Row, errs []error) {
+	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { queued(t, tbl, len(starts)-1) }))
+	for _, f := range faults {
+		p.Inject("TransactWriteItems", 1, f)
+	}
+	rows, errs = make([]*ledger.Row, len(starts)), make([]error, len(starts))
+	var wg sync.WaitGroup
+	first := make(chan struct{})
+	for i, s := range starts {
+		wg.Go(func() {
+			if i > 0 {
+				<-first
+			} else {
+				close(first)
+			}
+			rows[i], errs[i] = s.create(context.Background(), tbl)
+		})
+	}
+	wg.Wait()
+	return rows, errs
+}
+
+// TestGrouped: starts waiting at the same moment go out in one
+// transaction, each answered as if it had gone alone: the start whose
+// ledger row exists gets the row, the one whose trigger moved gets
+// ErrTriggerMoved, and neither writes anything, while the others' writes
+// are sent again without them and go in.
+func TestGrouped(t *testing.T) {
+	for _, b := range dynamotest.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			direct, name := dynamotest.Table(t, b)
+			tbl, p := throughProxy(t, b, name, 1)
+			ctx := context.Background()
+			starts := groupedStarts(t, New(direct, name), 5)
+			standing := newRow(starts[1].key, "workspace_earlier", now.Add(24*time.Hour))
+			if _, err := direct.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: EncodeLedger(standing)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := direct.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(name), Key: triggerKey("trg_2"),
+				UpdateExpression: aws.String("SET version = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": N(99)}}); err != nil {
+				t.Fatal(err)
+			}
+			before := p.Count("TransactWriteItems")
+			rows, errs := startAll(t, tbl, p, starts)
+			for i, err := range errs {
+				switch i {
+				case 1:
+					if !errors.Is(err, ErrLedgerExists) || rows[1] == nil || rows[1].SessionID != "workspace_earlier" {
+						t.Errorf("the start whose row exists: %v, %+v", err, rows[1])
+					}
+				case 2:
+					if !errors.Is(err, ErrTriggerMoved) {
+						t.Errorf("the start whose trigger moved: %v", err)
+					}
+				default:
+					if err != nil {
+						t.Errorf("start %d: %v", i, err)
+					}
+				}
+			}
+			for i, s := range starts {
+				_, err := New(direct, name).GetSession(ctx, s.id)
+				if written := err == nil; written != (i != 1 && i != 2) {
+					t.Errorf("session of start %d written: %v (%v)", i, written, err)
+				}
+			}
+			// The first alone; the other four together, canceled by two of
+			// them; the two others again, together.
+			if got := p.Count("TransactWriteItems") - before; b.Name == dynamotest.Backends(t)[0].Name && got != 3 {
+				t.Errorf("%d transactions, want 3", got)
+			}
+		})
+	}
+}
+
+// TestGroupedFaults: a fault that the SDK gave up on is every grouped
+// start's answer, and nothing is written; an answer that names no item
+// and that no retry mends sends each start alone, so that it reaches only
+// the start it is about.
+func TestGroupedFaults(t *testing.T) {
+	b := dynamotest.Backends(t)[0]
+	t.Run("throttled", func(t *testing.T) {
+		direct, name := dynamotest.Table(t, b)
+		tbl, p := throughProxy(t, b, name, 1, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+		starts := groupedStarts(t, New(direct, name), 4)
+		items := count(t, direct, name)
+		_, errs := startAll(t, tbl, p, starts, faultproxy.DynamoThrottle)
+		for i, err := range errs {
+			if i == 0 && err != nil || i > 0 && problem.CodeOf(err) != problem.ServiceUnavailable {
+				t.Errorf("start %d: %v", i, err)
+			}
+		}
+		// The first start's session, row and run.
+		if n := count(t, direct, name) - items; n != 3 {
+			t.Errorf("%d items written, want 3", n)
+		}
+	})
+	t.Run("refused whole", func(t *testing.T) {
+		direct, name := dynamotest.Table(t, b)
+		tbl, p := throughProxy(t, b, name, 1)
+		starts := groupedStarts(t, New(direct, name), 4)
+		before := p.Count("TransactWriteItems")
+		_, errs := startAll(t, tbl, p, starts,
+			faultproxy.Status(http.StatusBadRequest, "ValidationException", "Transaction request cannot include multiple operations on one item"))
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("start %d: %v", i, err)
+			}
+		}
+		// The first alone, the three together (refused), then each alone.
+		if got := p.Count("TransactWriteItems") - before; got != 5 {
+			t.Errorf("%d transactions, want 5", got)
+		}
+	})
+}
