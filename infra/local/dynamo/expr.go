@@ -3,8 +3,11 @@ package dynamo
 // DynamoDB's expression language (Developer Guide, "Using expressions in
 // DynamoDB"): condition and filter expressions, update expressions,
 // projection expressions and key condition expressions. Each expression
-// is parsed once per request into a tree (expr_parse.go), which is then
-// evaluated against items (expr_eval.go).
+// is parsed into a tree (expr_parse.go), which refers to the request's
+// values by their placeholders and is evaluated against items with them
+// (expr_eval.go). A tree is never changed once parsed, so that the next
+// requests that send the same expression with the same names, and values
+// of the same types, share it (expr_cache.go).
 
 import (
 	"maps"
@@ -20,9 +23,11 @@ type exprContext struct {
 	names  map[string]string
 	values map[string]value
 	// usedNames and usedValues are the references used, perhaps more
-	// than once each.
-	usedNames  []string
-	usedValues []string
+	// than once each; wholeValues are the values' references whose value
+	// the parse read, not only its type.
+	usedNames   []string
+	usedValues  []string
+	wholeValues []string
 }
 
 // newExprContext is the context of a request's names and values (either
@@ -41,13 +46,21 @@ func (c *exprContext) name(ref string) (string, bool) {
 	return n, ok
 }
 
-// value is the value that ref (":v") stands for, and marks ref used.
-func (c *exprContext) value(ref string) (value, bool) {
+// valueKind is the type of the value that ref (":v") stands for, and
+// marks ref used.
+func (c *exprContext) valueKind(ref string) (kind, bool) {
 	v, ok := c.values[ref]
 	if ok {
 		c.usedValues = append(c.usedValues, ref)
 	}
-	return v, ok
+	return v.kind, ok
+}
+
+// valueOf is the value that ref, marked used, stands for: the parse then
+// depends on the value, not only on its type.
+func (c *exprContext) valueOf(ref string) value {
+	c.wholeValues = append(c.wholeValues, ref)
+	return c.values[ref]
 }
 
 // unused returns the ValidationException DynamoDB answers when a
@@ -195,26 +208,16 @@ func sortedKeys[K int | string, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
 }
 
-// condition is a parsed ConditionExpression or FilterExpression.
+// condition is a parsed ConditionExpression, FilterExpression or
+// KeyConditionExpression.
 type condition struct {
 	root *condNode
 }
 
-// parseCondition parses a condition or filter expression; label is the
-// request member ("ConditionExpression" or "FilterExpression") that error
-// messages name.
-func parseCondition(expr, label string, c *exprContext) (*condition, error) {
-	root, err := parseConditionTree(expr, label, c)
-	if err != nil {
-		return nil, err
-	}
-	return &condition{root: root}, nil
-}
-
-// eval reports whether it meets the condition; it is nil when there is no
-// item, which has no attribute at all.
-func (cd *condition) eval(it item) bool {
-	return cd.root.eval(it)
+// eval reports whether it meets the condition, with the request's
+// values; it is nil when there is no item, which has no attribute at all.
+func (cd *condition) eval(it, values item) bool {
+	return cd.root.eval(it, values)
 }
 
 // refersTo returns the first of names (top-level attribute names) that

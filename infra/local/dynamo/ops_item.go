@@ -233,6 +233,7 @@ type write struct {
 	put       item       // a put's item
 	update    *update    // an update's expression, nil for an update without one
 	condition *condition // nil when none
+	values    item       // the values of the expressions
 	returnOld bool       // ReturnValuesOnConditionCheckFailure ALL_OLD
 }
 
@@ -252,6 +253,7 @@ func parseWrite(w *write, cond, upd *string, x expressions) error {
 	if err != nil {
 		return err
 	}
+	w.values = x.ExpressionAttributeValues
 	if cond != nil {
 		if w.condition, err = parseCondition(*cond, "ConditionExpression", c); err != nil {
 			return err
@@ -290,7 +292,7 @@ func (db *DB) apply(w *write) (t *table, old, after item, err error) {
 		}
 	}
 	old = t.get(w.key)
-	if w.condition != nil && !w.condition.eval(old) {
+	if w.condition != nil && !w.condition.eval(old, w.values) {
 		return t, old, nil, conditionFailed(old, w.returnOld)
 	}
 	switch w.op {
@@ -316,7 +318,7 @@ func (t *table) updated(w *write, old item) (item, error) {
 	after := base
 	if w.update != nil {
 		var err error
-		if after, err = w.update.apply(base); err != nil {
+		if after, err = w.update.apply(base, w.values); err != nil {
 			return nil, cancelling(err)
 		}
 	}

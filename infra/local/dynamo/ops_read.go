@@ -162,7 +162,7 @@ func (db *DB) readItems(in *readInput, isQuery bool) (any, error) {
 	items := []item{}
 	count := 0
 	for _, it := range page {
-		if r.filter != nil && !r.filter.eval(it) {
+		if r.filter != nil && !r.filter.eval(it, in.ExpressionAttributeValues) {
 			continue
 		}
 		count++
