@@ -10,7 +10,6 @@ package dynamo
 // of the same types, share it (expr_cache.go).
 
 import (
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,7 +32,8 @@ type exprContext struct {
 // newExprContext is the context of a request's names and values (either
 // may be nil).
 func newExprContext(names map[string]string, values map[string]value) *exprContext {
-	return &exprContext{names: names, values: values, usedNames: make([]string, 0, len(names)), usedValues: make([]string, 0, len(values))}
+	used := make([]string, 0, len(names)+len(values))
+	return &exprContext{names: names, values: values, usedNames: used[:0:len(names)], usedValues: used[len(names):len(names)]}
 }
 
 // name is the attribute name that ref ("#a") stands for, and marks ref
@@ -153,6 +153,10 @@ type pathTree struct {
 	act     *updateAction // an update's action on this leaf
 	names   map[string]*pathTree
 	indexes map[int]*pathTree
+	// byName and byIndex are the keys of names and of indexes, in order,
+	// so that a tree is walked the same way every time.
+	byName  []string
+	byIndex []int
 }
 
 // insert adds p to the tree and returns its leaf; problem is DynamoDB's
@@ -176,6 +180,7 @@ func (t *pathTree) insert(p docPath) (leaf *pathTree, problem string) {
 			if next = n.indexes[s.index]; next == nil {
 				next = &pathTree{path: p}
 				n.indexes[s.index] = next
+				n.byIndex = insertSorted(n.byIndex, s.index)
 			}
 		default:
 			if n.names == nil {
@@ -184,6 +189,7 @@ func (t *pathTree) insert(p docPath) (leaf *pathTree, problem string) {
 			if next = n.names[s.name]; next == nil {
 				next = &pathTree{path: p}
 				n.names[s.name] = next
+				n.byName = insertSorted(n.byName, s.name)
 			}
 		}
 		n = next
@@ -202,10 +208,10 @@ func pathsProblem(how string, one, two docPath) string {
 		one.String() + ", path two: " + two.String()
 }
 
-// sortedKeys are m's keys in order, so that a tree is walked the same way
-// every time.
-func sortedKeys[K int | string, V any](m map[K]V) []K {
-	return slices.Sorted(maps.Keys(m))
+// insertSorted inserts k, which s does not hold, into s, sorted.
+func insertSorted[K int | string](s []K, k K) []K {
+	i, _ := slices.BinarySearch(s, k)
+	return slices.Insert(s, i, k)
 }
 
 // condition is a parsed ConditionExpression, FilterExpression or

@@ -160,14 +160,14 @@ func isSet(k kind) bool {
 // request's), then the actions are applied, and only the maps and lists
 // on their paths are copied.
 func (u *update) apply(old, values item) (item, error) {
-	operands := make(map[*updateAction]value, len(u.actions))
+	operands := make([]value, len(u.actions))
 	for _, a := range u.actions {
 		if a.value != nil {
 			v, err := a.value.compute(old, values)
 			if err != nil {
 				return nil, err
 			}
-			operands[a] = v
+			operands[a.n] = v
 		}
 	}
 	m, err := u.tree.applyMap(old, operands)
@@ -239,16 +239,16 @@ func (o *operand) compute(it, values item) (value, error) {
 
 // applyMap applies the node's actions to the attributes of an item or of a
 // map (old, which may be nil) and returns the new attributes.
-func (t *pathTree) applyMap(old map[string]value, values map[*updateAction]value) (map[string]value, error) {
+func (t *pathTree) applyMap(old map[string]value, operands []value) (map[string]value, error) {
 	out := maps.Clone(old)
 	if out == nil {
 		out = map[string]value{}
 	}
-	for _, name := range sortedKeys(t.names) {
+	for _, name := range t.byName {
 		child := t.names[name]
 		cur, exists := old[name]
 		if child.leaf {
-			v, keep, err := child.act.applyTo(cur, exists, values)
+			v, keep, err := child.act.applyTo(cur, exists, operands)
 			if err != nil {
 				return nil, err
 			}
@@ -262,7 +262,7 @@ func (t *pathTree) applyMap(old map[string]value, values map[*updateAction]value
 		if !exists {
 			return nil, invalidUpdatePath()
 		}
-		v, err := child.applyValue(cur, values)
+		v, err := child.applyValue(cur, operands)
 		if err != nil {
 			return nil, err
 		}
@@ -274,35 +274,35 @@ func (t *pathTree) applyMap(old map[string]value, values map[*updateAction]value
 // applyValue applies the node's actions inside cur, which must be a map
 // for a node with children by name, a list for one with children by
 // index.
-func (t *pathTree) applyValue(cur value, values map[*updateAction]value) (value, error) {
+func (t *pathTree) applyValue(cur value, operands []value) (value, error) {
 	if t.names != nil {
 		if cur.kind != kindM {
 			return value{}, invalidUpdatePath()
 		}
-		m, err := t.applyMap(cur.attrs(), values)
+		m, err := t.applyMap(cur.attrs(), operands)
 		return mapValue(m), err
 	}
 	if cur.kind != kindL {
 		return value{}, invalidUpdatePath()
 	}
-	l, err := t.applyList(cur.list(), values)
+	l, err := t.applyList(cur.list(), operands)
 	return listValue(l), err
 }
 
 // applyList applies the node's actions to a list's elements, each index
 // meaning the element at that index in old: removed elements close up the
 // list, and elements set past its end are appended in index order.
-func (t *pathTree) applyList(old []value, values map[*updateAction]value) ([]value, error) {
+func (t *pathTree) applyList(old []value, operands []value) ([]value, error) {
 	out := slices.Clone(old)
 	removed := make([]bool, len(old))
 	var appended []value
-	for _, i := range sortedKeys(t.indexes) {
+	for _, i := range t.byIndex {
 		child := t.indexes[i]
 		switch {
 		case i >= len(old) && !child.leaf:
 			return nil, invalidUpdatePath()
 		case i >= len(old):
-			v, keep, err := child.act.applyTo(value{}, false, values)
+			v, keep, err := child.act.applyTo(value{}, false, operands)
 			if err != nil {
 				return nil, err
 			}
@@ -310,13 +310,13 @@ func (t *pathTree) applyList(old []value, values map[*updateAction]value) ([]val
 				appended = append(appended, v)
 			}
 		case child.leaf:
-			v, keep, err := child.act.applyTo(old[i], true, values)
+			v, keep, err := child.act.applyTo(old[i], true, operands)
 			if err != nil {
 				return nil, err
 			}
 			out[i], removed[i] = v, !keep
 		default:
-			v, err := child.applyValue(old[i], values)
+			v, err := child.applyValue(old[i], operands)
 			if err != nil {
 				return nil, err
 			}
@@ -333,15 +333,16 @@ func (t *pathTree) applyList(old []value, values map[*updateAction]value) ([]val
 }
 
 // applyTo applies the action to the attribute or element it names (cur,
-// when exists): keep is false when the action leaves none there.
-func (a *updateAction) applyTo(cur value, exists bool, values map[*updateAction]value) (v value, keep bool, err error) {
+// when exists), its operand computed in operands: keep is false when the
+// action leaves none there.
+func (a *updateAction) applyTo(cur value, exists bool, operands []value) (v value, keep bool, err error) {
 	switch a.kind {
 	case actSet:
-		return values[a], true, nil
+		return operands[a.n], true, nil
 	case actRemove:
 		return value{}, false, nil
 	}
-	x := values[a]
+	x := operands[a.n]
 	switch {
 	case a.kind == actAdd && !exists:
 		return x, true, nil
@@ -425,7 +426,7 @@ func (t *pathTree) project(v value) (value, bool) {
 		return value{}, false
 	}
 	var l []value
-	for _, i := range sortedKeys(t.indexes) {
+	for _, i := range t.byIndex {
 		if i < len(v.list()) {
 			if e, ok := t.indexes[i].project(v.list()[i]); ok {
 				l = append(l, e)

@@ -744,6 +744,8 @@ type updateAction struct {
 	// value is SET's value (an operand, or + or - of two), or the
 	// expression attribute value ADD adds or DELETE deletes.
 	value *operand
+	// n is the action's place in its update's actions.
+	n int
 }
 
 // parseUpdate parses an update expression: clauses SET, REMOVE, ADD and
@@ -773,6 +775,7 @@ func parseUpdate(expr string, c *exprContext) (*update, error) {
 				if err != nil {
 					return nil, err
 				}
+				a.n = len(u.actions)
 				u.actions = append(u.actions, a)
 				if leaf, problem := u.tree.insert(a.path); problem != "" {
 					p.report(checkPaths, "%s", problem)

@@ -128,9 +128,14 @@ func segmentStart(segment, total int) uint64 {
 }
 
 // tableEntry is the entry of an item's table key (the item may be a key
-// only, for a lookup).
+// only, for a lookup), made in one allocation with its keys.
 func (t *table) tableEntry(it item) *entry {
-	return &entry{hash: hashKey(it[t.key.hash.name]), keys: t.appendKey(make([]value, 0, 2), it), it: it}
+	b := new(struct {
+		e    entry
+		keys [2]value
+	})
+	b.e = entry{hash: hashKey(it[t.key.hash.name]), keys: t.appendKey(b.keys[:0], it), it: it}
+	return &b.e
 }
 
 // appendKey appends the values of the table's key in it.
@@ -142,14 +147,19 @@ func (t *table) appendKey(keys []value, it item) []value {
 	return keys
 }
 
-// indexEntry is the entry of an item in index x; ok is false when the item
-// lacks one of the index's key attributes, or has one of another type.
+// indexEntry is the entry of an item in index x, made in one allocation
+// with its keys; ok is false when the item lacks one of the index's key
+// attributes, or has one of another type.
 func (t *table) indexEntry(x *index, it item) (e *entry, ok bool) {
 	h, ok := it[x.key.hash.name]
 	if !ok || h.kind != x.key.hash.kind {
 		return nil, false
 	}
-	keys := append(make([]value, 0, 4), h)
+	b := new(struct {
+		e    entry
+		keys [4]value
+	})
+	keys := append(b.keys[:0], h)
 	if x.key.rng.name != "" {
 		r, ok := it[x.key.rng.name]
 		if !ok || r.kind != x.key.rng.kind {
@@ -157,7 +167,13 @@ func (t *table) indexEntry(x *index, it item) (e *entry, ok bool) {
 		}
 		keys = append(keys, r)
 	}
-	return &entry{hash: hashKey(h), keys: t.appendKey(keys, it), it: it}, true
+	b.e = entry{hash: hashKey(h), keys: t.appendKey(keys, it), it: it}
+	return &b.e, true
+}
+
+// sameKey reports whether a and b, keys of the table, are one key.
+func (t *table) sameKey(a, b item) bool {
+	return equal(a[t.key.hash.name], b[t.key.hash.name]) && (t.key.rng.name == "" || equal(a[t.key.rng.name], b[t.key.rng.name]))
 }
 
 // get is the stored item of a key, nil when there is none.
