@@ -39,7 +39,7 @@ type table struct {
 	billing   string
 	indexes   []*index // global, then local, in the order given
 	ttl       string   // the time to live attribute, "" while disabled
-	items     *btree.BTreeG[*entry]
+	items     *entryTree
 	itemBytes int
 }
 
@@ -54,7 +54,7 @@ type index struct {
 	// projected are the attributes a KEYS_ONLY or INCLUDE index holds:
 	// the table's keys, its own and the included ones, each once.
 	projected []string
-	entries   *btree.BTreeG[*entry]
+	entries   *entryTree
 	bytes     int // the size of what it holds of its items
 }
 
@@ -94,7 +94,65 @@ func lessEntry(a, b *entry) bool {
 	}
 }
 
-func newTree() *btree.BTreeG[*entry] { return btree.NewG(16, lessEntry) }
+// entryTree is a B-tree of entries in lessEntry's order. It holds each
+// entry beside its hash, so that a search compares the hashes in its
+// nodes and reaches an entry only when they are equal (within a
+// partition).
+type entryTree struct{ t *btree.BTreeG[entryRef] }
+
+// entryRef is an entry in an entryTree.
+type entryRef struct {
+	hash uint64
+	e    *entry
+}
+
+func newTree() *entryTree {
+	return &entryTree{btree.NewG(16, func(a, b entryRef) bool {
+		if a.hash != b.hash {
+			return a.hash < b.hash
+		}
+		return lessEntry(a.e, b.e)
+	})}
+}
+
+// Len is the number of entries in the tree.
+func (t *entryTree) Len() int { return t.t.Len() }
+
+// Get is the entry that sorts as e does.
+func (t *entryTree) Get(e *entry) (*entry, bool) {
+	r, ok := t.t.Get(entryRef{e.hash, e})
+	return r.e, ok
+}
+
+// ReplaceOrInsert stores e, in place of the entry that sorts as it does,
+// which it returns.
+func (t *entryTree) ReplaceOrInsert(e *entry) (*entry, bool) {
+	r, ok := t.t.ReplaceOrInsert(entryRef{e.hash, e})
+	return r.e, ok
+}
+
+// Delete removes the entry that sorts as e does, and returns it.
+func (t *entryTree) Delete(e *entry) (*entry, bool) {
+	r, ok := t.t.Delete(entryRef{e.hash, e})
+	return r.e, ok
+}
+
+// Ascend visits every entry in order, until visit answers false.
+func (t *entryTree) Ascend(visit func(*entry) bool) {
+	t.t.Ascend(func(r entryRef) bool { return visit(r.e) })
+}
+
+// AscendGreaterOrEqual visits, in order, the entries from the first that
+// does not sort before from, until visit answers false.
+func (t *entryTree) AscendGreaterOrEqual(from *entry, visit func(*entry) bool) {
+	t.t.AscendGreaterOrEqual(entryRef{from.hash, from}, func(r entryRef) bool { return visit(r.e) })
+}
+
+// DescendLessOrEqual visits, in reverse order, the entries from the last
+// that does not sort after from, until visit answers false.
+func (t *entryTree) DescendLessOrEqual(from *entry, visit func(*entry) bool) {
+	t.t.DescendLessOrEqual(entryRef{from.hash, from}, func(r entryRef) bool { return visit(r.e) })
+}
 
 // hashKey spreads partition keys over the hash space: a scan reads them in
 // this order, and segment n of a parallel scan is the n-th of equal ranges.
