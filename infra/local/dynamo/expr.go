@@ -21,9 +21,9 @@ import (
 type exprContext struct {
 	names  map[string]string
 	values map[string]value
-	// usedNames and usedValues are the references used, perhaps more
-	// than once each; wholeValues are the values' references whose value
-	// the parse read, not only its type.
+	// usedNames and usedValues are the references used, each once;
+	// wholeValues are the values' references whose value the parse read,
+	// not only its type.
 	usedNames   []string
 	usedValues  []string
 	wholeValues []string
@@ -41,7 +41,7 @@ func newExprContext(names map[string]string, values map[string]value) *exprConte
 func (c *exprContext) name(ref string) (string, bool) {
 	n, ok := c.names[ref]
 	if ok {
-		c.usedNames = append(c.usedNames, ref)
+		c.usedNames = appendOnce(c.usedNames, ref)
 	}
 	return n, ok
 }
@@ -51,7 +51,7 @@ func (c *exprContext) name(ref string) (string, bool) {
 func (c *exprContext) valueKind(ref string) (kind, bool) {
 	v, ok := c.values[ref]
 	if ok {
-		c.usedValues = append(c.usedValues, ref)
+		c.usedValues = appendOnce(c.usedValues, ref)
 	}
 	return v.kind, ok
 }
@@ -61,6 +61,14 @@ func (c *exprContext) valueKind(ref string) (kind, bool) {
 func (c *exprContext) valueOf(ref string) value {
 	c.wholeValues = append(c.wholeValues, ref)
 	return c.values[ref]
+}
+
+// appendOnce appends ref to used unless used holds it.
+func appendOnce(used []string, ref string) []string {
+	if slices.Contains(used, ref) {
+		return used
+	}
+	return append(used, ref)
 }
 
 // unused returns the ValidationException DynamoDB answers when a

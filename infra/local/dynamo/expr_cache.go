@@ -1,6 +1,9 @@
 package dynamo
 
-import "sync"
+import (
+	"slices"
+	"sync"
+)
 
 // parses keeps the trees of the expressions parsed last: clients send the
 // same few expressions again and again, with the same names and values
@@ -61,31 +64,34 @@ func parseOnce[T any](g grammar, expr string, c *exprContext, parse func() (T, e
 	parses.mu.Unlock()
 	if p != nil && p.fits(c) {
 		for _, n := range p.names {
-			c.usedNames = append(c.usedNames, n.ref)
+			c.usedNames = appendOnce(c.usedNames, n.ref)
 		}
 		for _, v := range p.values {
-			c.usedValues = append(c.usedValues, v.ref)
+			c.usedValues = appendOnce(c.usedValues, v.ref)
 		}
 		return p.tree.(T), nil
 	}
-	names, values, whole := len(c.usedNames), len(c.usedValues), len(c.wholeValues)
+	// The parse's own references, apart from those the request's other
+	// expressions used before it.
+	usedNames, usedValues := c.usedNames, c.usedValues
+	c.usedNames, c.usedValues, c.wholeValues = nil, nil, nil
 	tree, err := parse()
+	p = &cachedParse{tree: tree}
+	for _, ref := range c.usedNames {
+		p.names = append(p.names, nameUse{ref, c.names[ref]})
+		usedNames = appendOnce(usedNames, ref)
+	}
+	for _, ref := range c.usedValues {
+		u := valueUse{ref: ref, kind: c.values[ref].kind, whole: slices.Contains(c.wholeValues, ref)}
+		if u.whole {
+			u.v = c.values[ref]
+		}
+		p.values = append(p.values, u)
+		usedValues = appendOnce(usedValues, ref)
+	}
+	c.usedNames, c.usedValues, c.wholeValues = usedNames, usedValues, nil
 	if err != nil {
 		return tree, err
-	}
-	p = &cachedParse{tree: tree}
-	for _, ref := range c.usedNames[names:] {
-		p.names = append(p.names, nameUse{ref, c.names[ref]})
-	}
-	for _, ref := range c.usedValues[values:] {
-		p.values = append(p.values, valueUse{ref: ref, kind: c.values[ref].kind})
-	}
-	for _, ref := range c.wholeValues[whole:] {
-		for i := range p.values {
-			if p.values[i].ref == ref {
-				p.values[i].whole, p.values[i].v = true, c.values[ref]
-			}
-		}
 	}
 	parses.mu.Lock()
 	if len(parses.byExpr) >= parseCacheSize {

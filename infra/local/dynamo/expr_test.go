@@ -972,6 +972,26 @@ func TestParseCache(t *testing.T) {
 			exValidation(t, err, tc.want)
 		})
 	}
+	// An expression depends on its own references, whichever the
+	// request's other expressions used before it.
+	exForget()
+	c := exContext()
+	c.names["#a"] = "status"
+	if _, err := parseCondition("#a = :x", "ConditionExpression", c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseUpdate("SET #a = :y", c); err != nil {
+		t.Fatal(err)
+	}
+	c = exContext()
+	c.names["#a"] = "other"
+	u, err := parseUpdate("SET #a = :y", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.topLevel(); !slices.Equal(got, []string{"other"}) || !slices.Contains(c.usedNames, "#a") || !slices.Contains(c.usedValues, ":y") {
+		t.Errorf("the update sets %q and uses %q and %q, want [other], #a and :y", got, c.usedNames, c.usedValues)
+	}
 	// Requests at once share a parse, each with its own values.
 	var wg sync.WaitGroup
 	for g := range 8 {
