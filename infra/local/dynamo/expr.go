@@ -3,11 +3,13 @@ package dynamo
 // DynamoDB's expression language (Developer Guide, "Using expressions in
 // DynamoDB"): condition and filter expressions, update expressions,
 // projection expressions and key condition expressions. Each expression
-// is parsed once per request into a tree (expr_parse.go), which is then
-// evaluated against items (expr_eval.go).
+// is parsed into a tree (expr_parse.go), which refers to the request's
+// values by their placeholders and is evaluated against items with them
+// (expr_eval.go). A tree is never changed once parsed, so that the next
+// requests that send the same expression with the same names, and values
+// of the same types, share it (expr_cache.go).
 
 import (
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,16 +21,19 @@ import (
 type exprContext struct {
 	names  map[string]string
 	values map[string]value
-	// usedNames and usedValues are the references used, perhaps more
-	// than once each.
-	usedNames  []string
-	usedValues []string
+	// usedNames and usedValues are the references used, each once;
+	// wholeValues are the values' references whose value the parse read,
+	// not only its type.
+	usedNames   []string
+	usedValues  []string
+	wholeValues []string
 }
 
 // newExprContext is the context of a request's names and values (either
 // may be nil).
 func newExprContext(names map[string]string, values map[string]value) *exprContext {
-	return &exprContext{names: names, values: values, usedNames: make([]string, 0, len(names)), usedValues: make([]string, 0, len(values))}
+	used := make([]string, 0, len(names)+len(values))
+	return &exprContext{names: names, values: values, usedNames: used[:0:len(names)], usedValues: used[len(names):len(names)]}
 }
 
 // name is the attribute name that ref ("#a") stands for, and marks ref
@@ -36,18 +41,34 @@ func newExprContext(names map[string]string, values map[string]value) *exprConte
 func (c *exprContext) name(ref string) (string, bool) {
 	n, ok := c.names[ref]
 	if ok {
-		c.usedNames = append(c.usedNames, ref)
+		c.usedNames = appendOnce(c.usedNames, ref)
 	}
 	return n, ok
 }
 
-// value is the value that ref (":v") stands for, and marks ref used.
-func (c *exprContext) value(ref string) (value, bool) {
+// valueKind is the type of the value that ref (":v") stands for, and
+// marks ref used.
+func (c *exprContext) valueKind(ref string) (kind, bool) {
 	v, ok := c.values[ref]
 	if ok {
-		c.usedValues = append(c.usedValues, ref)
+		c.usedValues = appendOnce(c.usedValues, ref)
 	}
-	return v, ok
+	return v.kind, ok
+}
+
+// valueOf is the value that ref, marked used, stands for: the parse then
+// depends on the value, not only on its type.
+func (c *exprContext) valueOf(ref string) value {
+	c.wholeValues = append(c.wholeValues, ref)
+	return c.values[ref]
+}
+
+// appendOnce appends ref to used unless used holds it.
+func appendOnce(used []string, ref string) []string {
+	if slices.Contains(used, ref) {
+		return used
+	}
+	return append(used, ref)
 }
 
 // unused returns the ValidationException DynamoDB answers when a
@@ -140,6 +161,10 @@ type pathTree struct {
 	act     *updateAction // an update's action on this leaf
 	names   map[string]*pathTree
 	indexes map[int]*pathTree
+	// byName and byIndex are the keys of names and of indexes, in order,
+	// so that a tree is walked the same way every time.
+	byName  []string
+	byIndex []int
 }
 
 // insert adds p to the tree and returns its leaf; problem is DynamoDB's
@@ -163,6 +188,7 @@ func (t *pathTree) insert(p docPath) (leaf *pathTree, problem string) {
 			if next = n.indexes[s.index]; next == nil {
 				next = &pathTree{path: p}
 				n.indexes[s.index] = next
+				n.byIndex = insertSorted(n.byIndex, s.index)
 			}
 		default:
 			if n.names == nil {
@@ -171,6 +197,7 @@ func (t *pathTree) insert(p docPath) (leaf *pathTree, problem string) {
 			if next = n.names[s.name]; next == nil {
 				next = &pathTree{path: p}
 				n.names[s.name] = next
+				n.byName = insertSorted(n.byName, s.name)
 			}
 		}
 		n = next
@@ -189,32 +216,22 @@ func pathsProblem(how string, one, two docPath) string {
 		one.String() + ", path two: " + two.String()
 }
 
-// sortedKeys are m's keys in order, so that a tree is walked the same way
-// every time.
-func sortedKeys[K int | string, V any](m map[K]V) []K {
-	return slices.Sorted(maps.Keys(m))
+// insertSorted inserts k, which s does not hold, into s, sorted.
+func insertSorted[K int | string](s []K, k K) []K {
+	i, _ := slices.BinarySearch(s, k)
+	return slices.Insert(s, i, k)
 }
 
-// condition is a parsed ConditionExpression or FilterExpression.
+// condition is a parsed ConditionExpression, FilterExpression or
+// KeyConditionExpression.
 type condition struct {
 	root *condNode
 }
 
-// parseCondition parses a condition or filter expression; label is the
-// request member ("ConditionExpression" or "FilterExpression") that error
-// messages name.
-func parseCondition(expr, label string, c *exprContext) (*condition, error) {
-	root, err := parseConditionTree(expr, label, c)
-	if err != nil {
-		return nil, err
-	}
-	return &condition{root: root}, nil
-}
-
-// eval reports whether it meets the condition; it is nil when there is no
-// item, which has no attribute at all.
-func (cd *condition) eval(it item) bool {
-	return cd.root.eval(it)
+// eval reports whether it meets the condition, with the request's
+// values; it is nil when there is no item, which has no attribute at all.
+func (cd *condition) eval(it, values item) bool {
+	return cd.root.eval(it, values)
 }
 
 // refersTo returns the first of names (top-level attribute names) that

@@ -7,37 +7,38 @@ import (
 	"strings"
 )
 
-// eval reports whether it meets the condition the node stands for.
-func (n *condNode) eval(it item) bool {
+// eval reports whether it meets the condition the node stands for, with
+// the request's values.
+func (n *condNode) eval(it, values item) bool {
 	switch n.kind {
 	case condAnd:
-		return n.kids[0].eval(it) && n.kids[1].eval(it)
+		return n.kids[0].eval(it, values) && n.kids[1].eval(it, values)
 	case condOr:
-		return n.kids[0].eval(it) || n.kids[1].eval(it)
+		return n.kids[0].eval(it, values) || n.kids[1].eval(it, values)
 	case condNot:
-		return !n.kids[0].eval(it)
+		return !n.kids[0].eval(it, values)
 	case condCompare:
-		a, aok := n.args[0].get(it)
-		b, bok := n.args[1].get(it)
+		a, aok := n.args[0].get(it, values)
+		b, bok := n.args[1].get(it, values)
 		return comparison(n.op, a, aok, b, bok)
 	case condBetween:
-		x, xok := n.args[0].get(it)
-		lo, lok := n.args[1].get(it)
-		hi, hok := n.args[2].get(it)
+		x, xok := n.args[0].get(it, values)
+		lo, lok := n.args[1].get(it, values)
+		hi, hok := n.args[2].get(it, values)
 		return xok && lok && hok && comparison(">=", x, true, lo, true) && comparison("<=", x, true, hi, true)
 	case condIn:
-		x, ok := n.args[0].get(it)
+		x, ok := n.args[0].get(it, values)
 		if !ok {
 			return false
 		}
 		for _, o := range n.args[1:] {
-			if v, ok := o.get(it); ok && equal(x, v) {
+			if v, ok := o.get(it, values); ok && equal(x, v) {
 				return true
 			}
 		}
 		return false
 	}
-	return n.call.holds(it)
+	return n.call.holds(it, values)
 }
 
 // comparison is a op b, where aok and bok say whether a and b exist: =
@@ -68,17 +69,17 @@ func comparison(op string, a value, aok bool, b value, bok bool) bool {
 	return c >= 0 // ">="
 }
 
-// get is a condition operand's value for it, ok false when it has none:
-// a path the item does not have, or size of what has no size. The parser
-// lets no function but size be an operand.
-func (o *operand) get(it item) (value, bool) {
+// get is a condition operand's value for it, with the request's values,
+// ok false when it has none: a path the item does not have, or size of
+// what has no size. The parser lets no function but size be an operand.
+func (o *operand) get(it, values item) (value, bool) {
 	switch o.kind {
 	case opValue:
-		return o.val, true
+		return values[o.ref], true
 	case opPath:
 		return o.path.get(it)
 	}
-	v, ok := o.args[0].get(it)
+	v, ok := o.args[0].get(it, values)
 	if !ok {
 		return value{}, false
 	}
@@ -106,16 +107,17 @@ func sizeOf(v value) (int, bool) {
 	return 0, false
 }
 
-// holds reports whether a condition's function is true for it.
-func (o *operand) holds(it item) bool {
-	a, aok := o.args[0].get(it)
+// holds reports whether a condition's function is true for it, with the
+// request's values.
+func (o *operand) holds(it, values item) bool {
+	a, aok := o.args[0].get(it, values)
 	switch o.fn {
 	case "attribute_exists":
 		return aok
 	case "attribute_not_exists":
 		return !aok
 	}
-	b, bok := o.args[1].get(it)
+	b, bok := o.args[1].get(it, values)
 	if !aok || !bok {
 		return false
 	}
@@ -153,21 +155,22 @@ func isSet(k kind) bool {
 }
 
 // apply returns the item the update makes of old (nil when there is no
-// item yet), which it leaves as it is: every SET value is computed from
-// old first, then the actions are applied, and only the maps and lists on
-// their paths are copied.
-func (u *update) apply(old item) (item, error) {
-	values := map[*updateAction]value{}
+// item yet), with the request's values, and leaves old as it is: every
+// SET value is computed from old first (ADD's and DELETE's are the
+// request's), then the actions are applied, and only the maps and lists
+// on their paths are copied.
+func (u *update) apply(old, values item) (item, error) {
+	operands := make([]value, len(u.actions))
 	for _, a := range u.actions {
-		if a.kind == actSet {
-			v, err := a.value.compute(old)
+		if a.value != nil {
+			v, err := a.value.compute(old, values)
 			if err != nil {
 				return nil, err
 			}
-			values[a] = v
+			operands[a.n] = v
 		}
 	}
-	m, err := u.tree.applyMap(old, values)
+	m, err := u.tree.applyMap(old, operands)
 	return item(m), err
 }
 
@@ -190,12 +193,13 @@ func operandType() error {
 	return validationError("An operand in the update expression has an incorrect data type")
 }
 
-// compute is a SET operand's value for it: a path the item must have, a
-// value, if_not_exists, list_append, or + or - of two numbers.
-func (o *operand) compute(it item) (value, error) {
+// compute is a SET operand's value for it, with the request's values: a
+// path the item must have, a value, if_not_exists, list_append, or + or -
+// of two numbers.
+func (o *operand) compute(it, values item) (value, error) {
 	switch o.kind {
 	case opValue:
-		return o.val, nil
+		return values[o.ref], nil
 	case opPath:
 		v, ok := o.path.get(it)
 		if !ok {
@@ -207,13 +211,13 @@ func (o *operand) compute(it item) (value, error) {
 		if v, ok := o.args[0].path.get(it); ok {
 			return v, nil
 		}
-		return o.args[1].compute(it)
+		return o.args[1].compute(it, values)
 	}
-	a, err := o.args[0].compute(it)
+	a, err := o.args[0].compute(it, values)
 	if err != nil {
 		return value{}, err
 	}
-	b, err := o.args[1].compute(it)
+	b, err := o.args[1].compute(it, values)
 	if err != nil {
 		return value{}, err
 	}
@@ -235,16 +239,16 @@ func (o *operand) compute(it item) (value, error) {
 
 // applyMap applies the node's actions to the attributes of an item or of a
 // map (old, which may be nil) and returns the new attributes.
-func (t *pathTree) applyMap(old map[string]value, values map[*updateAction]value) (map[string]value, error) {
+func (t *pathTree) applyMap(old map[string]value, operands []value) (map[string]value, error) {
 	out := maps.Clone(old)
 	if out == nil {
 		out = map[string]value{}
 	}
-	for _, name := range sortedKeys(t.names) {
+	for _, name := range t.byName {
 		child := t.names[name]
 		cur, exists := old[name]
 		if child.leaf {
-			v, keep, err := child.act.applyTo(cur, exists, values)
+			v, keep, err := child.act.applyTo(cur, exists, operands)
 			if err != nil {
 				return nil, err
 			}
@@ -258,7 +262,7 @@ func (t *pathTree) applyMap(old map[string]value, values map[*updateAction]value
 		if !exists {
 			return nil, invalidUpdatePath()
 		}
-		v, err := child.applyValue(cur, values)
+		v, err := child.applyValue(cur, operands)
 		if err != nil {
 			return nil, err
 		}
@@ -270,35 +274,35 @@ func (t *pathTree) applyMap(old map[string]value, values map[*updateAction]value
 // applyValue applies the node's actions inside cur, which must be a map
 // for a node with children by name, a list for one with children by
 // index.
-func (t *pathTree) applyValue(cur value, values map[*updateAction]value) (value, error) {
+func (t *pathTree) applyValue(cur value, operands []value) (value, error) {
 	if t.names != nil {
 		if cur.kind != kindM {
 			return value{}, invalidUpdatePath()
 		}
-		m, err := t.applyMap(cur.attrs(), values)
+		m, err := t.applyMap(cur.attrs(), operands)
 		return mapValue(m), err
 	}
 	if cur.kind != kindL {
 		return value{}, invalidUpdatePath()
 	}
-	l, err := t.applyList(cur.list(), values)
+	l, err := t.applyList(cur.list(), operands)
 	return listValue(l), err
 }
 
 // applyList applies the node's actions to a list's elements, each index
 // meaning the element at that index in old: removed elements close up the
 // list, and elements set past its end are appended in index order.
-func (t *pathTree) applyList(old []value, values map[*updateAction]value) ([]value, error) {
+func (t *pathTree) applyList(old []value, operands []value) ([]value, error) {
 	out := slices.Clone(old)
 	removed := make([]bool, len(old))
 	var appended []value
-	for _, i := range sortedKeys(t.indexes) {
+	for _, i := range t.byIndex {
 		child := t.indexes[i]
 		switch {
 		case i >= len(old) && !child.leaf:
 			return nil, invalidUpdatePath()
 		case i >= len(old):
-			v, keep, err := child.act.applyTo(value{}, false, values)
+			v, keep, err := child.act.applyTo(value{}, false, operands)
 			if err != nil {
 				return nil, err
 			}
@@ -306,13 +310,13 @@ func (t *pathTree) applyList(old []value, values map[*updateAction]value) ([]val
 				appended = append(appended, v)
 			}
 		case child.leaf:
-			v, keep, err := child.act.applyTo(old[i], true, values)
+			v, keep, err := child.act.applyTo(old[i], true, operands)
 			if err != nil {
 				return nil, err
 			}
 			out[i], removed[i] = v, !keep
 		default:
-			v, err := child.applyValue(old[i], values)
+			v, err := child.applyValue(old[i], operands)
 			if err != nil {
 				return nil, err
 			}
@@ -329,15 +333,16 @@ func (t *pathTree) applyList(old []value, values map[*updateAction]value) ([]val
 }
 
 // applyTo applies the action to the attribute or element it names (cur,
-// when exists): keep is false when the action leaves none there.
-func (a *updateAction) applyTo(cur value, exists bool, values map[*updateAction]value) (v value, keep bool, err error) {
+// when exists), its operand computed in operands: keep is false when the
+// action leaves none there.
+func (a *updateAction) applyTo(cur value, exists bool, operands []value) (v value, keep bool, err error) {
 	switch a.kind {
 	case actSet:
-		return values[a], true, nil
+		return operands[a.n], true, nil
 	case actRemove:
 		return value{}, false, nil
 	}
-	x := a.value.val
+	x := operands[a.n]
 	switch {
 	case a.kind == actAdd && !exists:
 		return x, true, nil
@@ -421,7 +426,7 @@ func (t *pathTree) project(v value) (value, bool) {
 		return value{}, false
 	}
 	var l []value
-	for _, i := range sortedKeys(t.indexes) {
+	for _, i := range t.byIndex {
 		if i < len(v.list()) {
 			if e, ok := t.indexes[i].project(v.list()[i]); ok {
 				l = append(l, e)
@@ -440,17 +445,17 @@ func (t *pathTree) project(v value) (value, bool) {
 // attribute, conditions on other attributes.
 func parseKeyCondition(expr string, c *exprContext, hashName, rangeName string) (*keyCondition, error) {
 	const label = "KeyConditionExpression"
-	root, err := parseConditionTree(expr, label, c)
+	cd, err := parseCondition(expr, label, c)
 	if err != nil {
 		return nil, err
 	}
 	var leaves []*condNode
-	if err := keyLeaves(root, &leaves); err != nil {
+	if err := keyLeaves(cd.root, &leaves); err != nil {
 		return nil, err
 	}
 	conds := map[string]*sortCondition{}
 	for _, n := range leaves {
-		s, err := keyLeaf(n)
+		s, err := keyLeaf(n, c.values)
 		if err != nil {
 			return nil, err
 		}
@@ -514,10 +519,10 @@ func keyLeaves(n *condNode, leaves *[]*condNode) error {
 	return nil
 }
 
-// keyLeaf is one condition of a key condition on its attribute: a
-// comparison of the attribute with a value (either way round), BETWEEN or
-// begins_with of the attribute and values.
-func keyLeaf(n *condNode) (*sortCondition, error) {
+// keyLeaf is one condition of a key condition on its attribute, with the
+// request's values: a comparison of the attribute with a value (either
+// way round), BETWEEN or begins_with of the attribute and values.
+func keyLeaf(n *condNode, vals item) (*sortCondition, error) {
 	const label = "KeyConditionExpression"
 	args, op := n.args, n.op
 	switch n.kind {
@@ -530,7 +535,7 @@ func keyLeaf(n *condNode) (*sortCondition, error) {
 	var values []value
 	for i, o := range args {
 		if o.kind == opValue {
-			values = append(values, o.val)
+			values = append(values, vals[o.ref])
 			continue
 		}
 		if attr != nil {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -38,38 +37,6 @@ type exprToken struct {
 	// match is, for "(", the index of the token that closes it (-1 when
 	// none does).
 	match int
-}
-
-// lexed keeps the tokens of the expressions lexed last: clients send the
-// same few expressions again and again, and tokens are never changed once
-// cut.
-var lexed = &lexMemo{byExpr: map[string][]exprToken{}}
-
-// lexMemo is a bounded memo of lex: it forgets everything when full.
-type lexMemo struct {
-	mu     sync.Mutex
-	byExpr map[string][]exprToken
-}
-
-// lexMemoSize is how many expressions a lexMemo keeps.
-const lexMemoSize = 1024
-
-// tokens is lex(src), from the memo when it holds it.
-func (m *lexMemo) tokens(src string) []exprToken {
-	m.mu.Lock()
-	toks, ok := m.byExpr[src]
-	m.mu.Unlock()
-	if ok {
-		return toks
-	}
-	toks = lex(src)
-	m.mu.Lock()
-	if len(m.byExpr) >= lexMemoSize {
-		clear(m.byExpr)
-	}
-	m.byExpr[src] = toks
-	m.mu.Unlock()
-	return toks
 }
 
 // lex cuts an expression into tokens, the last of them tokEOF. Spaces,
@@ -192,7 +159,7 @@ func newParser(expr, label string, g grammar, c *exprContext) (*parser, error) {
 	if len(expr) > maxExpressionSize {
 		return nil, exprError(label, "Expression size has exceeded the maximum allowed size; expression size: %d", len(expr))
 	}
-	p := &parser{src: expr, label: label, grammar: g, c: c, toks: lexed.tokens(expr)}
+	p := &parser{src: expr, label: label, grammar: g, c: c, toks: lex(expr)}
 	if p.peek().kind == tokEOF {
 		return nil, exprError(label, "The expression can not be empty;")
 	}
@@ -368,7 +335,10 @@ const (
 type operand struct {
 	kind operandKind
 	path docPath // opPath
-	val  value   // opValue
+	// ref is an opValue's placeholder (":v"), valKind the type of the
+	// value it stands for (0 when none).
+	ref     string
+	valKind kind
 	// fn is an opCall's function name ("+" and "-" for an update's
 	// arithmetic) and args its operands.
 	fn   string
@@ -380,7 +350,7 @@ type operand struct {
 func (o *operand) staticKind() kind {
 	switch {
 	case o.kind == opValue:
-		return o.val.kind
+		return o.valKind
 	case o.fn == "size", o.fn == "+", o.fn == "-":
 		return kindN
 	case o.fn == "list_append":
@@ -401,11 +371,11 @@ func (p *parser) parseOperand(arith bool) (*operand, error) {
 	switch {
 	case t.kind == tokValue:
 		p.next()
-		v, ok := p.c.value(t.text)
+		k, ok := p.c.valueKind(t.text)
 		if !ok {
 			p.report(checkValue, "An expression attribute value used in expression is not defined; attribute value: %s", t.text)
 		}
-		return &operand{kind: opValue, val: v}, nil
+		return &operand{kind: opValue, ref: t.text, valKind: k}, nil
 	case t.kind == tokIdent && !p.isGrammarKeyword(t) && p.toks[p.i+1].text == "(":
 		return p.parseCall()
 	case t.kind == tokIdent || t.kind == tokName:
@@ -491,11 +461,10 @@ func (p *parser) checkConditionCall(call *operand) {
 	case "attribute_type":
 		p.requirePath(call)
 		t := call.args[1]
-		switch {
-		case t.staticKind() != kindS:
+		if t.staticKind() != kindS { // else t is a value: no function is an S
 			p.reportOperandType(call.fn, t.staticKind())
-		case !slices.Contains(attributeTypes, t.val.s):
-			p.report(checkType, "Invalid attribute type name found; type: %s, valid types: {B,NULL,SS,BOOL,L,BS,N,NS,S,M}", t.val.s)
+		} else if name := p.c.valueOf(t.ref).s; !slices.Contains(attributeTypes, name) {
+			p.report(checkType, "Invalid attribute type name found; type: %s, valid types: {B,NULL,SS,BOOL,L,BS,N,NS,S,M}", name)
 		}
 	case "begins_with":
 		for _, arg := range call.args {
@@ -567,18 +536,22 @@ type condNode struct {
 	call *operand
 }
 
-// parseConditionTree parses a condition, filter or key condition
-// expression into its tree.
-func parseConditionTree(expr, label string, c *exprContext) (*condNode, error) {
-	p, err := newParser(expr, label, grammarCondition, c)
-	if err != nil {
-		return nil, err
-	}
-	root, err := p.parseOr()
-	if err != nil {
-		return nil, err
-	}
-	return root, p.finish()
+// parseCondition parses a condition, filter or key condition expression
+// into its tree; label is the request member ("ConditionExpression",
+// "FilterExpression" or "KeyConditionExpression") that error messages
+// name.
+func parseCondition(expr, label string, c *exprContext) (*condition, error) {
+	return parseOnce(grammarCondition, expr, c, func() (*condition, error) {
+		p, err := newParser(expr, label, grammarCondition, c)
+		if err != nil {
+			return nil, err
+		}
+		root, err := p.parseOr()
+		if err != nil {
+			return nil, err
+		}
+		return &condition{root: root}, p.finish()
+	})
 }
 
 // parseOr reads conditions joined by OR, the loosest operator.
@@ -700,11 +673,12 @@ func (p *parser) parseBetween(first *operand) (*condNode, error) {
 		return nil, err
 	}
 	p.checkMisusedOperands(first, lo, hi)
-	if lo.kind == opValue && hi.kind == opValue && lo.val.kind != 0 && hi.val.kind != 0 {
-		bounds := "lower bound operand: AttributeValue: " + describeValue(lo.val) + ", upper bound operand: AttributeValue: " + describeValue(hi.val)
-		if lo.val.kind != hi.val.kind {
+	if lo.kind == opValue && hi.kind == opValue && lo.valKind != 0 && hi.valKind != 0 {
+		lv, hv := p.c.valueOf(lo.ref), p.c.valueOf(hi.ref)
+		bounds := "lower bound operand: AttributeValue: " + describeValue(lv) + ", upper bound operand: AttributeValue: " + describeValue(hv)
+		if lv.kind != hv.kind {
 			p.report(checkType, "The BETWEEN operator requires same data type for lower and upper bounds; %s", bounds)
-		} else if c, ok := compare(lo.val, hi.val); ok && c > 0 {
+		} else if c, ok := compare(lv, hv); ok && c > 0 {
 			p.report(checkType, "The BETWEEN operator requires upper bound to be greater than or equal to lower bound; %s", bounds)
 		}
 	}
@@ -770,47 +744,52 @@ type updateAction struct {
 	// value is SET's value (an operand, or + or - of two), or the
 	// expression attribute value ADD adds or DELETE deletes.
 	value *operand
+	// n is the action's place in its update's actions.
+	n int
 }
 
 // parseUpdate parses an update expression: clauses SET, REMOVE, ADD and
 // DELETE, each at most once, in any order, each of one or more
 // comma-separated actions.
 func parseUpdate(expr string, c *exprContext) (*update, error) {
-	p, err := newParser(expr, "UpdateExpression", grammarUpdate, c)
-	if err != nil {
-		return nil, err
-	}
-	u := &update{tree: &pathTree{}}
-	seen := map[actionKind]bool{}
-	for p.peek().kind != tokEOF {
-		t := p.peek()
-		kind := clauses[strings.ToUpper(t.text)]
-		if t.kind != tokIdent || kind == 0 {
-			return nil, p.syntaxError()
+	return parseOnce(grammarUpdate, expr, c, func() (*update, error) {
+		p, err := newParser(expr, "UpdateExpression", grammarUpdate, c)
+		if err != nil {
+			return nil, err
 		}
-		if seen[kind] {
-			p.report(checkClause, "The %q section can only be used once in an update expression;", strings.ToUpper(t.text))
-		}
-		seen[kind] = true
-		p.next()
-		for {
-			a, err := p.parseAction(kind)
-			if err != nil {
-				return nil, err
+		u := &update{tree: &pathTree{}}
+		seen := map[actionKind]bool{}
+		for p.peek().kind != tokEOF {
+			t := p.peek()
+			kind := clauses[strings.ToUpper(t.text)]
+			if t.kind != tokIdent || kind == 0 {
+				return nil, p.syntaxError()
 			}
-			u.actions = append(u.actions, a)
-			if leaf, problem := u.tree.insert(a.path); problem != "" {
-				p.report(checkPaths, "%s", problem)
-			} else {
-				leaf.act = a
+			if seen[kind] {
+				p.report(checkClause, "The %q section can only be used once in an update expression;", strings.ToUpper(t.text))
 			}
-			if !p.isPunct(",") {
-				break
-			}
+			seen[kind] = true
 			p.next()
+			for {
+				a, err := p.parseAction(kind)
+				if err != nil {
+					return nil, err
+				}
+				a.n = len(u.actions)
+				u.actions = append(u.actions, a)
+				if leaf, problem := u.tree.insert(a.path); problem != "" {
+					p.report(checkPaths, "%s", problem)
+				} else {
+					leaf.act = a
+				}
+				if !p.isPunct(",") {
+					break
+				}
+				p.next()
+			}
 		}
-	}
-	return u, p.finish()
+		return u, p.finish()
+	})
 }
 
 // parseAction reads one action of the clause kind.
@@ -834,7 +813,7 @@ func (p *parser) parseAction(kind actionKind) (*updateAction, error) {
 		if a.value, err = p.parseOperand(false); err != nil {
 			return nil, err
 		}
-		p.checkAddDelete(kind, a.value.val.kind)
+		p.checkAddDelete(kind, a.value.valKind)
 	}
 	return a, nil
 }
@@ -906,23 +885,25 @@ func (p *parser) checkUpdateCall(call *operand) {
 // parseProjection parses a projection expression: comma-separated
 // document paths, none overlapping another.
 func parseProjection(expr string, c *exprContext) (*projection, error) {
-	p, err := newParser(expr, "ProjectionExpression", grammarProjection, c)
-	if err != nil {
-		return nil, err
-	}
-	pr := &projection{tree: &pathTree{}}
-	for {
-		path, err := p.parsePath()
+	return parseOnce(grammarProjection, expr, c, func() (*projection, error) {
+		p, err := newParser(expr, "ProjectionExpression", grammarProjection, c)
 		if err != nil {
 			return nil, err
 		}
-		if _, problem := pr.tree.insert(path); problem != "" {
-			p.report(checkPaths, "%s", problem)
+		pr := &projection{tree: &pathTree{}}
+		for {
+			path, err := p.parsePath()
+			if err != nil {
+				return nil, err
+			}
+			if _, problem := pr.tree.insert(path); problem != "" {
+				p.report(checkPaths, "%s", problem)
+			}
+			if !p.isPunct(",") {
+				break
+			}
+			p.next()
 		}
-		if !p.isPunct(",") {
-			break
-		}
-		p.next()
-	}
-	return pr, p.finish()
+		return pr, p.finish()
+	})
 }

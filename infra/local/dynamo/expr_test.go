@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -219,11 +221,12 @@ func TestExprCondition(t *testing.T) {
 		{"a path 32 dereferences deep", "attribute_not_exists(m" + strings.Repeat(".a", 32) + ")", true},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
-			cd, err := parseCondition(tc.expr, "ConditionExpression", exContext())
+			c := exContext()
+			cd, err := parseCondition(tc.expr, "ConditionExpression", c)
 			if err != nil {
 				t.Fatalf("parseCondition(%q): %v", tc.expr, err)
 			}
-			if got := cd.eval(exItem()); got != tc.want {
+			if got := cd.eval(exItem(), c.values); got != tc.want {
 				t.Fatalf("%q is %v, want %v", tc.expr, got, tc.want)
 			}
 		})
@@ -243,11 +246,12 @@ func TestExprConditionNoItem(t *testing.T) {
 		{"functions fail without an item", "begins_with(pk, :a) OR contains(pk, :a) OR attribute_type(pk, :tS) OR size(pk) > :zero", false},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
-			cd, err := parseCondition(tc.expr, "ConditionExpression", exContext())
+			c := exContext()
+			cd, err := parseCondition(tc.expr, "ConditionExpression", c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := cd.eval(nil); got != tc.want {
+			if got := cd.eval(nil, c.values); got != tc.want {
 				t.Fatalf("%q is %v without an item, want %v", tc.expr, got, tc.want)
 			}
 		})
@@ -560,12 +564,13 @@ func TestExprUpdate(t *testing.T) {
 		{"clause keywords in any case", "set a = :x remove s", base, with(map[string]value{"a": exS("x")}, "s"), ""},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
-			u, err := parseUpdate(tc.expr, exContext())
+			c := exContext()
+			u, err := parseUpdate(tc.expr, c)
 			if err != nil {
 				t.Fatalf("parseUpdate(%q): %v", tc.expr, err)
 			}
 			before := exJSON(tc.old)
-			got, err := u.apply(tc.old)
+			got, err := u.apply(tc.old, c.values)
 			if after := exJSON(tc.old); after != before {
 				t.Fatalf("apply changed the old item:\n%s\nto\n%s", before, after)
 			}
@@ -836,8 +841,8 @@ func FuzzExpr(f *testing.F) {
 		cd, err := parseCondition(expr, "ConditionExpression", c)
 		check(err)
 		if err == nil {
-			cd.eval(it)
-			cd.eval(nil)
+			cd.eval(it, c.values)
+			cd.eval(nil, c.values)
 			cd.refersTo([]string{"pk", "sk"})
 		}
 		u, err := parseUpdate(expr, c)
@@ -845,7 +850,7 @@ func FuzzExpr(f *testing.F) {
 		if err == nil {
 			u.topLevel()
 			for _, old := range []item{it, nil} {
-				after, err := u.apply(old)
+				after, err := u.apply(old, c.values)
 				check(err)
 				for n, v := range after {
 					exCheckValue(t, n, v)
@@ -868,29 +873,160 @@ func FuzzExpr(f *testing.F) {
 			}
 		}
 		check(c.unused())
+		if fresh, cached := exParses(expr, true), exParses(expr, false); !reflect.DeepEqual(fresh, cached) {
+			t.Fatalf("%q from the cache:\n%+v\nparsed:\n%+v", expr, cached, fresh)
+		}
 		if exJSON(it) != before {
 			t.Fatalf("%q changed the item:\n%s\nto\n%s", expr, before, exJSON(it))
 		}
 	})
 }
 
-// TestLexMemo: the memo gives the tokens lex cuts, and forgets
-// everything when full rather than grow.
-func TestLexMemo(t *testing.T) {
-	for _, src := range []string{"attribute_not_exists(PK)", "SET #a = :v, #b = if_not_exists(#b, :z)", "a.b[1] BETWEEN :lo AND :hi", ""} {
-		for range 2 { // cut, then from the memo
-			if got, want := lexed.tokens(src), lex(src); !reflect.DeepEqual(got, want) {
-				t.Errorf("%q: %+v, want %+v", src, got, want)
-			}
+// exParses parses expr as each kind of expression, each with a context of
+// its own, the cache emptied before each when fresh: what each answers
+// (its tree or its error) and the names and values it marks used.
+func exParses(expr string, fresh bool) []any {
+	var out []any
+	for _, parse := range []func(c *exprContext) (any, error){
+		func(c *exprContext) (any, error) { return parseCondition(expr, "ConditionExpression", c) },
+		func(c *exprContext) (any, error) { return parseUpdate(expr, c) },
+		func(c *exprContext) (any, error) { return parseProjection(expr, c) },
+		func(c *exprContext) (any, error) { return parseKeyCondition(expr, c, "pk", "sk") },
+	} {
+		if fresh {
+			exForget()
+		}
+		c := exContext()
+		tree, err := parse(c)
+		out = append(out, tree, err, c.usedNames, c.usedValues, c.unused())
+	}
+	return out
+}
+
+// exForget empties the cache of parses.
+func exForget() {
+	parses.mu.Lock()
+	clear(parses.byExpr)
+	parses.mu.Unlock()
+}
+
+// TestParseCache: a parse from the cache is the one parsing gives, for a
+// request whose names are the same and whose values have the same types
+// (and are the same where the parse reads them: attribute_type's and
+// BETWEEN's); any other request's expression is parsed again; and the
+// cache forgets everything when full rather than grow.
+func TestParseCache(t *testing.T) {
+	for _, expr := range []string{
+		"attribute_not_exists(PK)", "(attribute_not_exists (#pk)) OR (#n <= :one)", "a.b[1] BETWEEN :one AND :ten",
+		"attribute_type(l, :tL)", "SET #s = :x, #n = if_not_exists(#n, :zero) + :one", "ADD n :one DELETE ss :ssa",
+		"s, #m.k, l[1]", "#pk = :a AND sk <= :ten", "s = :nope", "((s = :x))",
+	} {
+		if fresh, cached := exParses(expr, true), exParses(expr, false); !reflect.DeepEqual(fresh, cached) {
+			t.Errorf("%q from the cache:\n%+v\nparsed:\n%+v", expr, cached, fresh)
 		}
 	}
-	for i := range lexMemoSize + 10 {
-		lexed.tokens(fmt.Sprintf("a = :v%d", i))
+	// The same text with other names, values of other types, or other
+	// values where the parse reads them, is parsed again.
+	for _, tc := range []struct {
+		rule, kind, expr string
+		change           func(c *exprContext)
+		want             string // the second request's error, "" for none
+	}{
+		{"a name for another attribute", "update", "SET #a = :x", func(c *exprContext) { c.names["#a"] = "pk" }, ""},
+		{"a name no longer given", "condition", "#a = :x", func(c *exprContext) { delete(c.names, "#a") }, "An expression attribute name used in the document path is not defined"},
+		{"a value of another type", "update", "ADD n :v", func(c *exprContext) { c.values[":v"] = exS("one") }, "operator: ADD, operand type: STRING"},
+		{"a value no longer given", "condition", "s = :v", func(c *exprContext) { delete(c.values, ":v") }, "An expression attribute value used in expression is not defined"},
+		{"another type name", "condition", "attribute_type(s, :v)", func(c *exprContext) { c.values[":v"] = exS("STRING") }, "Invalid attribute type name found; type: STRING"},
+		{"bounds the other way round", "condition", "n BETWEEN :v AND :w", func(c *exprContext) { c.values[":v"] = exN("11") }, "The BETWEEN operator requires upper bound to be greater than or equal to lower bound"},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			exForget()
+			first := func(c *exprContext) {
+				c.names["#a"] = "status"
+				c.values[":v"], c.values[":w"] = exN("1"), exN("10")
+				if tc.rule == "another type name" {
+					c.values[":v"] = exS("S")
+				}
+			}
+			c := exContext()
+			first(c)
+			if err := exParsers[tc.kind](tc.expr, c); err != nil {
+				t.Fatalf("the first request: %v", err)
+			}
+			c = exContext()
+			first(c)
+			tc.change(c)
+			err := exParsers[tc.kind](tc.expr, c)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("the second request: %v", err)
+				}
+				if tc.kind == "update" {
+					u, _ := parseUpdate(tc.expr, c)
+					if got := u.topLevel(); !slices.Equal(got, []string{c.names["#a"]}) {
+						t.Fatalf("the second request's update sets %q, want [%s]", got, c.names["#a"])
+					}
+				}
+				return
+			}
+			exValidation(t, err, tc.want)
+		})
 	}
-	lexed.mu.Lock()
-	n := len(lexed.byExpr)
-	lexed.mu.Unlock()
-	if n > lexMemoSize {
-		t.Errorf("the memo holds %d expressions, more than %d", n, lexMemoSize)
+	// An expression depends on its own references, whichever the
+	// request's other expressions used before it.
+	exForget()
+	c := exContext()
+	c.names["#a"] = "status"
+	if _, err := parseCondition("#a = :x", "ConditionExpression", c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseUpdate("SET #a = :y", c); err != nil {
+		t.Fatal(err)
+	}
+	c = exContext()
+	c.names["#a"] = "other"
+	u, err := parseUpdate("SET #a = :y", c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.topLevel(); !slices.Equal(got, []string{"other"}) || !slices.Contains(c.usedNames, "#a") || !slices.Contains(c.usedValues, ":y") {
+		t.Errorf("the update sets %q and uses %q and %q, want [other], #a and :y", got, c.usedNames, c.usedValues)
+	}
+	// Requests at once share a parse, each with its own values.
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				n := strconv.Itoa(g*1000 + i)
+				c := newExprContext(map[string]string{"#n": "n"}, item{":n": exN(n), ":one": exN("1")})
+				cd, err := parseCondition("#n = :n", "ConditionExpression", c)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				u, err := parseUpdate("SET #n = :n + :one", c)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				after, err := u.apply(nil, c.values)
+				if err != nil || !cd.eval(item{"n": exN(n)}, c.values) || cd.eval(after, c.values) {
+					t.Errorf("%s: after %v, %v", n, after, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range parseCacheSize + 10 {
+		if _, err := parseCondition(fmt.Sprintf("a = :v%d", i), "ConditionExpression", newExprContext(nil, item{fmt.Sprintf(":v%d", i): exS("x")})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parses.mu.Lock()
+	n := len(parses.byExpr)
+	parses.mu.Unlock()
+	if n > parseCacheSize {
+		t.Errorf("the cache holds %d expressions, more than %d", n, parseCacheSize)
 	}
 }

@@ -178,17 +178,21 @@ func fzDB(t testing.TB, setup uint8) (*DB, string) {
 	db.now = tmpl.db.now
 	for name, tb := range tmpl.db.tables {
 		c := *tb
-		c.items = tb.items.Clone()
+		c.items = tb.items.clone()
 		c.indexes = make([]*index, len(tb.indexes))
 		for i, x := range tb.indexes {
 			cx := *x
-			cx.entries = x.entries.Clone()
+			cx.entries = x.entries.clone()
 			c.indexes[i] = &cx
 		}
 		db.tables[name] = &c
 	}
 	return db, tmpl.dump
 }
+
+// clone is a copy of the tree that shares its entries (copied lazily, as
+// btree's Clone does).
+func (t *entryTree) clone() *entryTree { return &entryTree{t.t.Clone()} }
 
 // fzTemplate is a setup's DB, and its dump.
 type fzTemplate struct {

@@ -44,7 +44,7 @@ func (db *DB) batchWriteItem(in *batchWriteItemInput) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !j.once(w) {
+		if !j.once(t, w) {
 			return nil, invalidParameter("Provided list of item keys contains duplicates")
 		}
 		j.add(t, w.key, after)

@@ -233,6 +233,7 @@ type write struct {
 	put       item       // a put's item
 	update    *update    // an update's expression, nil for an update without one
 	condition *condition // nil when none
+	values    item       // the values of the expressions
 	returnOld bool       // ReturnValuesOnConditionCheckFailure ALL_OLD
 }
 
@@ -252,6 +253,7 @@ func parseWrite(w *write, cond, upd *string, x expressions) error {
 	if err != nil {
 		return err
 	}
+	w.values = x.ExpressionAttributeValues
 	if cond != nil {
 		if w.condition, err = parseCondition(*cond, "ConditionExpression", c); err != nil {
 			return err
@@ -290,7 +292,7 @@ func (db *DB) apply(w *write) (t *table, old, after item, err error) {
 		}
 	}
 	old = t.get(w.key)
-	if w.condition != nil && !w.condition.eval(old) {
+	if w.condition != nil && !w.condition.eval(old, w.values) {
 		return t, old, nil, conditionFailed(old, w.returnOld)
 	}
 	switch w.op {
@@ -316,7 +318,7 @@ func (t *table) updated(w *write, old item) (item, error) {
 	after := base
 	if w.update != nil {
 		var err error
-		if after, err = w.update.apply(base); err != nil {
+		if after, err = w.update.apply(base, w.values); err != nil {
 			return nil, cancelling(err)
 		}
 	}
@@ -655,7 +657,7 @@ func (db *DB) commitTransaction(writes []*write, clientToken, request string) er
 	for i, w := range writes {
 		t, _, after, err := db.apply(w)
 		api, _ := err.(*apiError)
-		if t != nil && w.key != nil && !j.once(w) {
+		if t != nil && w.key != nil && !j.once(t, w) {
 			return validationError("Transaction request cannot include multiple operations on one item")
 		}
 		reasons[i] = cancellation{Code: "None"}
@@ -694,7 +696,7 @@ func (db *DB) commitTransaction(writes []*write, clientToken, request string) er
 // before any is made.
 type judged struct {
 	changes []change
-	seen    map[string]bool
+	items   []judgedItem // the items written so far, each once
 }
 
 // change is a judged write: the item of key in t becomes after (nil:
@@ -704,16 +706,23 @@ type change struct {
 	key, after item
 }
 
-// once reports whether w is the first write on its item.
-func (j *judged) once(w *write) bool {
-	id := w.table + "\x00" + string(appendItem(nil, w.key))
-	if j.seen[id] {
-		return false
+// judgedItem is an item a write names: its table, the hash of its
+// partition key and its key.
+type judgedItem struct {
+	t    *table
+	hash uint64
+	key  item
+}
+
+// once reports whether w, on table t, is the first write on its item.
+func (j *judged) once(t *table, w *write) bool {
+	h := hashKey(w.key[t.key.hash.name])
+	for _, o := range j.items {
+		if o.t == t && o.hash == h && t.sameKey(o.key, w.key) {
+			return false
+		}
 	}
-	if j.seen == nil {
-		j.seen = map[string]bool{}
-	}
-	j.seen[id] = true
+	j.items = append(j.items, judgedItem{t, h, w.key})
 	return true
 }
 

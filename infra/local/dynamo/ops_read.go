@@ -3,8 +3,6 @@ package dynamo
 import (
 	"slices"
 	"strings"
-
-	"github.com/google/btree"
 )
 
 // maxPage is how much of the items a Query or Scan reads before it ends
@@ -162,7 +160,7 @@ func (db *DB) readItems(in *readInput, isQuery bool) (any, error) {
 	items := []item{}
 	count := 0
 	for _, it := range page {
-		if r.filter != nil && !r.filter.eval(it) {
+		if r.filter != nil && !r.filter.eval(it, in.ExpressionAttributeValues) {
 			continue
 		}
 		count++
@@ -310,7 +308,7 @@ func (q *keyCondition) checkStart(from *entry) error {
 
 // queryTree visits, in order, the entries of one partition that the key
 // condition keeps, from the start key on.
-func (t *table) queryTree(tree *btree.BTreeG[*entry], r *read, from *entry, visit func(*entry) bool) {
+func (t *table) queryTree(tree *entryTree, r *read, from *entry, visit func(*entry) bool) {
 	q := r.query
 	h := hashKey(q.hashValue)
 	forward := r.in.ScanIndexForward == nil || *r.in.ScanIndexForward
@@ -392,7 +390,7 @@ func beyond(s *sortCondition, v value, forward bool) bool {
 
 // scanTree visits a Scan's entries in order, from the start key on: of
 // every segment, or of the one it asks for.
-func scanTree(tree *btree.BTreeG[*entry], in *readInput, from *entry, visit func(*entry) bool) error {
+func scanTree(tree *entryTree, in *readInput, from *entry, visit func(*entry) bool) error {
 	seg, total := in.Segment, in.TotalSegments
 	switch {
 	case seg == nil && total == nil:

@@ -1,7 +1,6 @@
 package dynamo
 
 import (
-	"regexp"
 	"slices"
 	"sort"
 
@@ -45,11 +44,20 @@ type createTableInput struct {
 	LocalSecondaryIndexes  []indexSpec
 }
 
-var tableNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
+// validName reports whether name is a table's or an index's name as
+// DynamoDB takes it: 3 to 255 characters, each of [a-zA-Z0-9_.-].
+func validName(name string) bool {
+	ok := len(name) >= 3 && len(name) <= 255
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-'
+	}
+	return ok
+}
 
 // checkTableName refuses a name DynamoDB refuses.
 func checkTableName(name string) error {
-	if !tableNamePattern.MatchString(name) {
+	if !validName(name) {
 		return validationError("1 validation error detected: Value '%s' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+ and have length between 3 and 255", name)
 	}
 	return nil
@@ -141,7 +149,7 @@ func newTable(in *createTableInput) (*table, error) {
 		return nil, err
 	}
 	addIndex := func(spec indexSpec, local bool) error {
-		if !tableNamePattern.MatchString(spec.IndexName) {
+		if !validName(spec.IndexName) {
 			return validationError("Invalid index name %q: [a-zA-Z0-9_.-]+, of 3 to 255 characters", spec.IndexName)
 		}
 		if t.indexNamed(spec.IndexName) != nil {

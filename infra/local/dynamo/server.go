@@ -88,14 +88,19 @@ func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out, status = api.body(), api.statusCode()
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/x-amz-json-1.0")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
-	h.Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10))
-	h.Set("X-Amzn-Requestid", strconv.FormatUint(db.requests.Add(1), 10))
+	vals := []string{strconv.Itoa(len(out)), strconv.FormatUint(uint64(crc32.ChecksumIEEE(out)), 10), strconv.FormatUint(db.requests.Add(1), 10)}
+	h["Content-Type"] = contentType
+	h["Content-Length"] = vals[0:1:1]
+	h["X-Amz-Crc32"] = vals[1:2:2]
+	h["X-Amzn-Requestid"] = vals[2:3:3]
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
 	*answer = out
 }
+
+// contentType is every answer's Content-Type, one slice that every
+// answer's header holds (none changes it).
+var contentType = []string{"application/x-amz-json-1.0"}
 
 // buffers hold the requests' bodies and their answers, for the next
 // requests: nothing a request reads or answers keeps its bytes (strings

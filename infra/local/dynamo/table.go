@@ -39,7 +39,7 @@ type table struct {
 	billing   string
 	indexes   []*index // global, then local, in the order given
 	ttl       string   // the time to live attribute, "" while disabled
-	items     *btree.BTreeG[*entry]
+	items     *entryTree
 	itemBytes int
 }
 
@@ -54,7 +54,7 @@ type index struct {
 	// projected are the attributes a KEYS_ONLY or INCLUDE index holds:
 	// the table's keys, its own and the included ones, each once.
 	projected []string
-	entries   *btree.BTreeG[*entry]
+	entries   *entryTree
 	bytes     int // the size of what it holds of its items
 }
 
@@ -94,7 +94,65 @@ func lessEntry(a, b *entry) bool {
 	}
 }
 
-func newTree() *btree.BTreeG[*entry] { return btree.NewG(16, lessEntry) }
+// entryTree is a B-tree of entries in lessEntry's order. It holds each
+// entry beside its hash, so that a search compares the hashes in its
+// nodes and reaches an entry only when they are equal (within a
+// partition).
+type entryTree struct{ t *btree.BTreeG[entryRef] }
+
+// entryRef is an entry in an entryTree.
+type entryRef struct {
+	hash uint64
+	e    *entry
+}
+
+func newTree() *entryTree {
+	return &entryTree{btree.NewG(16, func(a, b entryRef) bool {
+		if a.hash != b.hash {
+			return a.hash < b.hash
+		}
+		return lessEntry(a.e, b.e)
+	})}
+}
+
+// Len is the number of entries in the tree.
+func (t *entryTree) Len() int { return t.t.Len() }
+
+// Get is the entry that sorts as e does.
+func (t *entryTree) Get(e *entry) (*entry, bool) {
+	r, ok := t.t.Get(entryRef{e.hash, e})
+	return r.e, ok
+}
+
+// ReplaceOrInsert stores e, in place of the entry that sorts as it does,
+// which it returns.
+func (t *entryTree) ReplaceOrInsert(e *entry) (*entry, bool) {
+	r, ok := t.t.ReplaceOrInsert(entryRef{e.hash, e})
+	return r.e, ok
+}
+
+// Delete removes the entry that sorts as e does, and returns it.
+func (t *entryTree) Delete(e *entry) (*entry, bool) {
+	r, ok := t.t.Delete(entryRef{e.hash, e})
+	return r.e, ok
+}
+
+// Ascend visits every entry in order, until visit answers false.
+func (t *entryTree) Ascend(visit func(*entry) bool) {
+	t.t.Ascend(func(r entryRef) bool { return visit(r.e) })
+}
+
+// AscendGreaterOrEqual visits, in order, the entries from the first that
+// does not sort before from, until visit answers false.
+func (t *entryTree) AscendGreaterOrEqual(from *entry, visit func(*entry) bool) {
+	t.t.AscendGreaterOrEqual(entryRef{from.hash, from}, func(r entryRef) bool { return visit(r.e) })
+}
+
+// DescendLessOrEqual visits, in reverse order, the entries from the last
+// that does not sort after from, until visit answers false.
+func (t *entryTree) DescendLessOrEqual(from *entry, visit func(*entry) bool) {
+	t.t.DescendLessOrEqual(entryRef{from.hash, from}, func(r entryRef) bool { return visit(r.e) })
+}
 
 // hashKey spreads partition keys over the hash space: a scan reads them in
 // this order, and segment n of a parallel scan is the n-th of equal ranges.
@@ -128,9 +186,14 @@ func segmentStart(segment, total int) uint64 {
 }
 
 // tableEntry is the entry of an item's table key (the item may be a key
-// only, for a lookup).
+// only, for a lookup), made in one allocation with its keys.
 func (t *table) tableEntry(it item) *entry {
-	return &entry{hash: hashKey(it[t.key.hash.name]), keys: t.appendKey(make([]value, 0, 2), it), it: it}
+	b := new(struct {
+		e    entry
+		keys [2]value
+	})
+	b.e = entry{hash: hashKey(it[t.key.hash.name]), keys: t.appendKey(b.keys[:0], it), it: it}
+	return &b.e
 }
 
 // appendKey appends the values of the table's key in it.
@@ -142,14 +205,19 @@ func (t *table) appendKey(keys []value, it item) []value {
 	return keys
 }
 
-// indexEntry is the entry of an item in index x; ok is false when the item
-// lacks one of the index's key attributes, or has one of another type.
+// indexEntry is the entry of an item in index x, made in one allocation
+// with its keys; ok is false when the item lacks one of the index's key
+// attributes, or has one of another type.
 func (t *table) indexEntry(x *index, it item) (e *entry, ok bool) {
 	h, ok := it[x.key.hash.name]
 	if !ok || h.kind != x.key.hash.kind {
 		return nil, false
 	}
-	keys := append(make([]value, 0, 4), h)
+	b := new(struct {
+		e    entry
+		keys [4]value
+	})
+	keys := append(b.keys[:0], h)
 	if x.key.rng.name != "" {
 		r, ok := it[x.key.rng.name]
 		if !ok || r.kind != x.key.rng.kind {
@@ -157,7 +225,13 @@ func (t *table) indexEntry(x *index, it item) (e *entry, ok bool) {
 		}
 		keys = append(keys, r)
 	}
-	return &entry{hash: hashKey(h), keys: t.appendKey(keys, it), it: it}, true
+	b.e = entry{hash: hashKey(h), keys: t.appendKey(keys, it), it: it}
+	return &b.e, true
+}
+
+// sameKey reports whether a and b, keys of the table, are one key.
+func (t *table) sameKey(a, b item) bool {
+	return equal(a[t.key.hash.name], b[t.key.hash.name]) && (t.key.rng.name == "" || equal(a[t.key.rng.name], b[t.key.rng.name]))
 }
 
 // get is the stored item of a key, nil when there is none.
