@@ -62,7 +62,7 @@ unit:
 ## docs/performance.md, the run also rewrites docs/scaling.md's table of
 ## the model (infra/scaling), at the CPU per trigger it measured.
 BENCH_PKGS := $(sort $(dir $(shell grep -rl --include='*_test.go' '^func Benchmark' .)))
-ONCE       := BenchmarkBurst|BenchmarkDeliveries|BenchmarkColdStart|BenchmarkSize
+ONCE       := BenchmarkBurst|BenchmarkStackBurst|BenchmarkDeliveries|BenchmarkColdStart|BenchmarkSize
 BENCH_PAGE ?= build/performance.md
 bench:
 	@mkdir -p build

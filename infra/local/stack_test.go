@@ -28,7 +28,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/template"
 )
 
-func startStack(t *testing.T, cfg Config) *Stack {
+func startStack(t testing.TB, cfg Config) *Stack {
 	t.Helper()
 	cfg.Repo, cfg.APIAddr, cfg.Logs = "../..", "127.0.0.1:0", io.Discard
 	if cfg.DynamoURL == "" {
@@ -49,7 +49,7 @@ func startStack(t *testing.T, cfg Config) *Stack {
 // (emulators and bootstraps started from a build folder of Start) whose
 // command line holds match, by pid: a build folder of one stack, since
 // other stacks may run on the same machine.
-func stackProcesses(t *testing.T, match string) map[string]string {
+func stackProcesses(t testing.TB, match string) map[string]string {
 	t.Helper()
 	found := map[string]string{}
 	entries, _ := os.ReadDir("/proc")
@@ -100,7 +100,7 @@ func TestStackLeavesNothing(t *testing.T) {
 	}
 }
 
-func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
+func call(t testing.TB, method, url, token, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
 	if token != "" {
@@ -117,30 +117,42 @@ func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
 	return resp.StatusCode, out
 }
 
+// functionProcesses are the pids of the emulator of a function of the
+// stack, by name, and of its running bootstrap (the process the emulator
+// started); "" for one that is not running.
+func functionProcesses(t testing.TB, s *Stack, id string) (emulator, bootstrap string) {
+	t.Helper()
+	path := filepath.Join(s.buildDir, id, "bootstrap")
+	for pid := range stackProcesses(t, path) {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+		if strings.Split(string(cmdline), "\x00")[0] == path {
+			bootstrap = pid
+		} else {
+			emulator = pid
+		}
+	}
+	return emulator, bootstrap
+}
+
 // functionEnvironment is the environment of the running bootstrap of a
-// function of the stack (the process the emulator started), by name.
+// function of the stack, by name.
 func functionEnvironment(t *testing.T, s *Stack, id string) map[string]string {
 	t.Helper()
-	bootstrap := filepath.Join(s.buildDir, id, "bootstrap")
-	for pid := range stackProcesses(t, bootstrap) {
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
-		if strings.Split(string(cmdline), "\x00")[0] != bootstrap {
-			continue // the emulator
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		env := map[string]string{}
-		for _, kv := range strings.Split(string(environ), "\x00") {
-			if k, v, ok := strings.Cut(kv, "="); ok {
-				env[k] = v
-			}
-		}
-		return env
+	_, pid := functionProcesses(t, s, id)
+	if pid == "" {
+		t.Fatalf("no running bootstrap of %s", id)
 	}
-	t.Fatalf("no running bootstrap of %s", id)
-	return nil
+	environ, err := os.ReadFile(filepath.Join("/proc", pid, "environ"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(string(environ), "\x00") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // generateMac is the stack's KMS stand-in's MAC of msg under WebhookKey,

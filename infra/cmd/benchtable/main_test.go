@@ -199,3 +199,29 @@ BenchmarkFiredOverHTTP/concurrency=32-2  3000  200000 ns/op  180000 endpoint-cpu
 		t.Errorf("a row without BenchmarkNext:\n%s", goals)
 	}
 }
+
+// TestStackBurstRows: a burst through the local stack is its time over its
+// bound (0.10 × its triggers × 5 ms), beside the goal of at most 1 with the
+// bound in seconds, and the CPU of each process; it is not in the table of
+// times and allocations.
+func TestStackBurstRows(t *testing.T) {
+	const lines = `BenchmarkStackBurst/triggers=300-2  1  120000000 ns/op  0.15 bound-s  0.01 emulator-cpu-s  0.1 firing-cpu-s  0.05 proxy-cpu-s  0.12 s/burst  0.06 stack-cpu-s  0.8 x-bound  10000000 B/op  90000 allocs/op
+BenchmarkStackBurst/triggers=2000-2  1  2500000000 ns/op  1 bound-s  0.02 emulator-cpu-s  1.2 firing-cpu-s  0.7 proxy-cpu-s  2.5 s/burst  1.1 stack-cpu-s  2.5 x-bound  67000000 B/op  590000 allocs/op
+`
+	results, err := parse(strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goals, figures := tables(results)
+	for _, want := range []string{
+		"| `BenchmarkStackBurst/triggers=300` | 0.8× its bound (0.12 s over 0.15 s, 0.10 × the triggers × 5 ms; CPU-s: the stack's process 0.06, the firing's bootstrap 0.1, its emulator 0.01, the proxy's 0.05) | ≤ 1× (0.15 s) | yes |\n",
+		"| `BenchmarkStackBurst/triggers=2000` | 2.5× its bound (2.5 s over 1 s, 0.10 × the triggers × 5 ms; CPU-s: the stack's process 1.1, the firing's bootstrap 1.2, its emulator 0.02, the proxy's 0.7) | ≤ 1× (1 s) | **no** |\n",
+	} {
+		if !strings.Contains(goals, want) {
+			t.Errorf("no line\n%s in\n%s", want, goals)
+		}
+	}
+	if strings.Count(goals, "StackBurst") != 2 || strings.Contains(figures, "StackBurst") {
+		t.Errorf("the goals table:\n%s\nthe table of times and allocations:\n%s", goals, figures)
+	}
+}

@@ -43,6 +43,9 @@ var (
 	// spends per fired trigger, over what nextBench takes in the same
 	// run: the machine's speed that day.
 	cpuGoal = goal{regexp.MustCompile(`^BenchmarkBurst/triggers=\d+/concurrency=32$`), true, 450, "≤ 450×"}
+	// A burst's seconds through the local stack over its bound, a tenth
+	// of its triggers times the proxy's latency.
+	stackBurstGoal = goal{regexp.MustCompile(`^BenchmarkStackBurst/`), true, 1, ""}
 	// A cold start over hello world's.
 	coldGoal = goal{regexp.MustCompile(`^BenchmarkColdStart/.+/(no-io|settings)$`), true, 1.5, "≤ 1.5×"}
 	// A function's stripped arm64 bootstrap, in MiB.
@@ -141,6 +144,9 @@ func checks(r result, byName map[string]result) []row {
 	if _, ok := f["floor-s"]; ok {
 		rows = append(rows, burstRows(r)...)
 	}
+	if _, ok := f["x-bound"]; ok {
+		rows = append(rows, stackBurstRow(r))
+	}
 	if _, ok := f["cpu-µs/trigger"]; ok {
 		rows = append(rows, cpuRow(r, byName))
 	}
@@ -190,6 +196,18 @@ func burstRows(r result) []row {
 			format(own/floor), format(cpu), r.procs, format(own), format(r.figures["endpoint-cpu-s"]), format(r.figures["proxy-cpu-s"])), own))
 	}
 	return rows
+}
+
+// stackBurstRow sets a burst through the local stack (the gateway, the
+// runtime emulator, the firing's bootstrap, the endpoint in the stack's
+// process, the proxy) against its bound, 0.10 × its triggers × the
+// proxy's latency, beside the CPU each process spent on it.
+func stackBurstRow(r result) row {
+	f := r.figures
+	g := stackBurstGoal
+	g.what = fmt.Sprintf("≤ 1× (%s s)", format(f["bound-s"]))
+	return g.judge(r.name, fmt.Sprintf("%s× its bound (%s s over %s s, 0.10 × the triggers × 5 ms; CPU-s: the stack's process %s, the firing's bootstrap %s, its emulator %s, the proxy's %s)",
+		format(f["x-bound"]), format(f["s/burst"]), format(f["bound-s"]), format(f["stack-cpu-s"]), format(f["firing-cpu-s"]), format(f["emulator-cpu-s"]), format(f["proxy-cpu-s"])), f["x-bound"])
 }
 
 // endpointGoal bounds what the embedded endpoint's process spends, in CPU,
@@ -254,12 +272,13 @@ func verdict(ok bool) string {
 }
 
 // timed are the benchmarks timed over many iterations (a burst's time,
-// the firing's or the deliveries', is in the goals table), for the table
+// the firing's, through the local stack or the deliveries', is in the
+// goals table), for the table
 // of times and allocations.
 func timed(results []result) []result {
 	var out []result
 	for _, r := range results {
-		if _, ok := r.figures["ns/op"]; ok && !strings.HasPrefix(r.name, "BenchmarkBurst/") && !strings.HasPrefix(r.name, "BenchmarkDeliveries/") {
+		if _, ok := r.figures["ns/op"]; ok && !strings.HasPrefix(r.name, "BenchmarkBurst/") && !strings.HasPrefix(r.name, "BenchmarkStackBurst/") && !strings.HasPrefix(r.name, "BenchmarkDeliveries/") {
 			out = append(out, r)
 		}
 	}

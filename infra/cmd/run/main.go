@@ -25,6 +25,7 @@ import (
 )
 
 func main() {
+	local.TuneGC()
 	cfg := local.Config{Repo: ".", DynamoURL: os.Getenv("AWS_ENDPOINT_URL_DYNAMODB"), Logs: os.Stderr, Progress: os.Stdout}
 	flag.StringVar(&cfg.DynamoAddr, "dynamo-addr", local.DynamoAddr, "address of the embedded DynamoDB endpoint")
 	flag.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:3000", "address of the HTTP API")
