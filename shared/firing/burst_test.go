@@ -136,7 +136,7 @@ func TestBurstGrouped(t *testing.T) {
 	for len(ids) < burstSize {
 		ids = append(ids, newTrigger(t, h, "*/5 * * * *", nil))
 	}
-	before := p.Count("TransactWriteItems")
+	before, all := p.Count("TransactWriteItems"), p.Count("")
 	sum, err := fireAt(h, 32)
 	if want := (firing.Summary{Due: burstSize, Fired: burstSize - len(earlier), Duplicates: len(earlier)}); err != nil || sum != want {
 		t.Fatalf("%+v %v, want %+v", sum, err, want)
@@ -145,6 +145,13 @@ func TestBurstGrouped(t *testing.T) {
 	// transactions are fewer than the slots they start.
 	if n := p.Count("TransactWriteItems") - before - len(earlier); n >= burstSize {
 		t.Errorf("%d transactions for %d slots", n, burstSize)
+	}
+	// The log line counts each grouped transaction once, as sent.
+	var line struct {
+		DynamodbRequests int `json:"dynamodbRequests"`
+	}
+	if err := json.Unmarshal([]byte(h.LastLog()), &line); err != nil || line.DynamodbRequests != p.Count("")-all {
+		t.Errorf("the log line counts %d requests, the proxy saw %d (%v)", line.DynamodbRequests, p.Count("")-all, err)
 	}
 	exactlyOnce(t, h, ids)
 }

@@ -22,7 +22,7 @@
 // the sockets, and the garbage collector. An attribute value is 40 bytes,
 // an item's strings share one copy of it, numbers already canonical are
 // kept as they come, and request and answer buffers are reused, so that a
-// fired trigger's transaction allocates about 28 KB. The endpoint's own
+// fired trigger's transaction allocates about 21 KB. The endpoint's own
 // process (dynamotest.Separate) runs its collector at a GOGC of 400 rather
 // than 100, under a soft limit of 512 MiB (its heap is small, and at 100
 // the collector took about a sixth of its CPU), and on one thread.
