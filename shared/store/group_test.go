@@ -84,19 +84,22 @@ func queued(t *testing.T, tbl *Table, n int) {
 // the others wait in the queue, so that they go out together; then come
 // the faults given, one a transaction.
 func startAll(t *testing.T, tbl *Table, p *faultproxy.Proxy, starts []groupedStart, faults ...faultproxy.Fault) (rows []*ledger.Row, errs []error) {
-	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() { queued(t, tbl, len(starts)-1) }))
+	// The others set out only once the first one's transaction is on its
+	// way, so that none of them can be the one sent alone.
+	first := make(chan struct{})
+	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+		close(first)
+		queued(t, tbl, len(starts)-1)
+	}))
 	for _, f := range faults {
 		p.Inject("TransactWriteItems", 1, f)
 	}
 	rows, errs = make([]*ledger.Row, len(starts)), make([]error, len(starts))
 	var wg sync.WaitGroup
-	first := make(chan struct{})
 	for i, s := range starts {
 		wg.Go(func() {
 			if i > 0 {
 				<-first
-			} else {
-				close(first)
 			}
 			rows[i], errs[i] = s.create(context.Background(), tbl)
 		})
