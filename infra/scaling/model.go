@@ -1,7 +1,9 @@
 // Package scaling is a model of one minute of the firing: how long K
 // invocations take to fire N due triggers, and which limit binds them.
-// Each invocation keeps Concurrency transactions in flight; a trigger in
-// flight waits for one request's latency and spends its CPU on the
+// Each invocation keeps Concurrency triggers in flight, whose new
+// sessions go out grouped, firing.Sends(Concurrency) transactions at a
+// time, each carrying an equal share of them: a transaction in flight
+// waits for one request's latency and spends its triggers' CPU on the
 // invocation's cores, a closed queueing network solved by mean value
 // analysis (the cores as one queue, Seidmann's approximation of several
 // servers). DynamoDB caps the whole: the table's write units and the due
@@ -10,7 +12,11 @@
 // measured.
 package scaling
 
-import "time"
+import (
+	"time"
+
+	"github.com/cloud-agent/control-plane/shared/firing"
+)
 
 // DynamoDB's costs of one fired trigger and its limits (docs/scaling.md,
 // "What one fired trigger costs").
@@ -92,24 +98,27 @@ func (c Config) Fire(n int) Minute {
 }
 
 // throughput is one invocation's triggers per second: mean value analysis
-// of Concurrency triggers cycling between the request's latency (a delay)
-// and the cores. With m cores of service s, the cores are a queue of
-// service s/m and a further delay of s(m-1)/m (Seidmann); below one core,
-// a queue of service s/m.
+// of the grouped transactions cycling between the request's latency (a
+// delay) and the cores, each carrying Concurrency over their number of
+// triggers, and so their CPU. With m cores of service s, the cores are a
+// queue of service s/m and a further delay of s(m-1)/m (Seidmann); below
+// one core, a queue of service s/m.
 func (c Config) throughput() float64 {
-	s := c.CPU.Seconds()
+	sends := firing.Sends(c.Concurrency)
+	carried := float64(c.Concurrency) / float64(sends)
+	s := carried * c.CPU.Seconds()
 	m := c.Cores
 	queue, delay := s/m, c.Latency.Seconds()
 	if m > 1 {
 		delay += s * (m - 1) / m
 	}
 	var x, q float64
-	for n := 1; n <= c.Concurrency; n++ {
+	for n := 1; n <= sends; n++ {
 		r := queue * (1 + q)
 		x = float64(n) / (delay + r)
 		q = x * r
 	}
-	return x
+	return x * carried
 }
 
 // Lambda is an invocation's cores at memory MB.

@@ -78,7 +78,9 @@ func TestModelAgainstBursts(t *testing.T) {
 			continue
 		}
 		model := b.local().Fire(b.size).Wall
-		if r := model.Seconds() / b.wall.Seconds(); r < 0.75 || r > 1.25 {
+		r := model.Seconds() / b.wall.Seconds()
+		t.Logf("burst %s: the model says %s, measured %s (%.2f×)", key, model, b.wall, r)
+		if r < 0.75 || r > 1.25 {
 			t.Errorf("burst %s: the model says %s, measured %s (%.2f×)", key, model, b.wall, r)
 		}
 	}

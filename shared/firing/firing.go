@@ -43,14 +43,14 @@ const (
 	// defaultConcurrency is how many due triggers fire at a time when
 	// FIRING_CONCURRENCY is not set.
 	defaultConcurrency = 32
-	// perTransaction is how many slots' new sessions one transaction
-	// carries when every worker waits on one: the concurrency over it is
-	// how many transactions go out at a time (store.Table.Grouped). More
-	// share the SDK's and the HTTP client's work per request further, and
-	// make a slot wait longer for a send (docs/decisions.md, "Grouped
-	// transactions").
-	perTransaction = 8
 )
+
+// PerTransaction is how many slots' new sessions one transaction carries
+// when every worker waits on one: the concurrency over it is how many
+// transactions go out at a time (store.Table.Grouped). More share the
+// SDK's and the HTTP client's work per request further, and make a slot
+// wait longer for a send (docs/decisions.md, "Grouped transactions").
+const PerTransaction = 8
 
 // VarConcurrency is the environment variable that bounds how many due
 // triggers an invocation fires at a time (template.yaml sets it).
@@ -213,6 +213,12 @@ func (f *Firing) pool(ctx context.Context, r *triggerrun.Runner, policy *allocat
 	return taken, undecoded
 }
 
+// Sends is how many grouped transactions go out at a time for a
+// concurrency.
+func Sends(concurrency int) int {
+	return (concurrency + PerTransaction - 1) / PerTransaction
+}
+
 func (f *Firing) concurrency() int {
 	if f.Concurrency > 0 {
 		return f.Concurrency
@@ -366,10 +372,10 @@ func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, cod
 // runner is how the invocation's slots start their sessions
 // (triggerrun.Runner.StartSlot): on the table grouped for the invocation
 // (store.Table.Grouped), so that the new sessions' transactions of
-// triggers fired at the same moment go out together, about perTransaction
+// triggers fired at the same moment go out together, about PerTransaction
 // of them in each when every worker waits on one.
 func (f *Firing) runner(ctx context.Context) *triggerrun.Runner {
-	grouped := f.Table.Grouped(ctx, (f.concurrency()+perTransaction-1)/perTransaction)
+	grouped := f.Table.Grouped(ctx, Sends(f.concurrency()))
 	svc := *f.Start
 	svc.Table = grouped
 	return &triggerrun.Runner{Start: &svc, Table: grouped, Now: f.now}
