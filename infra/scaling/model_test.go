@@ -88,7 +88,9 @@ func TestModelAgainstBursts(t *testing.T) {
 
 // TestModel: the model's bounds each bind where they should.
 func TestModel(t *testing.T) {
-	c := Config{Invocations: 1, Concurrency: 32, Cores: 1, CPU: time.Millisecond, Latency: 10 * time.Millisecond}
+	// 256 in flight go out as 32 transactions of 8: enough to keep the
+	// cores busy.
+	c := Config{Invocations: 1, Concurrency: 256, Cores: 1, CPU: time.Millisecond, Latency: 10 * time.Millisecond}
 	for _, r := range []struct {
 		rule    string
 		c       Config
@@ -96,6 +98,7 @@ func TestModel(t *testing.T) {
 		rate    float64 // triggers per second, within 2 %
 	}{
 		{"one at a time: latency and CPU in turn", with(c, func(c *Config) { c.Concurrency = 1 }), invocations, 1 / 0.011},
+		{"one transaction of 8: its latency, then their CPU", with(c, func(c *Config) { c.Concurrency = 8 }), invocations, 8 / 0.018},
 		{"many in flight: the CPU", c, invocations, 1000},
 		{"two cores: twice", with(c, func(c *Config) { c.Cores = 2 }), invocations, 2000},
 		{"half a core: half", with(c, func(c *Config) { c.Cores = 0.5 }), invocations, 500},
