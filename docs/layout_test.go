@@ -1,6 +1,7 @@
 package docs_test
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -42,6 +43,36 @@ func TestZoneDataBuiltIn(t *testing.T) {
 		if !slices.Contains(functionDeps(t, folder), "time/tzdata") {
 			t.Errorf("functions/%s does not link time/tzdata", folder)
 		}
+	}
+}
+
+// TestKMSWhereSecrets: a function links the KMS client if and only if it
+// holds webhook secrets (its main calls secrets.Load): the KMS client's
+// initialisation costs the others' cold starts (docs/performance.md).
+func TestKMSWhereSecrets(t *testing.T) {
+	folders, err := os.ReadDir("../functions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	holders := 0
+	for _, f := range folders {
+		if !f.IsDir() {
+			continue
+		}
+		main, err := os.ReadFile("../functions/" + f.Name() + "/main.go")
+		if err != nil {
+			t.Fatal(err)
+		}
+		holds := strings.Contains(string(main), "secrets.Load(")
+		if holds {
+			holders++
+		}
+		if links := slices.Contains(functionDeps(t, f.Name()), "github.com/aws/aws-sdk-go-v2/service/kms"); links != holds {
+			t.Errorf("functions/%s links KMS: %v; holds webhook secrets: %v", f.Name(), links, holds)
+		}
+	}
+	if holders != 2 {
+		t.Errorf("%d functions hold webhook secrets, want 2 (the triggers and the trigger hook)", holders)
 	}
 }
 

@@ -7,12 +7,13 @@ import (
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/start"
 )
 
 func main() {
 	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
-		keys, err := env.Secrets()
+		keys, err := secrets.Load(env.Config("KMS"))
 		if err != nil {
 			return nil, err
 		}

@@ -7,13 +7,14 @@ package main
 import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
 func main() {
 	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
-		keys, err := env.Secrets()
+		keys, err := secrets.Load(env.Config("KMS"))
 		if err != nil {
 			return nil, err
 		}

@@ -61,7 +61,7 @@ func TestTemplateFunctions(t *testing.T) {
 			if fn.LogicalID == "TriggerFireFunction" {
 				want = append(want, firing.VarConcurrency)
 			}
-			if main, _ := os.ReadFile("../../" + strings.TrimPrefix(folder, "./") + "/main.go"); strings.Contains(string(main), "env.Secrets()") {
+			if main, _ := os.ReadFile("../../" + strings.TrimPrefix(folder, "./") + "/main.go"); strings.Contains(string(main), "secrets.Load(") {
 				want = append(want, secrets.VarMACKey, secrets.VarSealKey)
 			}
 			slices.Sort(want)

@@ -1,11 +1,11 @@
 // Package lambdaenv builds, once per execution environment, what every
 // function needs: the JSON logger, the table, the cached settings, and the
 // environment's metrics, from the environment the template sets
-// (TABLE_NAME, CONFIG_PATH, CONFIG_TTL_SECONDS; WEBHOOK_KEY_ID and
-// WEBHOOK_SECRETS_KEY_ID for the functions that hold webhook secrets) and
-// the one Lambda sets (the
-// region, the credentials of the function's role, the function's name and
-// version). It does not load the SDK's default
+// (TABLE_NAME, CONFIG_PATH, CONFIG_TTL_SECONDS) and the one Lambda sets
+// (the region, the credentials of the function's role, the function's
+// name and version), and the configuration of the clients only some
+// functions build (Env.Config: the webhook secrets' KMS client), so that
+// the others do not link them. It does not load the SDK's default
 // configuration: its credential chain links the SDK's STS, SSO and sign-in
 // clients, whose initialisation and file reads cost every cold start more
 // than the rest of this package (docs/performance.md), and a function's
@@ -29,11 +29,9 @@ import (
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/shared/invocation"
-	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
@@ -90,9 +88,8 @@ type Env struct {
 	// alias live ran, "$LATEST" where it is not set.
 	Metrics *invocation.Metrics
 
-	// kms is the KMS client's configuration, for the functions that hold
-	// webhook secrets (Secrets): the others never build the client.
-	kms kms.Options
+	// aws is the clients' configuration without an endpoint (Config).
+	aws aws.Config
 }
 
 // Start loads the environment and builds the handler from it, once per
@@ -169,11 +166,11 @@ func Load() (*Env, error) {
 	dynamo := dynamodb.New(dynamodb.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("DYNAMODB")}, store.Counting)
 	params := ssm.New(ssm.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("SSM")})
 	return &Env{
+		aws:      aws.Config{Region: region, Credentials: creds, HTTPClient: httpClient},
 		Log:      newLogger(),
 		Table:    store.New(dynamo, table),
 		Settings: settings.New(params, path, ttl),
 		Metrics:  invocation.NewMetrics(cmp.Or(os.Getenv(varFunction), unnamed), cmp.Or(os.Getenv(varVersion), unpublished)),
-		kms:      kms.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("KMS")},
 	}, nil
 }
 
@@ -192,17 +189,16 @@ func HTTPClient() *awshttp.BuildableClient {
 		})
 }
 
-// Secrets builds the webhook secrets' keys, for the functions that hold
-// them (the triggers and the trigger hook): the KMS client, on the
-// environment's region, credentials and endpoint (AWS_ENDPOINT_URL_KMS),
-// and the keys that WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID name, both
-// required. Nothing here does I/O.
-func (e *Env) Secrets() (*secrets.Keys, error) {
-	mac, seal := os.Getenv(secrets.VarMACKey), os.Getenv(secrets.VarSealKey)
-	if mac == "" || seal == "" {
-		return nil, fmt.Errorf("%s and %s must be set", secrets.VarMACKey, secrets.VarSealKey)
-	}
-	return secrets.New(kms.New(e.kms), mac, seal), nil
+// Config is the configuration of a client of the AWS service whose SDK id
+// is service, in capitals (KMS): the environment's region and
+// credentials, the functions' HTTP client, and the endpoint that
+// AWS_ENDPOINT_URL_<service> or AWS_ENDPOINT_URL sets, as for the table's
+// and the settings' clients. A function builds with it the clients that
+// only it needs.
+func (e *Env) Config(service string) aws.Config {
+	c := e.aws.Copy()
+	c.BaseEndpoint = endpoint(service)
+	return c
 }
 
 // endpoint is the endpoint the environment sets for a service (its SDK

@@ -64,6 +64,34 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// TestConfig: a client built apart (the webhook secrets' KMS client) has
+// the environment's region, credentials and HTTP client, and its
+// service's endpoint; each service's configuration is its own.
+func TestConfig(t *testing.T) {
+	for k, v := range map[string]string{
+		varTable: "SessionsTable", varConfig: "/cloud-agent/dev", "AWS_REGION": "eu-central-1",
+		"AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "token",
+		"AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_KMS": "http://127.0.0.1:4599",
+	} {
+		t.Setenv(k, v)
+	}
+	env, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kms, other := env.Config("KMS"), env.Config("OTHER")
+	creds, err := kms.Credentials.Retrieve(context.Background())
+	if err != nil || creds.AccessKeyID != "AKID" || creds.SecretAccessKey != "secret" || creds.SessionToken != "token" {
+		t.Errorf("credentials %+v: %v", creds, err)
+	}
+	if kms.Region != "eu-central-1" || kms.HTTPClient == nil {
+		t.Errorf("region %q, HTTP client %v", kms.Region, kms.HTTPClient)
+	}
+	if kms.BaseEndpoint == nil || *kms.BaseEndpoint != "http://127.0.0.1:4599" || other.BaseEndpoint != nil {
+		t.Errorf("KMS's endpoint %v, another service's %v", kms.BaseEndpoint, other.BaseEndpoint)
+	}
+}
+
 // TestFunctionDimensions: the metrics' Function dimension is
 // AWS_LAMBDA_FUNCTION_NAME and their Version dimension
 // AWS_LAMBDA_FUNCTION_VERSION, read when the environment loads; "local"

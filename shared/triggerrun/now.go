@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -21,7 +20,7 @@ type Runner struct {
 	Table *store.Table
 	// Secrets opens a webhook trigger's secrets (a start now's prompt
 	// redacts them); a scheduled trigger needs none.
-	Secrets *secrets.Keys
+	Secrets Secrets
 	// Now defaults to the clock.
 	Now func() time.Time
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -64,10 +63,18 @@ func Prompt(tr *trigger.Trigger, in webhook.Input) (string, error) {
 	return t.Render(in), nil
 }
 
+// Secrets open a webhook trigger's secrets: a generated one derived, an
+// imported one opened (secrets.Keys, in the functions that hold webhook
+// secrets, so that the others do not link KMS).
+type Secrets interface {
+	Derive(ctx context.Context, triggerID string, n int) (string, error)
+	Open(ctx context.Context, triggerID string, blob []byte) (string, error)
+}
+
 // ClearSecrets are a webhook trigger's secrets in clear at now: the
 // current one, and the previous one while it is still valid (a generated
 // one derived, an imported one opened); none for a scheduled trigger.
-func ClearSecrets(ctx context.Context, keys *secrets.Keys, tr *trigger.Trigger, now time.Time) ([]string, error) {
+func ClearSecrets(ctx context.Context, keys Secrets, tr *trigger.Trigger, now time.Time) ([]string, error) {
 	if tr.Webhook == nil {
 		return nil, nil
 	}
