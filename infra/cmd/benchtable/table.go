@@ -75,8 +75,24 @@ const (
 	floorBench = "BenchmarkBurst/transact-floor/concurrency=32"
 )
 
-// hello is hello world's case among the cold starts and the sizes.
-const hello = "/hello"
+// hello is hello world's case among the cold starts and the sizes,
+// sdkFloor the SDK's floor's (hello world with the clients every function
+// builds).
+const (
+	hello    = "/hello"
+	sdkFloor = "/sdk-floor"
+)
+
+// floorNote names a floor's row among the cold starts and the sizes.
+func floorNote(name string) string {
+	switch {
+	case strings.HasSuffix(name, hello):
+		return ", hello world"
+	case strings.HasSuffix(name, sdkFloor):
+		return ", the SDK's floor"
+	}
+	return ""
+}
 
 // none matches no benchmark: a goal of none judges nothing.
 var none = regexp.MustCompile(`^$`)
@@ -157,17 +173,18 @@ func checks(r result, byName map[string]result) []row {
 	if v, ok := f["x-hello"]; ok && !strings.HasSuffix(name, hello) {
 		figure := format(v) + "× hello world"
 		if h, ok := byName["BenchmarkColdStart"+hello]; ok {
-			figure += fmt.Sprintf(" (%s ms over %s ms)", format(f["ms-median"]), format(h.figures["ms-median"]))
+			figure += fmt.Sprintf(" (%s ms over %s ms", format(f["ms-median"]), format(h.figures["ms-median"]))
+			if sdk, ok := byName["BenchmarkColdStart"+sdkFloor]; ok && !strings.HasSuffix(name, sdkFloor) {
+				figure += fmt.Sprintf("; %s× the SDK's floor", format(f["ms-median"]/sdk.figures["ms-median"]))
+			}
+			figure += ")"
 		}
-		rows = append(rows, coldGoal.judge(name, figure, v))
+		rows = append(rows, coldGoal.judge(name, figure+floorNote(name), v))
 	}
 	rows = append(rows, endpointRows(r, byName)...)
 	if v, ok := f["MiB"]; ok && strings.HasPrefix(name, "BenchmarkSize/") {
 		figure := fmt.Sprintf("%s MiB (%s MiB zipped)", format(v), format(f["MiB-zipped"]))
-		if strings.HasSuffix(name, hello) {
-			figure += ", hello world"
-		}
-		rows = append(rows, sizeGoal.judge(name, figure, v))
+		rows = append(rows, sizeGoal.judge(name, figure+floorNote(name), v))
 	}
 	return rows
 }

@@ -36,12 +36,17 @@ import (
 // over, after one round that is not counted.
 const coldStartSamples = 15
 
-// helloName is the floor's name among the functions' in the benchmarks.
-const helloName = "hello"
+// The floors' names among the functions' in the benchmarks, and their
+// folders under testdata: hello world, and the SDK's floor (hello world
+// with the DynamoDB and SSM clients every function builds).
+const (
+	helloName = "hello"
+	sdkFloor  = "sdk-floor"
+)
 
 // coldCase is one bootstrap and the first event it answers.
 type coldCase struct {
-	name      string // the sub-benchmark: <LogicalId>/<no-io|settings|dynamodb>, or hello
+	name      string // the sub-benchmark: <LogicalId>/<no-io|settings|dynamodb>, hello or sdk-floor
 	bootstrap string
 	env       []string
 	timeout   time.Duration
@@ -94,7 +99,8 @@ var coldEvents = map[string][]coldEvent{
 // BenchmarkColdStart measures, under the runtime interface emulator, the
 // time from the invocation that starts a bootstrap's process to its first
 // answer (ms-median, and x-hello against the hello-world bootstrap built
-// the same way), for each function with an event that needs no I/O and
+// the same way), for the SDK's floor (testdata/sdk-floor) and for each
+// function with an event that needs no I/O and
 // with one that reads the settings (for the HTTP functions also one that
 // reads or writes the table). ms-init is the part the emulator reports as
 // the process's initialisation (until it asks for its first event), and
@@ -109,7 +115,11 @@ func BenchmarkColdStart(b *testing.B) {
 	if err := lambdarun.Build(ctx, io.Discard, "../../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
-	hello, err := buildHello(ctx, runtime.GOARCH, "../../..", dir)
+	hello, err := buildFloor(ctx, runtime.GOARCH, "../../..", dir, helloName)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sdk, err := buildFloor(ctx, runtime.GOARCH, "../../..", dir, sdkFloor)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,10 +143,12 @@ func BenchmarkColdStart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	cases := []coldCase{{
-		name: helloName, bootstrap: hello, env: lambdarun.Environment(helloFn, dynamoURL, ssm.URL), timeout: helloFn.Timeout,
-		event: func() ([]byte, error) { return anonymous, nil }, check: wantAnswer(200, ""),
-	}}
+	floorEnv := lambdarun.Environment(helloFn, dynamoURL, ssm.URL)
+	answered := func() ([]byte, error) { return anonymous, nil }
+	cases := []coldCase{
+		{name: helloName, bootstrap: hello, env: floorEnv, timeout: helloFn.Timeout, event: answered, check: wantAnswer(200, "")},
+		{name: sdkFloor, bootstrap: sdk, env: floorEnv, timeout: helloFn.Timeout, event: answered, check: wantAnswer(200, "")},
+	}
 	for _, fn := range fns {
 		c := coldCase{bootstrap: filepath.Join(dir, fn.LogicalID, "bootstrap"), env: lambdarun.Environment(fn, dynamoURL, ssm.URL, kmsEnv...), timeout: fn.Timeout}
 		if len(fn.Routes) == 0 {
@@ -441,7 +453,7 @@ func templateFunctions(b *testing.B) (*template.Template, []template.Function, [
 // BenchmarkSize reports the size of each function's bootstrap, built
 // exactly as `make build-<LogicalId>` builds it for Lambda (arm64,
 // stripped), and of the zip that deploys it (deflate, as `sam` zips it),
-// beside the hello-world bootstrap built the same way.
+// beside the hello-world bootstrap and the SDK's floor built the same way.
 func BenchmarkSize(b *testing.B) {
 	ctx := context.Background()
 	_, _, ids := templateFunctions(b)
@@ -449,10 +461,12 @@ func BenchmarkSize(b *testing.B) {
 	if err := lambdarun.BuildFor(ctx, io.Discard, "arm64", "../../..", dir, ids...); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := buildHello(ctx, "arm64", "../../..", dir); err != nil {
-		b.Fatal(err)
+	for _, floor := range []string{helloName, sdkFloor} {
+		if _, err := buildFloor(ctx, "arm64", "../../..", dir, floor); err != nil {
+			b.Fatal(err)
+		}
 	}
-	for _, id := range append(ids, helloName) {
+	for _, id := range append(ids, helloName, sdkFloor) {
 		path := filepath.Join(dir, id, "bootstrap")
 		info, err := os.Stat(path)
 		if err != nil {
@@ -493,11 +507,11 @@ func zipSize(path string) (int, error) {
 	return buf.Len(), nil
 }
 
-// buildHello builds testdata/hello into dir/hello/bootstrap with the very
-// command the Makefile runs for a function (as `make -n` prints it), for
-// goarch, and returns the bootstrap's path.
-func buildHello(ctx context.Context, goarch, repo, dir string) (string, error) {
-	out := filepath.Join(dir, helloName)
+// buildFloor builds testdata/<name> into dir/<name>/bootstrap with the
+// very command the Makefile runs for a function (as `make -n` prints it),
+// for goarch, and returns the bootstrap's path.
+func buildFloor(ctx context.Context, goarch, repo, dir, name string) (string, error) {
+	out := filepath.Join(dir, name)
 	cmd := childproc.CommandContext(ctx, "make", "-n", "--no-print-directory", "build-SessionStartFunction",
 		"ARTIFACTS_DIR="+out, "LAMBDA_GOARCH="+goarch)
 	cmd.Dir = repo
@@ -509,10 +523,10 @@ func buildHello(ctx context.Context, goarch, repo, dir string) (string, error) {
 	if strings.Count(string(script), pkg) != 1 {
 		return "", fmt.Errorf("the build command does not name %s once:\n%s", pkg, script)
 	}
-	cmd = childproc.CommandContext(ctx, "sh", "-c", strings.Replace(string(script), pkg, "./infra/local/coldstart/testdata/hello", 1))
+	cmd = childproc.CommandContext(ctx, "sh", "-c", strings.Replace(string(script), pkg, "./infra/local/coldstart/testdata/"+name, 1))
 	cmd.Dir = repo
 	if log, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building hello: %w\n%s", err, log)
+		return "", fmt.Errorf("building %s: %w\n%s", name, err, log)
 	}
 	return filepath.Join(out, "bootstrap"), nil
 }
