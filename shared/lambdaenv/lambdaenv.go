@@ -88,7 +88,7 @@ type Env struct {
 	// alias live ran, "$LATEST" where it is not set.
 	Metrics *invocation.Metrics
 
-	// aws is the clients' configuration without an endpoint (Config).
+	// aws is every client's configuration but its endpoint (Config).
 	aws aws.Config
 }
 
@@ -162,16 +162,14 @@ func Load() (*Env, error) {
 		return nil, errors.New("AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set")
 	}
 	creds := aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(key, secret, os.Getenv("AWS_SESSION_TOKEN")))
-	httpClient := HTTPClient()
-	dynamo := dynamodb.New(dynamodb.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("DYNAMODB")}, store.Counting)
-	params := ssm.New(ssm.Options{Region: region, Credentials: creds, HTTPClient: httpClient, BaseEndpoint: endpoint("SSM")})
-	return &Env{
-		aws:      aws.Config{Region: region, Credentials: creds, HTTPClient: httpClient},
-		Log:      newLogger(),
-		Table:    store.New(dynamo, table),
-		Settings: settings.New(params, path, ttl),
-		Metrics:  invocation.NewMetrics(cmp.Or(os.Getenv(varFunction), unnamed), cmp.Or(os.Getenv(varVersion), unpublished)),
-	}, nil
+	e := &Env{
+		aws:     aws.Config{Region: region, Credentials: creds, HTTPClient: HTTPClient()},
+		Log:     newLogger(),
+		Metrics: invocation.NewMetrics(cmp.Or(os.Getenv(varFunction), unnamed), cmp.Or(os.Getenv(varVersion), unpublished)),
+	}
+	e.Table = store.New(dynamodb.NewFromConfig(e.Config("DYNAMODB"), store.Counting), table)
+	e.Settings = settings.New(ssm.NewFromConfig(e.Config("SSM")), path, ttl)
+	return e, nil
 }
 
 // HTTPClient is the functions' HTTP client of the AWS services. A stuck
@@ -192,9 +190,9 @@ func HTTPClient() *awshttp.BuildableClient {
 // Config is the configuration of a client of the AWS service whose SDK id
 // is service, in capitals (KMS): the environment's region and
 // credentials, the functions' HTTP client, and the endpoint that
-// AWS_ENDPOINT_URL_<service> or AWS_ENDPOINT_URL sets, as for the table's
-// and the settings' clients. A function builds with it the clients that
-// only it needs.
+// AWS_ENDPOINT_URL_<service> or AWS_ENDPOINT_URL sets. The table's and
+// the settings' clients are built on it, and so are those only some
+// functions need.
 func (e *Env) Config(service string) aws.Config {
 	c := e.aws.Copy()
 	c.BaseEndpoint = endpoint(service)
