@@ -2,7 +2,8 @@ package firing
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/json/jsontext"
+	"encoding/json/v2"
 	"fmt"
 	"slices"
 
@@ -12,25 +13,27 @@ import (
 // share reads the shards of the due index that a Scheduled Event names in
 // its detail, {"shards": [n, ...]}: each a whole number from 0 to
 // store.DueShards-1, none repeated, at least one. A detail that is absent,
-// null or an object without shards ({}, EventBridge's own Scheduled
-// Event) names every shard; other members are not the firing's and are
-// ignored. A detail that is not an object, or shards that break the rule,
-// is an error: the schedule is misconfigured, and the invocation fires
-// nothing.
-func share(detail json.RawMessage) ([]int, error) {
+// null or {} (EventBridge's own Scheduled Event) names every shard. A
+// detail is read as strictly as every other body here: anything but one
+// object whose only member is shards (a repeated, unknown or differently
+// spelled member included), or shards that break the rule, is an error:
+// the schedule is misconfigured, and the invocation fires nothing.
+func share(detail []byte) ([]int, error) {
 	all := make([]int, store.DueShards)
 	for i := range all {
 		all[i] = i
 	}
-	if d := bytes.TrimSpace(detail); len(d) == 0 || string(d) == "null" {
+	if len(bytes.TrimSpace(detail)) == 0 {
 		return all, nil
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(detail, &members); err != nil {
-		return nil, fmt.Errorf("the event's detail is not a JSON object: %w", err)
+	var members struct { // null leaves it empty
+		Shards jsontext.Value `json:"shards"`
 	}
-	raw, ok := members["shards"]
-	if !ok {
+	if err := json.Unmarshal(detail, &members, json.RejectUnknownMembers(true)); err != nil {
+		return nil, fmt.Errorf("the event's detail is not a JSON object whose only member is shards: %w", err)
+	}
+	raw := members.Shards
+	if len(raw) == 0 {
 		return all, nil
 	}
 	var shards []int
