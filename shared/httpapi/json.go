@@ -116,22 +116,47 @@ func MemberName(s string) string {
 	return s
 }
 
-// kind is what a member decoded into t must be, in JSON's words.
+// kind is what a member decoded into t must be, in JSON's words: its
+// type, and an array's items' type ("an array of strings").
 func kind(t reflect.Type) string {
+	if one, _ := jsonType(t); one != "" {
+		return one
+	}
+	return "of another type"
+}
+
+// jsonType is the JSON type of a value decoded into t, one value's and
+// many values' ("a string", "strings"); "" for a type that takes any JSON
+// value or none.
+func jsonType(t reflect.Type) (one, many string) {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	switch {
-	case t == nil:
-		return "of another type"
-	case t.Kind() == reflect.String:
-		return "a string"
-	case t.Kind() == reflect.Bool:
-		return "true or false"
-	case t.Kind() == reflect.Struct || t.Kind() == reflect.Map:
-		return "an object"
+	if t == nil || t == reflect.TypeFor[jsontext.Value]() {
+		return "", ""
 	}
-	return "of another type"
+	switch t.Kind() {
+	case reflect.String:
+		return "a string", "strings"
+	case reflect.Bool:
+		return "true or false", "booleans"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer", "integers"
+	case reflect.Float32, reflect.Float64:
+		return "a number", "numbers"
+	case reflect.Struct, reflect.Map:
+		return "an object", "objects"
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return "a string", "strings" // bytes are base64
+		}
+		if _, items := jsonType(t.Elem()); items != "" {
+			return "an array of " + items, "arrays of " + items
+		}
+		return "an array", "arrays"
+	}
+	return "", ""
 }
 
 // Value is a member kept as sent, or nil when it was not sent or was null.

@@ -57,7 +57,9 @@ var members = map[string][]string{
 }
 
 // unknownMember is the path of the first member of v, the value at path,
-// that the patch may not name; "" when there is none.
+// that the patch may not name; "" when there is none. An object where a
+// member that is no object goes (webhook.events) is left to the merged
+// body's decoding, whose detail names the type it must be.
 func unknownMember(path string, v any) string {
 	obj, ok := v.(map[string]any)
 	if !ok {
@@ -66,6 +68,9 @@ func unknownMember(path string, v any) string {
 	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if !slices.Contains(members[path], k) {
 			return path + "." + k
+		}
+		if _, nested := members[path+"."+k]; !nested {
+			continue
 		}
 		if unknown := unknownMember(path+"."+k, obj[k]); unknown != "" {
 			return unknown

@@ -64,9 +64,8 @@ func parseWebhook(m *problem.Members, b *webhookBody) (*trigger.Webhook, string)
 }
 
 // checkEvents holds a webhook trigger's events to their rules: 1 to 50
-// names, each 1 to 100 of [A-Za-z0-9_.-], none twice. An empty list is
-// refused: a trigger that no event starts is a mistake (left out, every
-// event starts one).
+// names, none twice. An empty list is refused: a trigger that no event
+// starts is a mistake (left out, every event starts one).
 func checkEvents(m *problem.Members, events []string) {
 	switch {
 	case len(events) == 0:
@@ -75,8 +74,8 @@ func checkEvents(m *problem.Members, events []string) {
 		m.Fail("webhook.events", "holds at most 50 events")
 	}
 	for i, e := range events {
-		if len(e) == 0 || len(e) > maxEventName || strings.IndexFunc(e, notEventChar) >= 0 {
-			m.Fail("webhook.events", "holds an event that is not 1 to 100 of A-Z, a-z, 0-9, _, . and -")
+		if !eventName(e) {
+			m.Fail("webhook.events", "holds an event that is not 1 to 100 of A-Z, a-z, 0-9, _, . and -, words apart by single spaces")
 		}
 		if slices.Contains(events[:i], e) {
 			m.Fail("webhook.events", "holds an event twice")
@@ -84,26 +83,57 @@ func checkEvents(m *problem.Members, events []string) {
 	}
 }
 
-func notEventChar(c rune) bool { return !isAlnum(c) && c != '_' && c != '.' && c != '-' }
+// eventName is the rule of an event a trigger lists: 1 to 100 of
+// [A-Za-z0-9_.-] and single inner spaces, so that GitLab's names (Push
+// Hook, Merge Request Hook) can be listed; no space first or last, none
+// twice in a row.
+func eventName(e string) bool {
+	return len(e) > 0 && len(e) <= maxEventName && strings.IndexFunc(e, notEventChar) < 0 &&
+		e[0] != ' ' && e[len(e)-1] != ' ' && !strings.Contains(e, "  ")
+}
+
+func notEventChar(c rune) bool { return !isAlnum(c) && c != '_' && c != '.' && c != '-' && c != ' ' }
 
 func isAlnum(c rune) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9'
 }
 
-// checkHeader holds a token trigger's own header to its rules: 1 to 100 of
-// [A-Za-z0-9-], for verify token only, and not a header the gateway or
-// another mode owns (Authorization, Cookie, Host, Content-*, another
-// mode's proof header), in any case.
-func checkHeader(m *problem.Members, verify webhook.VerifyMode, h string) {
+// reservedHeaders are the headers, lowercase, that a token trigger's own
+// header may not be, beside every mode's proof headers
+// (webhook.VerifyProofHeader) and reservedPrefixes: those the gateway or a
+// proxy owns, and those the hook reads for something else (the event, the
+// delivery id), whose value, the secret, would then be recorded in clear.
+var reservedHeaders = []string{
+	"cookie", "host", "proxy-authorization",
+	"x-github-event", "x-gitlab-event", "x-github-delivery", "x-gitlab-event-uuid", "idempotency-key",
+	"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "forwarded",
+}
+
+// reservedPrefixes are the families of headers a token trigger's own
+// header may not be in: the body's (Content-), the Standard Webhooks ones
+// with their svix aliases (proofs, ids, timestamps), and the proxies'.
+var reservedPrefixes = []string{"content-", "webhook-", "svix-", "x-forwarded-", "x-amzn-"}
+
+// reservedHeader reports whether a token trigger's own header may not be
+// h (any case).
+func reservedHeader(h string) bool {
 	lower := strings.ToLower(h)
-	mode, proof := webhook.VerifyProofHeader(h)
+	_, proof := webhook.VerifyProofHeader(lower)
+	return proof || slices.Contains(reservedHeaders, lower) ||
+		slices.ContainsFunc(reservedPrefixes, func(p string) bool { return strings.HasPrefix(lower, p) })
+}
+
+// checkHeader holds a token trigger's own header to its rules: 1 to 100 of
+// [A-Za-z0-9-], for verify token only, and not a reserved header
+// (reservedHeader), which the detail names as sent.
+func checkHeader(m *problem.Members, verify webhook.VerifyMode, h string) {
 	switch {
 	case verify != webhook.VerifyToken:
 		m.Fail("webhook.header", "is for verify token only")
 	case len(h) > maxHeader || strings.IndexFunc(h, func(c rune) bool { return !isAlnum(c) && c != '-' }) >= 0:
 		m.Fail("webhook.header", "must be 1 to 100 of A-Z, a-z, 0-9 and -")
-	case lower == "authorization" || lower == "cookie" || lower == "host" || strings.HasPrefix(lower, "content-") || proof && mode != webhook.VerifyToken:
-		m.Fail("webhook.header", "may not be Authorization, Cookie, Host, a Content- header or another mode's proof header")
+	case reservedHeader(h):
+		m.Fail("webhook.header", "may not be "+h+": the hook reads that header for a proof, an event or a delivery id, or the gateway or a proxy owns it")
 	}
 }
 

@@ -73,7 +73,7 @@ func TestPatchWebhook(t *testing.T) {
 		{"url", id, `{"webhook":{"url":"/v1/hooks/x"}}`},
 		{"empty events", id, `{"webhook":{"events":[]}}`},
 		{"an event twice", id, `{"webhook":{"events":["push","push"]}}`},
-		{"a bad event", id, `{"webhook":{"events":["a b"]}}`},
+		{"a bad event", id, `{"webhook":{"events":["a:b"]}}`},
 		{"events of another type", id, `{"webhook":{"events":"push"}}`},
 		{"webhook of another type", id, `{"webhook":["push"]}`},
 		{"a template that does not parse", id, `{"prompt":"{{ nope }}"}`},

@@ -82,7 +82,6 @@ func TestCreateWebhook(t *testing.T) {
 		{"events are kept", hook(map[string]any{"events": []string{"push", "pull_request.opened"}}), "[push pull_request.opened]"},
 		{"null events are every event", hook(map[string]any{"events": nil, "verify": "token"}), "<nil>"},
 		{"a token trigger shows its own header", hook(map[string]any{"verify": "token", "header": "X-Webhook-Secret"}), "X-Webhook-Secret"},
-		{"another mode's proof header of the token mode", hook(map[string]any{"verify": "token", "header": "x-gitlab-token"}), "x-gitlab-token"},
 		{"a standard trigger", hook(map[string]any{"verify": "standard"}), "standard"},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
@@ -150,7 +149,7 @@ func TestCreateWebhookRefused(t *testing.T) {
 		{"events of 51", user, hookBody(events(many)), 400},
 		{"an empty event", user, hookBody(events([]string{""})), 400},
 		{"an event of 101", user, hookBody(events([]string{strings.Repeat("e", 101)})), 400},
-		{"an event with a space", user, hookBody(events([]string{"pull request"})), 400},
+		{"an event with two spaces in a row", user, hookBody(events([]string{"pull  request"})), 400},
 		{"an event with a colon", user, hookBody(events([]string{"push:x"})), 400},
 		{"an event twice", user, hookBody(events([]string{"push", "push"})), 400},
 		{"events of another type", user, hookBody(events("push")), 400},
