@@ -3,6 +3,8 @@ package hook_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -166,5 +168,148 @@ func TestRedeliveryByTheLedger(t *testing.T) {
 				t.Errorf("the line: %s", h.LastLog())
 			}
 		})
+	}
+}
+
+// TestFormMode: a GitHub delivery in form mode (payload=<json>) matches
+// its name.action entry by the payload's action, and renders from it.
+func TestFormMode(t *testing.T) {
+	h := harness(t)
+	hk := newHook(t, h, func(tr *trigger.Trigger) { tr.Webhook.Events = []string{"pull_request.opened"} })
+	send := func(action string) apitest.Result {
+		body := "payload=" + url.QueryEscape(prBody(action, "Form mode"))
+		return deliver(h, hk.ID, hk.signed(t, "", body, map[string]string{
+			"X-GitHub-Event": "pull_request", "X-GitHub-Delivery": "f-" + action, "Content-Type": "application/x-www-form-urlencoded",
+		}), body)
+	}
+	if res := send("opened"); res.Status != 201 {
+		t.Fatalf("%d %s", res.Status, res.Raw)
+	}
+	if rs := runs(t, h, hk.ID); len(rs) != 1 || rs[0].Prompt != "Review Form mode (pull_request)" {
+		t.Errorf("runs %+v", rs)
+	}
+	if res := send("closed"); res.Status != 202 || res.Body["ignored"] != true {
+		t.Errorf("another action: %d %s", res.Status, res.Raw)
+	}
+}
+
+// TestHeaderNotUTF8: a proven delivery whose event header is not valid
+// UTF-8 is 400 invalid_request, never repaired, and records nothing.
+func TestHeaderNotUTF8(t *testing.T) {
+	h := harness(t)
+	hk := newHook(t, h, nil)
+	body := prBody("opened", "Bytes")
+	res := deliver(h, hk.ID, hk.signed(t, "", body, github("pull\xffrequest", "d1")), body)
+	if res.Status != 400 || res.Code() != "invalid_request" || !strings.Contains(res.Body["detail"].(string), "x-github-event") {
+		t.Errorf("%d %s", res.Status, res.Raw)
+	}
+	if n := len(runs(t, h, hk.ID)); n != 0 {
+		t.Errorf("%d runs", n)
+	}
+}
+
+// TestTooLargeAsArrived: a body over 256 KiB as it arrived is 413 before
+// the proof, a form body too, with its size and the limit in the detail;
+// a form body at the limit is judged, its payload decoded within it
+// (percent and base64 decoding only shrink a body).
+func TestTooLargeAsArrived(t *testing.T) {
+	h := harness(t)
+	hk := newHook(t, h, nil)
+	form := func(n int) string {
+		head := "payload=" + url.QueryEscape(`{"action":"opened","pad":"`)
+		tail := url.QueryEscape(`"}`)
+		return head + strings.Repeat("%41", (n-len(head)-len(tail))/3) + tail
+	}
+	over := form(256<<10 + 3)
+	res := deliver(h, hk.ID, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, over)
+	if res.Status != 413 || res.Code() != "payload_too_large" || !strings.Contains(res.Raw, "262144") || !strings.Contains(res.Raw, fmt.Sprint(len(over))) {
+		t.Errorf("over: %d %s", res.Status, res.Raw)
+	}
+	at := form(256 << 10)
+	if len(at) > 256<<10 {
+		t.Fatalf("%d bytes", len(at))
+	}
+	res = deliver(h, hk.ID, hk.signed(t, "", at, map[string]string{"X-GitHub-Event": "pull_request", "Content-Type": "application/x-www-form-urlencoded"}), at)
+	if res.Status != 201 {
+		t.Errorf("at the limit: %d %s", res.Status, res.Raw)
+	}
+}
+
+// TestOtherFamiliesIgnored: a delivery proven by its trigger's own
+// verify while another family's proof headers are also present is
+// judged by its own proof alone (the others are ignored, not refused),
+// and their values are in no prompt, run, answer or log line.
+func TestOtherFamiliesIgnored(t *testing.T) {
+	h := harness(t)
+	hk := newHook(t, h, func(tr *trigger.Trigger) {
+		tr.Prompt = "{{ headers }} {{ headers.x-gitlab-token }} {{ headers.webhook-signature }} {{ headers.authorization }} {{ body }}"
+	})
+	body := `{"ref":"main"}`
+	others := map[string]string{
+		"webhook-id": "other-id-1", "webhook-timestamp": "1796000000", "webhook-signature": "v1,b3RoZXItc2lnbmF0dXJl",
+		"svix-signature": "v1,c3ZpeC1zaWduYXR1cmU=", "X-Gitlab-Token": "other-gitlab-token", "Authorization": "Bearer other-bearer-token",
+	}
+	headers := hk.signed(t, "", body, github("push", "d1"))
+	for k, v := range others {
+		headers[strings.ToLower(k)] = v
+	}
+	res := deliver(h, hk.ID, headers, body)
+	if res.Status != 201 {
+		t.Fatalf("%d %s", res.Status, res.Raw)
+	}
+	view := h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers/" + hk.ID + "/runs", Claims: owner})
+	rs := runs(t, h, hk.ID)
+	if len(rs) != 1 || !strings.Contains(rs[0].Prompt, `"x-github-event": "push"`) {
+		t.Fatalf("runs %+v", rs)
+	}
+	texts := map[string]string{"the prompt": rs[0].Prompt, "the answer": res.Raw, "the log line": h.LastLog(), "the runs view": view.Raw, "the table": strings.Join(h.Items(), "\n")}
+	for place, text := range texts {
+		for _, v := range []string{"b3RoZXItc2lnbmF0dXJl", "c3ZpeC1zaWduYXR1cmU", "other-gitlab-token", "other-bearer-token", headers["x-hub-signature-256"]} {
+			if strings.Contains(text, v) {
+				t.Errorf("%s holds %q", place, v)
+			}
+		}
+	}
+}
+
+// TestLargestRunsView: the runs view at limit 50 and at its most, 100,
+// of the largest webhook runs the contract allows (prompt the first 1,000
+// code points, of 4-byte characters; delivery 128; event 100 code points
+// of 4-byte characters) stays under 1 MB.
+func TestLargestRunsView(t *testing.T) {
+	h := harness(t)
+	limit(h, "1000")
+	hk := newHook(t, h, func(tr *trigger.Trigger) { tr.Prompt = "{{ body.t }}" })
+	event := strings.Repeat("😀", webhook.EventMax)
+	for i := range 100 {
+		body := fmt.Sprintf(`{"i":%d,"t":"%s"}`, i, strings.Repeat("😀", 1200))
+		id := fmt.Sprintf("%03d", i) + strings.Repeat("d", webhook.DeliveryMaxID-3)
+		if res := deliver(h, hk.ID, hk.signed(t, "", body, github(event, id)), body); res.Status != 201 {
+			t.Fatalf("%d %s", res.Status, res.Raw)
+		}
+	}
+	for _, n := range []int{50, 100} {
+		view := h.Do(apitest.Call{Method: "GET", Path: fmt.Sprintf("/v1/triggers/%s/runs?limit=%d", hk.ID, n), Claims: owner})
+		items, _ := view.Body["items"].([]any)
+		if view.Status != 200 || len(items) != n {
+			t.Fatalf("limit %d: %d, %d runs", n, view.Status, len(items))
+		}
+		if run, _ := items[0].(map[string]any); run["event"] != event || run["promptLength"] != float64(1200) {
+			t.Errorf("limit %d: a run %v", n, run["event"])
+		}
+		if len(view.Raw) >= 1<<20 {
+			t.Errorf("limit %d: %d bytes", n, len(view.Raw))
+		}
+		t.Logf("limit %d: %d bytes", n, len(view.Raw))
+	}
+	// One code point more is no event: recorded null.
+	body := `{"t":"over"}`
+	if res := deliver(h, hk.ID, hk.signed(t, "", body, github(event+"a", "over")), body); res.Status != 201 {
+		t.Fatalf("%d %s", res.Status, res.Raw)
+	}
+	for _, r := range runs(t, h, hk.ID) {
+		if r.Delivery == "over" && r.Event != "" {
+			t.Errorf("an event over 100 code points: %q", r.Event)
+		}
 	}
 }
