@@ -118,7 +118,8 @@ func ledgerRow(t *testing.T, h *apitest.Harness, set map[string]types.AttributeV
 // row is judged by ledger rules 1 to 3 and 7, as the start route and a
 // trigger's run judge it: a row on a retired allocation or provider (by
 // the settings, or the shared kind, retired whatever they say) is 422,
-// a row of another org 409, never a replay; only when no live row stands
+// a row of another org 409, never a replay; a row whose session is gone
+// 404; only when no live row stands
 // does the run (its marker) answer 200. Nothing is recorded either way.
 func TestRedeliveryByTheLedger(t *testing.T) {
 	h := harness(t)
@@ -143,7 +144,8 @@ func TestRedeliveryByTheLedger(t *testing.T) {
 			nil, 422, "sandbox_runtime_retired"},
 		{"nothing retired: the row replays its session", nil, nil, 200, ""},
 		{"the row records the shared kind, retired built in", nil, map[string]types.AttributeValue{"sandboxKind": s("shared")}, 422, "sandbox_allocation_retired"},
-		{"the row records another org (rule 1)", nil, map[string]types.AttributeValue{"sandboxKind": s("isolated"), "orgId": s("o9")}, 409, "operation_key_reuse_mismatch"},
+		{"the row's session is gone (rule 7)", nil, map[string]types.AttributeValue{"sandboxKind": s("isolated"), "sessionId": s("workspace_gone")}, 404, "not_found"},
+		{"the row records another org (rule 1)", nil, map[string]types.AttributeValue{"orgId": s("o9")}, 409, "operation_key_reuse_mismatch"},
 		{"the row expired: the run answers", nil, map[string]types.AttributeValue{"expiresAt": &types.AttributeValueMemberN{Value: "1"}}, 200, ""},
 	}
 	for _, r := range rows {
