@@ -11,7 +11,6 @@ package hook
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -70,7 +69,9 @@ func (s *Service) judge(ctx context.Context, r *httpapi.Request, o *outcome) (ht
 	ev := r.Event
 	switch {
 	case len(ev.Body) > httpapi.MaxBody: // as it arrived, before base64 decoding
-		return o.is(tooLarge), tooLargeAsArrived(len(ev.Body))
+		// Base64 and a form's percent decoding only shrink a body: the
+		// payload of a form body that passes is within the limit too.
+		return o.is(tooLarge), httpapi.ErrTooLarge
 	case refusedType(ev.Headers["content-type"]):
 		return o.is(invalid), errMediaType
 	}
@@ -237,16 +238,6 @@ func refusedType(contentType string) bool {
 		}
 	}
 	return false
-}
-
-// tooLargeAsArrived is the 413 of a delivery whose body is n bytes as it
-// arrived, over httpapi.MaxBody. A body is judged as it arrived, before
-// the proof, whatever it is: base64 decoding and a form's percent
-// decoding only shrink it, so the payload of a form body that passed is
-// never over the limit either.
-func tooLargeAsArrived(n int) error {
-	return problem.New(problem.PayloadTooLarge, fmt.Sprintf(
-		"The body is %d bytes as it arrived (before base64 decoding); a delivery may be at most %d bytes (256 KiB).", n, httpapi.MaxBody))
 }
 
 // rateLimited is the 429 of a trigger over the minute's limit, with
