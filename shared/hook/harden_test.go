@@ -213,10 +213,11 @@ func TestHeaderNotUTF8(t *testing.T) {
 // TestTooLargeAsArrived: a body over 256 KiB as it arrived is 413 before
 // the proof, a form body too, with the limit in the detail;
 // a form body at the limit is judged, its payload decoded within it
-// (percent and base64 decoding only shrink a body).
+// (percent and base64 decoding only shrink a body) and its action
+// matched.
 func TestTooLargeAsArrived(t *testing.T) {
 	h := harness(t)
-	hk := newHook(t, h, nil)
+	hk := newHook(t, h, func(tr *trigger.Trigger) { tr.Webhook.Events = []string{"pull_request.opened"} })
 	form := func(n int) string {
 		head := "payload=" + url.QueryEscape(`{"action":"opened","pad":"`)
 		tail := url.QueryEscape(`"}`)
