@@ -128,6 +128,40 @@ func delivery(t *testing.T, id, secret, body string, more map[string]string) api
 	return apitest.Call{Method: "POST", Path: "/v1/hooks/" + id, Headers: headers, Body: body}
 }
 
+// redelivered is a delivery that started a session, to send again once
+// change has changed what its key's ledger row (whose partition key it
+// is given) is judged by.
+func redelivered(t *testing.T, h *apitest.Harness, change func(pk string)) apitest.Call {
+	t.Helper()
+	id, secret := hookTrigger(t, h)
+	c := delivery(t, id, secret, `{"ref":"main"}`, map[string]string{"x-github-event": "push"})
+	if r := h.Deliver(c); r.Status != 201 {
+		t.Fatalf("the first delivery: %d %s", r.Status, r.Raw)
+	}
+	for _, it := range h.Items() {
+		var item map[string]map[string]string
+		if json.Unmarshal([]byte(it), &item) == nil && strings.HasPrefix(item["PK"]["S"], "OPERATION#") {
+			change(item["PK"]["S"])
+			return c
+		}
+	}
+	t.Fatal("no ledger row")
+	return c
+}
+
+// setMember sets a string member of the ledger row of partition key pk.
+func setMember(t *testing.T, h *apitest.Harness, pk, name, value string) {
+	t.Helper()
+	if _, err := h.Client.UpdateItem(t.Context(), &dynamodb.UpdateItemInput{TableName: aws.String(h.Table),
+		Key:                       map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: "LEDGER"}},
+		UpdateExpression:          aws.String("SET #n = :v"),
+		ExpressionAttributeNames:  map[string]string{"#n": name},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": &types.AttributeValueMemberS{Value: value}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // send sends a call to the API, or to the hook's for a webhook route.
 func send(h *apitest.Harness, op string, c apitest.Call) apitest.Result {
 	if public[op] {
@@ -310,6 +344,17 @@ var provokes = map[string]provoke{
 			t.Fatalf("the minute's first delivery: %d %s", r.Status, r.Raw)
 		}
 		return delivery(t, id, secret, `{"n":2}`, nil)
+	},
+	"POST /v1/hooks/{triggerId} sandbox_allocation_retired": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		return redelivered(t, h, func(pk string) { setMember(t, h, pk, "sandboxKind", "shared") })
+	},
+	"POST /v1/hooks/{triggerId} sandbox_runtime_retired": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		return redelivered(t, h, func(string) {
+			h.SetSettings([]settings.Parameter{{Name: "provider/retired", Type: "StringList", Value: "cloudflare-containers"}})
+		})
+	},
+	"POST /v1/hooks/{triggerId} operation_key_reuse_mismatch": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		return redelivered(t, h, func(pk string) { setMember(t, h, pk, "orgId", "o9") })
 	},
 	"POST /v1/triggers/{triggerId}/run operation_key_payload_mismatch": func(t *testing.T, h *apitest.Harness) apitest.Call {
 		id := do(t, h, createTrigger(nil))["triggerId"].(string)

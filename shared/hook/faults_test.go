@@ -14,6 +14,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/emftest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
@@ -31,7 +32,8 @@ func faulty(t *testing.T) (*apitest.Harness, *faultproxy.Proxy) {
 // 3 DynamoDB requests and no KMS call once the trigger's secret is
 // cached, a redelivery at most 4. Measured: a new delivery, keyed or
 // not, is one BatchGetItem and one TransactWriteItems; a redelivery one
-// BatchGetItem.
+// BatchGetItem, its key's ledger row and the row's session; a redelivery
+// whose row records a retired allocation, the read and the row.
 func TestRequests(t *testing.T) {
 	h, p := faulty(t)
 	hk := newHook(t, h, nil) // its secret is now cached
@@ -51,7 +53,13 @@ func TestRequests(t *testing.T) {
 		{"its redelivery", func() apitest.Result {
 			return deliver(h, hk.ID, hk.signed(t, "", body, github("pull_request", "d1")), body)
 		},
-			200, map[string]int{"BatchGetItem": 1}},
+			200, map[string]int{"BatchGetItem": 1, "GetItem": 2}},
+		{"its redelivery once its allocation is retired", func() apitest.Result {
+			h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "cloudflare-containers-standard-4"}})
+			defer h.SetSettings(nil)
+			return deliver(h, hk.ID, hk.signed(t, "", body, github("pull_request", "d1")), body)
+		},
+			422, map[string]int{"BatchGetItem": 1, "GetItem": 1}},
 		{"a delivery without a key", func() apitest.Result {
 			return deliver(h, token.ID, map[string]string{"X-Gitlab-Token": token.secret}, body)
 		}, 201, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},

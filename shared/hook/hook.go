@@ -69,6 +69,8 @@ func (s *Service) judge(ctx context.Context, r *httpapi.Request, o *outcome) (ht
 	ev := r.Event
 	switch {
 	case len(ev.Body) > httpapi.MaxBody: // as it arrived, before base64 decoding
+		// Base64 and a form's percent decoding only shrink a body: the
+		// payload of a form body that passes is within the limit too.
 		return o.is(tooLarge), httpapi.ErrTooLarge
 	case refusedType(ev.Headers["content-type"]):
 		return o.is(invalid), errMediaType
@@ -119,10 +121,16 @@ func (s *Service) round(ctx context.Context, r *httpapi.Request, body []byte, o 
 		o.reason = string(proof)
 		return o.is(unauthorized), errUnauthorized
 	}
+	if err := webhook.CheckHeaders(w.Verify, w.Header, headers); err != nil {
+		return o.is(invalid), err
+	}
 	d, err := webhook.DeliveryOf(w.Verify, headers, body)
 	if err != nil {
 		return o.is(invalid), err
 	}
+	// Nothing recorded or logged of the delivery holds a secret, whatever
+	// header the trigger's own header is (its key is kept whole).
+	d.Event, d.ID = webhook.Redact(d.Event, sec.current, sec.previous), webhook.Redact(d.ID, sec.current, sec.previous)
 	o.delivery, o.event = d.ID, d.Event
 	switch m, redelivered := read.Markers[d.OperationKey(tr.ID)]; {
 	case d.Ping():
@@ -130,7 +138,7 @@ func (s *Service) round(ctx context.Context, r *httpapi.Request, body []byte, o 
 	case !d.Listed(w.Events):
 		return o.answer(ignored, http.StatusAccepted, map[string]bool{"ignored": true}), nil
 	case redelivered:
-		return o.fromMarker(m)
+		return s.redelivered(ctx, tr, d, m, o)
 	case !tr.Active:
 		return o.answer(paused, http.StatusAccepted, map[string]bool{"paused": true}), nil
 	}
@@ -157,7 +165,7 @@ func (s *Service) start(ctx context.Context, tr *trigger.Trigger, read *store.De
 	de, racing := errors.AsType[*store.DeliveredError](err)
 	switch {
 	case racing:
-		return o.fromMarker(de.Marker)
+		return s.redelivered(ctx, tr, d.Delivery, de.Marker, o)
 	case errors.Is(err, store.ErrRateLimited):
 		return o.is(limited), rateLimited(now)
 	case errors.Is(err, store.ErrTriggerMoved):
@@ -167,6 +175,31 @@ func (s *Service) start(ctx context.Context, tr *trigger.Trigger, read *store.De
 	}
 	start.Count(ctx, started.Result) // as every start counts: by provider and allocation
 	return o.session(started.Record.SessionID, started.Replayed), nil
+}
+
+// redelivered answers a delivery whose key's marker m stands as ledger
+// rules 1 to 3 and 7 judge the key's live row, as they do for the start
+// route and a trigger's run (triggerrun.Runner.Redelivered): a retired
+// allocation or runtime is never replayed. Only when no live row stands
+// does the marker answer: its session, or the refusal the first start
+// met.
+func (s *Service) redelivered(ctx context.Context, tr *trigger.Trigger, d webhook.Delivery, m store.Marker, o *outcome) (httpapi.Response, error) {
+	policy, err := s.Settings.Policy(ctx)
+	if err != nil {
+		return o.failed(err), err
+	}
+	runner := &triggerrun.Runner{Start: s.Start, Table: s.Table, Now: s.Now}
+	res, err := runner.Redelivered(ctx, tr, policy, d)
+	switch {
+	case err != nil && problem.CodeOf(err).Status() < 500: // the row's refusal
+		o.name = redelivered
+		return httpapi.Response{}, err
+	case err != nil:
+		return o.failed(err), err
+	case res != nil:
+		return o.session(res.Record.SessionID, true), nil
+	}
+	return o.fromMarker(m)
 }
 
 func (s *Service) now() time.Time {

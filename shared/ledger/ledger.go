@@ -112,6 +112,26 @@ func Run(ctx context.Context, st Store, s Start) (*Result, error) {
 	return nil, problem.New(problem.ServiceUnavailable, busy)
 }
 
+// Answer is what the key's row says to a start that writes nothing (a
+// webhook redelivery, whose key already has its run): the row is read
+// and judged by the rules Run judges a row with, as AnyRequest asks
+// (rules 1 to 3, then rule 7 with the row's session). It is nil and no
+// error when no live row stands (none, or an expired one); else the
+// replayed session, or the refusal as a *Refused.
+func Answer(ctx context.Context, st Store, c Claim, key string) (*Result, error) {
+	c.AnyRequest = true
+	r, err := judge(ctx, st, Start{Claim: c, Key: key}, nil, nil)
+	switch {
+	case err != nil:
+		return nil, err
+	case r.Step == Replay:
+		return &Result{Record: r.rec, Replayed: true}, nil
+	case r.Step == Refuse:
+		return nil, r.refused(r.Err, true)
+	}
+	return nil, nil // Create: no live row
+}
+
 // errAgain is a round that met a row others were changing: judge again,
 // after a short pause.
 var errAgain = errors.New("ledger: the row changed under the start")

@@ -61,6 +61,23 @@ func (s *Service) StartBeside(ctx context.Context, cmd Command, beside store.Bes
 	return s.start(ctx, cmd, beside)
 }
 
+// Answer is what the ledger row of the command's operation key says,
+// writing nothing (ledger.Answer): the replayed session, the rules'
+// refusal, or nil and no error when no live row stands. A webhook
+// redelivery is judged by it, so that its row decides as it does for
+// the start route and a trigger's run.
+func (s *Service) Answer(ctx context.Context, cmd Command) (*Result, error) {
+	a, err := s.prepare(ctx, cmd, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := ledger.Answer(ctx, keyed{s, nil}, a.claim, cmd.Request.OperationKey)
+	if err != nil {
+		return nil, unexpected(err)
+	}
+	return res, nil
+}
+
 // start is the steps of a start: prepare it, then write its session, with
 // its ledger row when it has an operation key.
 func (s *Service) start(ctx context.Context, cmd Command, adv store.Beside) (*Result, error) {

@@ -55,11 +55,22 @@ func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 	}
 	switch {
 	case err != nil:
-		return nil, r.refusedDelivery(ctx, beside, err)
+		return nil, r.refusedDelivery(ctx, beside, redacted(err, d.Input.Secrets))
 	case res.Replayed: // the key's row, met by a racing start: no run of this delivery's
 		return &Started{Result: res}, nil
 	}
 	return &Started{res, beside.RunOf(res.Record)}, nil
+}
+
+// Redelivered is what the ledger row of the redelivered delivery d's
+// key says (start.Service.Answer, under the trigger's user and org as a
+// start of d would claim it): the session, a refusal by ledger rules 1 to
+// 3 (or rule 7 finding the session gone), or nil and no error when no
+// live row stands, and the key's marker answers.
+func (r *Runner) Redelivered(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d webhook.Delivery) (*start.Result, error) {
+	cmd, _ := Command(tr, policy, start.PlatformWebhook, d.OperationKey(tr.ID))
+	cmd.AnyRequest = true
+	return r.Start.Answer(ctx, cmd)
 }
 
 // refusedDelivery records a delivery's start refused with err as a
@@ -77,6 +88,22 @@ func (r *Runner) refusedDelivery(ctx context.Context, d *store.Delivery, err err
 	d.Run.ID, d.Run.Status, d.Run.Error, d.Run.RecordedAt = "run_"+uuid.NewString(), trigger.StatusFailed, string(code), d.Now
 	if perr := r.Table.PutFailedDelivery(ctx, d, string(code), detail); perr != nil {
 		return perr
+	}
+	return err
+}
+
+// redacted is err with its problem's detail redacted of the trigger's
+// secrets (webhook.Redact): a refusal's detail is answered, recorded with
+// the key's marker and logged.
+func redacted(err error, secrets []string) error {
+	pe, ok := errors.AsType[*problem.Error](err)
+	if !ok {
+		return err
+	}
+	if detail := webhook.Redact(pe.Detail, secrets...); detail != pe.Detail {
+		c := *pe
+		c.Detail = detail
+		return &c
 	}
 	return err
 }

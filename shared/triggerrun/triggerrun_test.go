@@ -97,3 +97,18 @@ func TestPrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestRedacted: a refusal's detail, answered and recorded with the
+// delivery's marker, holds no secret of the trigger; a detail without
+// one is the error as it came.
+func TestRedacted(t *testing.T) {
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	err := redacted(problem.New(problem.InvalidRequest, "prompt holds "+secret+"."), []string{secret, ""})
+	if pe, ok := errors.AsType[*problem.Error](err); !ok || pe.Detail != "prompt holds [redacted]." || pe.Code != problem.InvalidRequest {
+		t.Errorf("%v", err)
+	}
+	plain := problem.New(problem.InvalidRequest, "prompt is bad.")
+	if got := redacted(plain, []string{secret}); got != plain {
+		t.Errorf("%v", got)
+	}
+}

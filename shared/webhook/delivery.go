@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cloud-agent/control-plane/shared/problem"
@@ -15,9 +17,13 @@ type Delivery struct {
 	// Mode is the trigger's verify mode, which said where to read the rest.
 	Mode VerifyMode
 	// Event is X-GitHub-Event (github), X-Gitlab-Event (token) or the JSON
-	// body's top-level "type" (standard); "" when there is none (null).
+	// body's top-level "type" (standard); "" when there is none (null), and
+	// when it is over EventMax code points or holds a control character:
+	// such an event is recorded null and matches no entry.
 	Event string
-	// Action is the JSON body's top-level "action", or "".
+	// Action is the JSON body's top-level "action", or "". The JSON body is
+	// the raw body, or a form body's payload (GitHub's form mode), as the
+	// template reads it.
 	Action string
 	// ID is the sender's id of the delivery, the run's and the answer's
 	// "delivery": X-GitHub-Delivery, webhook-id, X-Gitlab-Event-UUID or
@@ -33,6 +39,9 @@ type Delivery struct {
 // DeliveryMaxID is the longest delivery header: 1 to 128 of A-Z, a-z,
 // 0-9, "_", ".", ":" and "-".
 const DeliveryMaxID = 128
+
+// EventMax is the most code points of a delivery's event.
+const EventMax = 100
 
 // deliveryHeaders are each mode's delivery headers, lowercase, by their
 // names as senders spell them, in the order the key is taken from.
@@ -64,20 +73,29 @@ func DeliveryOf(mode VerifyMode, headers map[string]string, body []byte) (Delive
 			d.ID = v
 		}
 	}
-	typ, action := topMembers(body)
+	typ, action := topMembers(jsonBody(body))
 	d.Action = action
 	switch mode {
 	case VerifyGitHub:
-		d.Event, _ = header(headers, "x-github-event")
+		d.Event, _ = header(headers, eventHeaders[mode])
 		sum := sha256.Sum256(body)
 		d.Key = hex.EncodeToString(sum[:])
 	case VerifyStandard:
 		d.Event, d.Key = typ, d.ID
 	case VerifyToken:
-		d.Event, _ = header(headers, "x-gitlab-event")
+		d.Event, _ = header(headers, eventHeaders[mode])
 		d.Key = d.ID
 	}
+	if !boundedEvent(d.Event) {
+		d.Event = ""
+	}
 	return d, nil
+}
+
+// boundedEvent reports whether an event may be recorded and matched: at
+// most EventMax code points, none of them a control character.
+func boundedEvent(e string) bool {
+	return utf8.RuneCountInString(e) <= EventMax && strings.IndexFunc(e, unicode.IsControl) < 0
 }
 
 // Ping reports whether the delivery is GitHub's ping, which is answered

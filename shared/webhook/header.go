@@ -3,6 +3,9 @@ package webhook
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 // header returns the value of a request header and whether it was sent.
@@ -105,4 +108,40 @@ var proofHeaders = map[string]VerifyMode{
 func VerifyProofHeader(name string) (VerifyMode, bool) {
 	m, ok := proofHeaders[strings.ToLower(name)]
 	return m, ok
+}
+
+// eventHeaders are the modes whose event is a header: its name, lowercase.
+var eventHeaders = map[VerifyMode]string{VerifyGitHub: "x-github-event", VerifyToken: "x-gitlab-event"}
+
+// CheckHeaders refuses, with invalid_request naming it, a header that a
+// delivery to a trigger of the mode (and token header own, "" for none)
+// is judged on and whose value is not valid UTF-8: its Content-Type, the
+// mode's proof headers, its event and delivery headers. Such a value is
+// never repaired. The other modes' headers are not read, and not judged.
+func CheckHeaders(mode VerifyMode, own string, headers map[string]string) error {
+	var bad []string
+	for name, v := range headers {
+		if !utf8.ValidString(v) && reads(mode, own, strings.ToLower(name)) {
+			bad = append(bad, strings.ToLower(name))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad)
+	return problem.New(problem.InvalidRequest, "The "+bad[0]+" header is not valid UTF-8.")
+}
+
+// reads reports whether a delivery to a trigger of the mode is judged on
+// the header name (lowercase).
+func reads(mode VerifyMode, own, name string) bool {
+	if m, ok := proofHeaders[name]; ok && m == mode || name == "content-type" || name == eventHeaders[mode] || own != "" && strings.EqualFold(name, own) {
+		return true
+	}
+	for _, h := range deliveryHeaders[mode] {
+		if h[0] == name {
+			return true
+		}
+	}
+	return false
 }

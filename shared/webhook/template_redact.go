@@ -130,3 +130,14 @@ func (w *renderWriter) emit(s string) {
 	}
 	w.done = w.n >= RenderMax
 }
+
+// Redact is s with every occurrence of the secrets (each as redactionsOf
+// forms it: the whole string, a whsec_ secret's key, percent-encoded or
+// JSON-escaped) replaced by [redacted]: what a delivery records or logs
+// beside its prompt (its event, its delivery, a refusal's detail) holds
+// no secret, whatever header the trigger read it from.
+func Redact(s string, secrets ...string) string {
+	w := newRenderWriter(redactionsOf(secrets))
+	w.write(s)
+	return w.finish()
+}
