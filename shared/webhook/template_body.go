@@ -49,7 +49,7 @@ func readBody(body string, t *Template, limit int) bodyValues {
 	}
 	switch isJSON, deep := r.read(body, t.root); {
 	case isJSON && !deep:
-		if r.enc != nil || r.cut {
+		if t.bodyJSON {
 			// A whole value ends with the newline the encoder writes after
 			// it; a cut one ends at a token's end, still valid UTF-8.
 			v.json = strings.TrimSuffix(r.out.String(), "\n")
@@ -78,8 +78,8 @@ func readBody(body string, t *Template, limit int) bodyValues {
 }
 
 // bodyReader reads a JSON text once, token by token: it writes each token
-// to enc, the pretty-printer, until out holds limit bytes, and keeps the
-// values of the body paths.
+// to enc, the pretty-printer, until out holds limit bytes (then enc is
+// nil), and keeps the values of the body paths.
 type bodyReader struct {
 	d     *jsontext.Decoder
 	data  string
@@ -88,7 +88,6 @@ type bodyReader struct {
 	enc   *jsontext.Encoder
 	out   bytes.Buffer
 	limit int
-	cut   bool // enc stopped at limit
 }
 
 // read reads data under the tree at root (nil for no body path) and
@@ -181,7 +180,7 @@ func (r *bodyReader) readToken() (jsontext.Token, error) {
 		return tok, err
 	}
 	if r.out.Len() >= r.limit {
-		r.enc, r.cut = nil, true
+		r.enc = nil
 	}
 	return tok, nil
 }
