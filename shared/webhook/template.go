@@ -140,9 +140,10 @@ type bodyPathNode struct {
 // Template is a parsed prompt template. It is immutable: one may render
 // from many goroutines at once.
 type Template struct {
-	parts []templatePart
-	root  *bodyPathNode // nil when no body.<path> is used
-	nodes int
+	parts    []templatePart
+	root     *bodyPathNode // nil when no body.<path> is used
+	nodes    int
+	bodyJSON bool // bodyJson is used
 }
 
 // ParseTemplate parses a webhook trigger's prompt. Text between
@@ -231,6 +232,7 @@ func (t *Template) placeholder(inner string) (p templatePart, fault string) {
 	}
 	if k, ok := placeholderNames[s]; ok {
 		p.kind = k
+		t.bodyJSON = t.bodyJSON || k == kindBodyJSON
 		return p, ""
 	}
 	if path, ok := strings.CutPrefix(s, "body."); ok {

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"encoding/json/jsontext"
+	"net/url"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -29,9 +31,35 @@ func redactAllRef(s string, needles []string) string {
 	return b.String()
 }
 
+// bodyJSONRef is bodyJson by its definition: the body as text, pretty-printed
+// as jsontext.Value.Indent writes it when it is one JSON value nested at
+// most maxBodyDepth deep, else as it is; deep tells a JSON body nested
+// deeper.
+func bodyJSONRef(body string) (pretty string, deep bool) {
+	body = strings.ToValidUTF8(body, "\uFFFD")
+	opts := []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+	d, most := jsontext.NewDecoder(strings.NewReader(body), opts...), 0
+	for most <= maxBodyDepth {
+		if _, err := d.ReadToken(); err != nil {
+			break
+		}
+		most = max(most, d.StackDepth())
+	}
+	if most > maxBodyDepth {
+		return body, jsontext.Value(body).IsValid(opts...)
+	}
+	v := jsontext.Value(body)
+	if err := v.Indent(append(opts, jsontext.WithIndent("  "), jsontext.PreserveRawStrings(false))...); err != nil {
+		return body, false
+	}
+	return string(v), false
+}
+
 // FuzzTemplate: parsing any template and rendering any input never panics;
 // the output is valid UTF-8 of at most RenderMax code points, is the
 // unredacted output with every secret replaced, and holds no secret.
+// bodyJson renders as bodyJSONRef, and a JSON body nested too deep has no
+// body.<path>.
 func FuzzTemplate(f *testing.F) {
 	f.Add("Body: {{body}}", `{"event": "test"}`, "content-type", "application/json", "foo=bar", "")
 	f.Add("{{bodyJson}} {{ json headers }}", `{"a":[1,{"b":"c"}]}`, "X-Many", "a,b", "", "whsec_abcdefghij")
@@ -41,7 +69,31 @@ func FuzzTemplate(f *testing.F) {
 	f.Add("x{{body}}y{{body}}", "whsec_abc/de+f=", "h", "whsec_", "s=whsec_abc%2Fde%2Bf%3D", "whsec_abc/de+f=")
 	f.Add("{{ body", "{", "", "", "", "")
 	f.Add("{{{body}}}", `[[[[[[[]]]]]]]`, "", "", "", "aa")
+	f.Add("{{bodyJson}}{{body.0.0.0}}", nested(64, "1"), "", "", "", "")
+	f.Add("{{json bodyJson}}{{body.0}}", nested(65, "1"), "", "", "", "1")
+	f.Add("{{body.a.a}}", strings.Repeat(`{"a":`, 65)+"1"+strings.Repeat("}", 65), "", "", "", "")
+	f.Add("{{body.0}}", `{"s":"x","d":`+nested(64, "")+`} trailing`, "", "", "", "")
+	f.Add("{{body.0.0}}", "payload="+url.QueryEscape(nested(65, "1")), "", "", "", "")
+	f.Add("{{bodyJson}}", nested(10001, ""), "", "", "", "")
+	pretty, err := ParseTemplate("{{bodyJson}}")
+	if err != nil {
+		f.Fatal(err)
+	}
+	paths, err := ParseTemplate("{{body.0}}{{body.a}}{{body.0.0}}{{body.a.a}}")
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, src, body, hname, hvalue, query, secret string) {
+		want, deep := bodyJSONRef(body)
+		if r := []rune(want); len(r) > RenderMax {
+			want = string(r[:RenderMax])
+		}
+		if got := pretty.Render(Input{Body: body}); got != want {
+			t.Fatalf("bodyJson of %q renders\n%q, want\n%q", body, got, want)
+		}
+		if got := paths.Render(Input{Body: body}); deep && got != "" {
+			t.Fatalf("%q nests too deep, yet its paths render %q", body, got)
+		}
 		tpl, err := ParseTemplate(src)
 		if err != nil {
 			return

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Render renders the prompt of a delivery: each placeholder's value as it
@@ -16,6 +17,7 @@ import (
 func (t *Template) Render(in Input) string {
 	r := renderer{in: validInput(in), t: t}
 	w := newRenderWriter(redactionsOf(r.in.Secrets))
+	r.limit = valueLimit(w.longest)
 	for _, p := range t.parts {
 		if w.done {
 			break
@@ -34,6 +36,17 @@ func (t *Template) Render(in Input) string {
 		w.write(v)
 	}
 	return w.finish()
+}
+
+// valueLimit is how many bytes of a value can reach the output, when the
+// longest redaction is longest bytes: RenderMax code points, each of at
+// most utf8.UTFMax bytes or a tenth of a redaction (which renders as the
+// ten code points of [redacted]), then the last redaction cut, and the
+// bytes the writer looks ahead for one. A longer value renders as its
+// first valueLimit bytes do.
+func valueLimit(longest int) int {
+	perCodePoint := max(utf8.UTFMax, (longest+len(redactedText)-1)/len(redactedText))
+	return RenderMax*perCodePoint + 2*longest
 }
 
 // validInput is the input with every string valid UTF-8.
@@ -77,10 +90,11 @@ type renderer struct {
 	in Input
 	t  *Template
 
-	bodyJSON, headersJSON *string
-	headers               map[string]string
-	query                 url.Values
-	paths                 []bodyPathValue
+	limit       int         // valueLimit
+	body        *bodyValues // read at most once
+	headersJSON *string
+	headers     map[string]string
+	query       url.Values
 }
 
 type bodyPathValue struct {
@@ -133,24 +147,27 @@ func (r *renderer) value(p templatePart) (string, bool) {
 		}
 		return "", false
 	case kindBodyPath:
-		if r.paths == nil {
-			r.paths = bodyPathValues(in.Body, r.t.root, r.t.nodes)
-		}
-		v := r.paths[p.node.id]
+		v := r.bodyValues().paths[p.node.id]
 		return v.text, v.ok
 	}
 	return "", false
+}
+
+// bodyValues are the body's values for the template, the body read once
+// per rendering for all of them.
+func (r *renderer) bodyValues() *bodyValues {
+	if r.body == nil {
+		v := readBody(r.in.Body, r.t, r.limit)
+		r.body = &v
+	}
+	return r.body
 }
 
 // pretty is the body (kindBodyJSON) or the headers (kindHeaders) as
 // pretty-printed JSON, computed at most once per rendering.
 func (r *renderer) pretty(k refKind) string {
 	if k == kindBodyJSON {
-		if r.bodyJSON == nil {
-			s := prettyBodyJSON(r.in.Body)
-			r.bodyJSON = &s
-		}
-		return *r.bodyJSON
+		return r.bodyValues().json
 	}
 	if r.headersJSON == nil {
 		s := headersJSONObject(r.headerMap())

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -303,6 +304,26 @@ func TestRenderCutsAtMax(t *testing.T) {
 	check("redactions shorten what is cut", renderTemplate(t, "{{body}}", many), strings.Repeat("[redacted]", RenderMax/10))
 	short := Input{Body: strings.Repeat("0", 20000), Secrets: []string{"0"}}
 	check("a redaction longer than its secret is cut too", renderTemplate(t, "{{body}}", short), strings.Repeat("[redacted]", RenderMax/10))
+
+	// bodyJson of a JSON string is the string as written: RenderMax code
+	// points in all, then one more.
+	str := func(n int) Input { return Input{Body: `"` + strings.Repeat("é", n-2) + `"`} }
+	check("bodyJson of exactly the limit is not cut", renderTemplate(t, "{{bodyJson}}", str(RenderMax)), `"`+strings.Repeat("é", RenderMax-2)+`"`)
+	check("bodyJson past the limit is cut there", renderTemplate(t, "{{bodyJson}}", str(RenderMax+1)), `"`+strings.Repeat("é", RenderMax-1))
+
+	// The pretty-printing stops past what can reach the output: with a
+	// long secret, a tenth of it for each code point rendered. A body of
+	// long secrets, pretty-printed past that, renders as its whole
+	// pretty-printed text does.
+	long := strings.Repeat("s", 200)
+	element := `"` + strings.Repeat(long, 100) + `"`
+	secrets := Input{Body: "[" + strings.Repeat(element+",", 120) + element + "]", Secrets: []string{long}}
+	whole := "[\n" + strings.Repeat("  "+element+",\n", 120) + "  " + element + "\n]"
+	if len(whole) <= valueLimit(len(long)) {
+		t.Fatalf("the body pretty-prints to %d bytes, not past the value limit %d", len(whole), valueLimit(len(long)))
+	}
+	want := []rune(redactAllRef(whole, []string{long}))[:RenderMax]
+	check("bodyJson past the value limit renders as the whole would", renderTemplate(t, "{{bodyJson}}", secrets), string(want))
 }
 
 func TestRenderNeverInvalidUTF8(t *testing.T) {
@@ -385,5 +406,55 @@ func BenchmarkRender(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tpl.Render(in)
+	}
+}
+
+// prettyNested is what bodyJson renders for nested(depth, v): each array
+// on its own lines, indented two spaces a level.
+func prettyNested(depth int, v string) string {
+	var b strings.Builder
+	for i := range depth {
+		b.WriteString(strings.Repeat("  ", i) + "[\n")
+	}
+	b.WriteString(strings.Repeat("  ", depth) + v)
+	for i := depth - 1; i >= 0; i-- {
+		b.WriteString("\n" + strings.Repeat("  ", i) + "]")
+	}
+	return b.String()
+}
+
+// A body nested deeper than 64 levels renders bodyJson as the raw body and
+// every body.<path> as missing; 64 levels still render. A value inside n
+// arrays or objects is at depth n: the 1 of [[1]] is at depth 2.
+func TestRenderDepthBound(t *testing.T) {
+	objects := func(depth int) string {
+		return strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)
+	}
+	zeros := func(n int) string { return strings.TrimSuffix(strings.Repeat("0.", n), ".") }
+	as := func(n int) string { return strings.TrimSuffix(strings.Repeat("a.", n), ".") }
+	// Pretty-printed past the value limit, then too deep at the end.
+	padding := `"pad":[` + strings.Repeat("0,", valueLimit(0)/4) + "0]"
+	for _, c := range []struct {
+		rule, src, body, want string
+	}{
+		{"depth 2 is [[1]]", "{{bodyJson}}|{{body.0.0}}", nested(2, "1"), "[\n  [\n    1\n  ]\n]|1"},
+		{"arrays 64 deep render pretty", "{{bodyJson}}", nested(64, "1"), prettyNested(64, "1")},
+		{"arrays 64 deep have their paths", "{{body." + zeros(64) + "}}|{{body." + zeros(63) + "}}", nested(64, "1"), "1|[1]"},
+		{"arrays 65 deep render raw", "{{bodyJson}}", nested(65, "1"), nested(65, "1")},
+		{"arrays 65 deep have no paths", "[{{body.0}}{{body." + zeros(65) + "}}{{json body." + zeros(64) + "}}]", nested(65, "1"), "[]"},
+		{"objects 64 deep have their paths", "{{body." + as(64) + "}}", objects(64), "1"},
+		{"objects 65 deep render raw, without paths", "{{bodyJson}}[{{body.a}}{{body." + as(65) + "}}]", objects(65), objects(65) + "[]"},
+		{"a shallow member of a body too deep elsewhere is missing", `{{bodyJson}}[{{body.s}}]`, `{"s":"x","d":` + nested(64, "") + "}", `{"s":"x","d":` + nested(64, "") + "}[]"},
+		{"too deep after the pretty-printing stopped", "[{{body.s}}]{{bodyJson}}", `{"s":"x",` + padding + `,"d":` + nested(64, "") + "}",
+			"[]" + (`{"s":"x",` + padding)[:RenderMax-2]},
+		{"64 deep after the pretty-printing stopped", "[{{body.s}}]{{bodyJson}}", `{"s":"x",` + padding + `,"d":` + nested(63, "") + "}",
+			("[x]{\n  \"s\": \"x\",\n  \"pad\": [\n" + strings.Repeat("    0,\n", RenderMax/7))[:RenderMax]},
+		{"deeper than the JSON decoder reads", "{{bodyJson}}[{{body.0}}]", nested(10001, ""), nested(10001, "") + "[]"},
+		{"a form's payload 64 deep has its paths", "{{body." + zeros(64) + "}}", "payload=" + url.QueryEscape(nested(64, "1")), "1"},
+		{"a form's payload 65 deep has none", "[{{body.0}}]", "payload=" + url.QueryEscape(nested(65, "1")), "[]"},
+	} {
+		if got := renderTemplate(t, c.src, Input{Body: c.body}); got != c.want {
+			t.Errorf("%s: rendered\n%.300q…, want\n%.300q…", c.rule, got, c.want)
+		}
 	}
 }

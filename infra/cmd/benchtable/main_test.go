@@ -230,3 +230,29 @@ BenchmarkStackBurst/triggers=2000-2  1  2500000000 ns/op  1 bound-s  0.02 emulat
 		t.Errorf("the goals table:\n%s\nthe table of times and allocations:\n%s", goals, figures)
 	}
 }
+
+// TestRenderWorstRows: a webhook prompt rendered from a worst body is its
+// time beside the goal of at most 50 ms, and is in the table of times and
+// allocations too; BenchmarkRender, an ordinary body, has no goal.
+func TestRenderWorstRows(t *testing.T) {
+	const lines = `BenchmarkRender-2  300  4680000 ns/op  2156268 B/op  51 allocs/op
+BenchmarkRenderWorst/depth=64-2  100  9500000 ns/op  5752967 B/op  101 allocs/op
+BenchmarkRenderWorst/surrogates-2  10  51000000 ns/op  9209433 B/op  174846 allocs/op
+`
+	results, err := parse(strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goals, figures := tables(results)
+	for _, want := range []string{
+		"| `BenchmarkRenderWorst/depth=64` | 9.5 ms to render the worst body of its kind at 256 KiB | ≤ 50 ms | yes |\n",
+		"| `BenchmarkRenderWorst/surrogates` | 51 ms to render the worst body of its kind at 256 KiB | ≤ 50 ms | **no** |\n",
+	} {
+		if !strings.Contains(goals, want) {
+			t.Errorf("no line\n%s in\n%s", want, goals)
+		}
+	}
+	if strings.Contains(goals, "`BenchmarkRender`") || !strings.Contains(figures, "| `BenchmarkRenderWorst/depth=64` | 9.5 ms | 5752967 | 101 |\n") {
+		t.Errorf("the goals table:\n%s\nthe table of times and allocations:\n%s", goals, figures)
+	}
+}

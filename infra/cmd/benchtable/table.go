@@ -50,6 +50,10 @@ var (
 	coldGoal = goal{regexp.MustCompile(`^BenchmarkColdStart/.+/(no-io|settings)$`), true, 1.5, "≤ 1.5×"}
 	// A function's stripped arm64 bootstrap, in MiB.
 	sizeGoal = goal{regexp.MustCompile(`^BenchmarkSize/.+Function$`), true, 12, "≤ 12 MiB"}
+	// A webhook prompt rendered from the worst body of its kind at the
+	// hook's size limit, in nanoseconds (the contract's "well under a
+	// second").
+	renderGoal = goal{regexp.MustCompile(`^BenchmarkRenderWorst/`), true, 50e6, "≤ 50 ms"}
 )
 
 // burstSize reads a burst's size from its name.
@@ -180,6 +184,9 @@ func checks(r result, byName map[string]result) []row {
 			figure += ")"
 		}
 		rows = append(rows, coldGoal.judge(name, figure+floorNote(name), v))
+	}
+	if v, ok := f["ns/op"]; ok && renderGoal.bench.MatchString(name) {
+		rows = append(rows, renderGoal.judge(name, duration(v)+" to render the worst body of its kind at 256 KiB", v))
 	}
 	rows = append(rows, endpointRows(r, byName)...)
 	if v, ok := f["MiB"]; ok && strings.HasPrefix(name, "BenchmarkSize/") {
