@@ -43,9 +43,9 @@ var (
 	// spends per fired trigger, over what nextBench takes in the same
 	// run: the machine's speed that day.
 	cpuGoal = goal{regexp.MustCompile(`^BenchmarkBurst/triggers=\d+/concurrency=32$`), true, 450, "≤ 450×"}
-	// A burst's seconds through the local stack over its bound, a tenth
-	// of its triggers times the proxy's latency.
-	stackBurstGoal = goal{regexp.MustCompile(`^BenchmarkStackBurst/`), true, 1, ""}
+	// A burst's seconds through the local stack, the firing's cold start
+	// included, over its triggers times the proxy's latency.
+	stackBurstGoal = goal{regexp.MustCompile(`^BenchmarkStackBurst/`), true, 0.10, ""}
 	// A cold start over hello world's.
 	coldGoal = goal{regexp.MustCompile(`^BenchmarkColdStart/.+/(no-io|settings)$`), true, 1.5, "≤ 1.5×"}
 	// A function's stripped arm64 bootstrap, in MiB.
@@ -164,7 +164,7 @@ func checks(r result, byName map[string]result) []row {
 	if _, ok := f["floor-s"]; ok {
 		rows = append(rows, burstRows(r)...)
 	}
-	if _, ok := f["x-bound"]; ok {
+	if _, ok := f["x-delay"]; ok {
 		rows = append(rows, stackBurstRow(r))
 	}
 	if _, ok := f["cpu-µs/trigger"]; ok {
@@ -224,14 +224,21 @@ func burstRows(r result) []row {
 
 // stackBurstRow sets a burst through the local stack (the gateway, the
 // runtime emulator, the firing's bootstrap, the endpoint in the stack's
-// process, the proxy) against its bound, 0.10 × its triggers × the
-// proxy's latency, beside the CPU each process spent on it.
+// process, the proxy) as a test from outside times it, the firing's first
+// invocation and so its bootstrap's cold start included, over its
+// triggers × the proxy's latency (x-delay), against the goal of 0.10 ×
+// that; beside it the parts of the burst (the bootstrap's
+// initialisation, the firing's handler), the same burst warm, and the
+// CPU each process spent on the cold one.
 func stackBurstRow(r result) row {
 	f := r.figures
 	g := stackBurstGoal
-	g.what = fmt.Sprintf("≤ 1× (%s s)", format(f["bound-s"]))
-	return g.judge(r.name, fmt.Sprintf("%s× its bound (%s s over %s s, 0.10 × the triggers × 5 ms; CPU-s: the stack's process %s, the firing's bootstrap %s, its emulator %s, the proxy's %s)",
-		format(f["x-bound"]), format(f["s/burst"]), format(f["bound-s"]), format(f["stack-cpu-s"]), format(f["firing-cpu-s"]), format(f["emulator-cpu-s"]), format(f["proxy-cpu-s"])), f["x-bound"])
+	delay := f["s/burst"] / f["x-delay"] // the triggers × 5 ms
+	g.what = fmt.Sprintf("≤ %s× (%s s)", format(g.limit), format(g.limit*delay))
+	return g.judge(r.name, fmt.Sprintf("%s× the triggers × 5 ms (%s s over %s s; of which the bootstrap's initialisation %s ms, the firing's handler %s ms; warm: %s×, %s s, the handler %s ms; CPU-s: the stack's process %s, the firing's bootstrap %s, its emulator %s, the proxy's %s)",
+		format(f["x-delay"]), format(f["s/burst"]), format(delay), format(f["init-ms"]), format(f["handler-ms"]),
+		format(f["warm-x-delay"]), format(f["warm-s/burst"]), format(f["warm-handler-ms"]),
+		format(f["stack-cpu-s"]), format(f["firing-cpu-s"]), format(f["emulator-cpu-s"]), format(f["proxy-cpu-s"])), f["x-delay"])
 }
 
 // endpointGoal bounds what the embedded endpoint's process spends, in CPU,

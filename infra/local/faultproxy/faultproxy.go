@@ -291,6 +291,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		// The request's body is still read once the answer has begun:
+		// the backend's transport reads past its end after sending it,
+		// and an HTTP/1 server otherwise closes it as the answer's header
+		// goes out, which tears the backend's connection down and cuts
+		// the answer (a large one, such as a query's, now and then).
+		_ = http.NewResponseController(w).EnableFullDuplex()
 		p.fwd.ServeHTTP(w, r)
 	}
 }
