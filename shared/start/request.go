@@ -67,6 +67,11 @@ type Request struct {
 
 func bad(detail string) error { return problem.New(problem.InvalidRequest, detail) }
 
+// misplaced is a member of runtime sent at the top level.
+func misplaced(name string) error {
+	return bad(name + " is not a known member: it goes in runtime, as runtime." + name + ".")
+}
+
 var errSecret = bad("The request contains what looks like a secret token; send credentials through the provider's integration instead.")
 
 // startBody is a POST /v1/sessions body as JSON has it.
@@ -83,6 +88,10 @@ type startBody struct {
 		SandboxKind       *string        `json:"sandboxKind"`
 	} `json:"runtime"`
 	CreatedOnPlatform *string `json:"createdOnPlatform"`
+	// runtime's members sent at the top level (where POST /v1/triggers
+	// takes sandboxAllocation): refused with where they go.
+	SandboxAllocation jsontext.Value `json:"sandboxAllocation"`
+	SandboxKind       jsontext.Value `json:"sandboxKind"`
 }
 
 // ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
@@ -93,6 +102,12 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	var b startBody
 	if err := httpapi.Decode(body, &b); err != nil {
 		return nil, err
+	}
+	switch {
+	case b.SandboxAllocation != nil:
+		return nil, misplaced("sandboxAllocation")
+	case b.SandboxKind != nil:
+		return nil, misplaced("sandboxKind")
 	}
 	var m problem.Members
 	var r Request
