@@ -32,6 +32,7 @@ func main() {
 	flag.StringVar(&cfg.SettingsFile, "settings", ".local/settings.json", "the settings file (created from template.yaml's parameters when missing)")
 	flag.StringVar(&cfg.KeysFile, "kms-keys", ".local/kms-keys.json", "the KMS stand-in's keys (created on the first run; keep it to keep the webhook secrets)")
 	flag.StringVar(&cfg.DataFile, "data", "", "keep the table in this file between runs (default: in memory only)")
+	flag.BoolVar(&cfg.Verbose, "v", false, "show the Lambda runtime interface emulator's INFO lines too (each phase of an initialisation and of an invocation)")
 	cfg.Parameters = map[string]string{}
 	flag.Func("parameter", "a template.yaml parameter over its default, as Name=Value (repeatable); e.g. FiringSchedules=4 runs 4 firing schedules, each with its share of the shards", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
