@@ -92,7 +92,9 @@ A development token (sub dev-user, org dev-org):
   curl -s -X POST %s/v1/triggers -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '{"schedule":{"cron":"*/5 * * * *"},"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"},"prompt":"Triage new issues."}'
 
-Run a function's schedule now: curl -s -X POST %s/_local/schedule/<LogicalId> [-d '{"time":"2026-11-30T10:00:00Z"}']
+Run a function's schedule now (as of a time at most 5 minutes ahead, with -d):
+  curl -s -X POST %s/_local/schedule/<LogicalId> [-d "{\"time\":\"$(date -u +%%Y-%%m-%%dT%%H:%%M:00Z)\"}"]
+Making a trigger, starting it now and making it fire: README.md, "Trying a trigger locally".
 Press Ctrl-C to stop.
 `, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
 	<-ctx.Done()
