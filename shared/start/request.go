@@ -67,11 +67,6 @@ type Request struct {
 
 func bad(detail string) error { return problem.New(problem.InvalidRequest, detail) }
 
-// misplaced is a member of runtime sent at the top level.
-func misplaced(name string) error {
-	return bad(name + " is not a known member: it goes in runtime, as runtime." + name + ".")
-}
-
 var errSecret = bad("The request contains what looks like a secret token; send credentials through the provider's integration instead.")
 
 // startBody is a POST /v1/sessions body as JSON has it.
@@ -94,6 +89,17 @@ type startBody struct {
 	SandboxKind       jsontext.Value `json:"sandboxKind"`
 }
 
+// misplaced refuses a member of runtime sent at the top level, saying
+// where it goes.
+func (b *startBody) misplaced() error {
+	for i, v := range []jsontext.Value{b.SandboxAllocation, b.SandboxKind} {
+		if name := []string{"sandboxAllocation", "sandboxKind"}[i]; v != nil {
+			return bad(name + " is not a known member: it goes in runtime, as runtime." + name + ".")
+		}
+	}
+	return nil
+}
+
 // ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
 // header (nil when it was not sent; both given, they must be equal).
 // Reserved values (trigger: keys, the triggers' platforms) are refused: they
@@ -103,11 +109,8 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	if err := httpapi.Decode(body, &b); err != nil {
 		return nil, err
 	}
-	switch {
-	case b.SandboxAllocation != nil:
-		return nil, misplaced("sandboxAllocation")
-	case b.SandboxKind != nil:
-		return nil, misplaced("sandboxKind")
+	if err := b.misplaced(); err != nil {
+		return nil, err
 	}
 	var m problem.Members
 	var r Request
