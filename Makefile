@@ -32,8 +32,13 @@ build-%:
 		-o $(ARTIFACTS_DIR)/bootstrap ./functions/$(folder_$*)
 
 ## test: gofmt check, go vet, staticcheck and every test (fuzz seed corpora
-## included), under the race detector: the firing fires triggers concurrently
-test: fmt-check vet staticcheck unit
+## included), under the race detector: the firing fires triggers
+## concurrently. .ci/test runs the checks beside the tests, says which
+## optional tools it found, each step's time as it ends and each test
+## package's as it ends. The steps one by one: make fmt-check vet
+## staticcheck unit.
+test:
+	@GO="$(GO)" .ci/test
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -45,10 +50,6 @@ staticcheck:
 	$(GO) tool staticcheck ./...
 
 unit:
-	@command -v moto_server >/dev/null || echo "moto_server is not on the PATH: the tests against moto are skipped"
-	@command -v cfn-lint >/dev/null || echo "cfn-lint is not on the PATH: template.yaml is not linted"
-	@command -v npx >/dev/null || echo "npx is not on the PATH: docs/openapi.yaml is not linted with Redocly"
-	@python3 -c "import samtranslator" 2>/dev/null || echo "the SAM translator (samtranslator, installed with cfn-lint) is not installed: least privilege is not judged on its output, the releases are not checked and the template is not deployed on moto"
 	$(GO) test -count=1 -race ./...
 
 ## bench: every benchmark, with allocations, then the tables of
@@ -94,9 +95,18 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzEndpoint$$' -fuzztime $(ENDPOINT_FUZZTIME) ./infra/local/dynamo
 
 ## run: the local stack (see README); e.g. make run RUN_ARGS="-api-addr 127.0.0.1:3001 -data .local/table.jsonl"
+## The build says, every 5 seconds, how many packages it has compiled and
+## which it is at (go build -v names each).
 run:
 	@echo "Building bin/run, the local stack's command (on empty caches, the go command first fetches the modules go.mod pins, then compiles them: a minute or more)…"
-	@SECONDS=0; $(GO) build -o bin/run ./infra/cmd/run && echo "built bin/run in $${SECONDS}s"
+	@SECONDS=0; set -o pipefail; $(GO) build -v -o bin/run ./infra/cmd/run 2>&1 | { \
+		n=0; said=$$SECONDS; \
+		while IFS= read -r line; do case "$$line" in \
+			go:* | \#* | *.go:*) echo "$$line" ;; \
+			*) n=$$((n + 1)); if [ $$((SECONDS - said)) -ge 5 ]; then echo "  $${SECONDS}s: $$n packages compiled, now $$line"; said=$$SECONDS; fi ;; \
+		esac; done; \
+		[ $$n -eq 0 ] || echo "  $$n packages compiled"; \
+	} && echo "built bin/run in $${SECONDS}s"
 	@exec bin/run $(RUN_ARGS)
 
 ## audit: what a table still holds from the shared-sandbox era; the report

@@ -52,6 +52,11 @@ type Config struct {
 	// Progress, when set, takes a line for each step of the start that
 	// can take long: each function's build, the emulator's.
 	Progress io.Writer
+	// Verbose adds the emulator's own INFO lines to Logs (each phase of
+	// an initialisation and of an invocation); without it, Logs has the
+	// functions' lines, the emulator's START, END and REPORT lines and
+	// its warnings.
+	Verbose bool
 }
 
 // DynamoAddr is where `make run` serves its embedded DynamoDB endpoint,
@@ -213,8 +218,12 @@ func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {
 	if err != nil {
 		return err
 	}
+	level := lambdarun.EmulatorWarnings
+	if s.cfg.Verbose {
+		level = lambdarun.EmulatorInfo
+	}
 	for _, fn := range s.Functions {
-		l, err := lambdarun.Start(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), s.environment(fn, ssmURL), fn.Timeout, s.cfg.Logs)
+		l, err := lambdarun.Start(emulator, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), s.environment(fn, ssmURL), fn.Timeout, s.cfg.Logs, level)
 		if err != nil {
 			return err
 		}

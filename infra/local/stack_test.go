@@ -173,6 +173,7 @@ func generateMac(t *testing.T, s *Stack, msg string) []byte {
 // (mode 0600), every function gets its endpoint and the keys' ARNs, and
 // after a restart the same keys derive the same MACs.
 func TestStack(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "table.jsonl")
 	keys := filepath.Join(t.TempDir(), ".local", "kms-keys.json")
 	s := startStack(t, Config{DataFile: data, KeysFile: keys})
@@ -279,6 +280,7 @@ func TestTemplateKeys(t *testing.T) {
 // endpoint here, as AWS_ENDPOINT_URL_DYNAMODB would give one), the stack
 // creates the table there and serves no DynamoDB endpoint of its own.
 func TestStackOnAnotherEndpoint(t *testing.T) {
+	t.Parallel()
 	other, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -302,6 +304,7 @@ func TestStackOnAnotherEndpoint(t *testing.T) {
 // fails and leaves the table it created without a time to live; the next
 // start gives it the template's.
 func TestStackFinishesTheTable(t *testing.T) {
+	t.Parallel()
 	other, err := dynamo.Start("127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -341,6 +344,7 @@ func TestStackFinishesTheTable(t *testing.T) {
 // left as it was; one that cannot be written stops it at once, not at the
 // save when the stack stops.
 func TestDataFileKept(t *testing.T) {
+	t.Parallel()
 	data := filepath.Join(t.TempDir(), "table.jsonl")
 	content := `{"PK":{"S":"SESSION#a"},"SK":{"S":"METADATA"}}` + "\n\nnot json\n" + `{"PK":{"S":"SESSION#b"},"SK":{"S":"METADATA"}}` + "\n"
 	if err := os.WriteFile(data, []byte(content), 0o600); err != nil {
@@ -374,6 +378,7 @@ const (
 // headers and all); with an event over that, API Gateway's 500, without an
 // invocation (Lambda refuses it); over 10 MB, API Gateway's 413.
 func TestGatewayLimits(t *testing.T) {
+	t.Parallel()
 	s := startStack(t, Config{})
 	routes := template.Routes(s.Functions)
 	var invocations, lastEvent atomic.Int64

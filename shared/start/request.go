@@ -83,6 +83,21 @@ type startBody struct {
 		SandboxKind       *string        `json:"sandboxKind"`
 	} `json:"runtime"`
 	CreatedOnPlatform *string `json:"createdOnPlatform"`
+	// runtime's members sent at the top level (where POST /v1/triggers
+	// takes sandboxAllocation): refused with where they go.
+	SandboxAllocation jsontext.Value `json:"sandboxAllocation"`
+	SandboxKind       jsontext.Value `json:"sandboxKind"`
+}
+
+// misplaced refuses a member of runtime sent at the top level, saying
+// where it goes.
+func (b *startBody) misplaced() error {
+	for i, v := range []jsontext.Value{b.SandboxAllocation, b.SandboxKind} {
+		if name := []string{"sandboxAllocation", "sandboxKind"}[i]; v != nil {
+			return bad(name + " is not a known member: it goes in runtime, as runtime." + name + ".")
+		}
+	}
+	return nil
 }
 
 // ParseRequest validates a POST /v1/sessions body and the Idempotency-Key
@@ -92,6 +107,9 @@ type startBody struct {
 func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	var b startBody
 	if err := httpapi.Decode(body, &b); err != nil {
+		return nil, err
+	}
+	if err := b.misplaced(); err != nil {
 		return nil, err
 	}
 	var m problem.Members

@@ -150,3 +150,23 @@ func TestIdempotencyKeyDetail(t *testing.T) {
 		t.Error("a refused start wrote")
 	}
 }
+
+// TestRuntimeMembersAtTheTop: runtime's members sent at the top level of
+// the body, null included, are 400 invalid_request whose detail says
+// where they go.
+func TestRuntimeMembersAtTheTop(t *testing.T) {
+	h := apitest.New(t, nil)
+	for _, c := range []struct{ member, value string }{
+		{"sandboxAllocation", `"vercel-small"`}, {"sandboxAllocation", "null"}, {"sandboxKind", `"code-review"`},
+	} {
+		b := strings.Replace(body(nil), "{", `{"`+c.member+`":`+c.value+",", 1)
+		res := post(h, user, b, "Idempotency-Key", "")
+		want := c.member + " is not a known member: it goes in runtime, as runtime." + c.member + "."
+		if d, _ := res.Body["detail"].(string); res.Status != 400 || res.Code() != "invalid_request" || d != want {
+			t.Errorf("%s: %d %s", b, res.Status, res.Raw)
+		}
+	}
+	if len(h.Items()) != 0 {
+		t.Error("a refused start wrote")
+	}
+}

@@ -32,6 +32,7 @@ func main() {
 	flag.StringVar(&cfg.SettingsFile, "settings", ".local/settings.json", "the settings file (created from template.yaml's parameters when missing)")
 	flag.StringVar(&cfg.KeysFile, "kms-keys", ".local/kms-keys.json", "the KMS stand-in's keys (created on the first run; keep it to keep the webhook secrets)")
 	flag.StringVar(&cfg.DataFile, "data", "", "keep the table in this file between runs (default: in memory only)")
+	flag.BoolVar(&cfg.Verbose, "v", false, "show the Lambda runtime interface emulator's INFO lines too (each phase of an initialisation and of an invocation)")
 	cfg.Parameters = map[string]string{}
 	flag.Func("parameter", "a template.yaml parameter over its default, as Name=Value (repeatable); e.g. FiringSchedules=4 runs 4 firing schedules, each with its share of the shards", func(s string) error {
 		k, v, ok := strings.Cut(s, "=")
@@ -91,7 +92,9 @@ A development token (sub dev-user, org dev-org):
   curl -s -X POST %s/v1/triggers -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '{"schedule":{"cron":"*/5 * * * *"},"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"anthropic/claude"},"prompt":"Triage new issues."}'
 
-Run a function's schedule now: curl -s -X POST %s/_local/schedule/<LogicalId> [-d '{"time":"2026-11-30T10:00:00Z"}']
+Run a function's schedule now (as of a time at most 5 minutes ahead, with -d):
+  curl -s -X POST %s/_local/schedule/<LogicalId> [-d "{\"time\":\"$(date -u +%%Y-%%m-%%dT%%H:%%M:00Z)\"}"]
+Making a trigger, starting it now and making it fire: README.md, "Trying a trigger locally".
 Press Ctrl-C to stop.
 `, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
 	<-ctx.Done()

@@ -99,7 +99,7 @@ func startEmulator(dir string) (string, error) {
 	if err := os.WriteFile(bootstrap, []byte(script), 0o755); err != nil {
 		return "", err
 	}
-	l, err := lambdarun.Start(emulator, "Sleeper", bootstrap, []string{"PATH=" + os.Getenv("PATH")}, time.Minute, io.Discard)
+	l, err := lambdarun.Start(emulator, "Sleeper", bootstrap, []string{"PATH=" + os.Getenv("PATH")}, time.Minute, io.Discard, lambdarun.EmulatorWarnings)
 	if err != nil {
 		return "", err
 	}

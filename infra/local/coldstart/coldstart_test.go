@@ -243,7 +243,7 @@ var initReport = regexp.MustCompile(`INIT REPORT\(durationMs: ([0-9.]+)\)`)
 func coldStart(ctx context.Context, rie string, c coldCase) (coldSample, error) {
 	var s coldSample
 	var logs bytes.Buffer
-	l, err := lambdarun.Start(rie, c.name, c.bootstrap, c.env, c.timeout, &logs)
+	l, err := lambdarun.Start(rie, c.name, c.bootstrap, c.env, c.timeout, &logs, lambdarun.EmulatorInfo)
 	if err != nil {
 		return s, err
 	}

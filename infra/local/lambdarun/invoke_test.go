@@ -8,7 +8,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -163,6 +165,38 @@ func (l *functionLogs) next(t *testing.T, n int) string {
 	}
 }
 
+// reportLine is the emulator's REPORT line with the function's memory
+// size and the peak it used.
+var (
+	reportLine = regexp.MustCompile(`(?m)^REPORT RequestId: .*\tMemory Size: ([0-9]+) MB\tMax Memory Used: ([0-9]+) MB\t$`)
+	anyReport  = regexp.MustCompile(`(?m)^REPORT `)
+)
+
+// checkEmulatorLines: the emulator's lines about one function's
+// invocations hold its INFO lines only at EmulatorInfo, and a REPORT line
+// for each invocation whose Max Memory Used is the bootstrap's own peak,
+// well under the memory size the emulator was given (a Go bootstrap
+// peaks at a few tens of MB), not the memory size.
+func checkEmulatorLines(t *testing.T, fn template.Function, logs *functionLogs, level EmulatorLog) {
+	logs.mu.Lock()
+	out := logs.b.String()
+	logs.mu.Unlock()
+	if info := strings.Contains(out, "[INFO] (rapid)"); info != (level == EmulatorInfo) {
+		t.Errorf("%s at %s: INFO lines %v:\n%s", fn.LogicalID, level, info, out)
+	}
+	reports := reportLine.FindAllStringSubmatch(out, -1)
+	if len(reports) == 0 || len(reports) != len(anyReport.FindAllString(out, -1)) {
+		t.Errorf("%s: REPORT lines without Max Memory Used:\n%s", fn.LogicalID, out)
+	}
+	for _, r := range reports {
+		size, _ := strconv.Atoi(r[1])
+		used, _ := strconv.Atoi(r[2])
+		if size != fn.MemoryMB || used < 1 || used >= size/2 {
+			t.Errorf("%s: %q", fn.LogicalID, r[0])
+		}
+	}
+}
+
 // TestBootstrapsWithSampleEvents runs each built bootstrap under the
 // runtime interface emulator, with the environment of template.yaml pointed
 // at the embedded endpoint and the settings stand-in, and invokes it with
@@ -172,7 +206,8 @@ func (l *functionLogs) next(t *testing.T, n int) string {
 // the environment's first invocation only, DynamoDBRequests (at least one
 // for a 201, two for a firing that fired), and what the
 // answer adds (Refusals by the problem's code, Starts by provider and
-// allocation, the firing's summary).
+// allocation, the firing's summary). The emulator's own lines are as
+// checkEmulatorLines says, the first function's at EmulatorInfo.
 func TestBootstrapsWithSampleEvents(t *testing.T) {
 	tpl, err := template.Load("../../../template.yaml")
 	if err != nil {
@@ -214,13 +249,18 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 
 	files, _ := filepath.Glob("../../../events/*/*.json")
 	seen := map[string]bool{}
-	for _, fn := range fns {
+	for i, fn := range fns {
 		logs := &functionLogs{}
-		l, err := Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), Environment(fn, dynamoURL, ssm.URL, keys.Environment(kmsSrv.URL)...), fn.Timeout, logs)
+		level := EmulatorWarnings
+		if i == 0 {
+			level = EmulatorInfo
+		}
+		l, err := Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), Environment(fn, dynamoURL, ssm.URL, keys.Environment(kmsSrv.URL)...), fn.Timeout, logs, level)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(l.Close)
+		t.Cleanup(func() { checkEmulatorLines(t, fn, logs, level) })
 		invoked := 0
 		for _, f := range files {
 			name := strings.TrimPrefix(filepath.ToSlash(f), "../../../events/")

@@ -33,9 +33,11 @@ type Invoker func(ctx context.Context, functionID string, event []byte) ([]byte,
 // Build builds the bootstrap of each function as `sam build` would,
 // through the Makefile's build-<LogicalId> target, for the machine's own
 // architecture, into dir/<LogicalId>/bootstrap, one after the other. repo
-// is the folder of the Makefile. Progress gets a line for each build, such
-// as "building TriggersFunction (3/4)… done in 12.3s" (io.Discard for
-// none): on empty caches the first build takes a minute or more.
+// is the folder of the Makefile. A bootstrap built before from the same
+// sources (sourceKey) is taken from the user's cache folder instead.
+// Progress gets a line for each build, such as "building TriggersFunction
+// (3/4)… done in 12.3s", or "… cached" (io.Discard for none): on empty
+// caches the first build takes a minute or more.
 func Build(ctx context.Context, progress io.Writer, repo, dir string, ids ...string) error {
 	return BuildFor(ctx, progress, runtime.GOARCH, repo, dir, ids...)
 }
@@ -43,15 +45,29 @@ func Build(ctx context.Context, progress io.Writer, repo, dir string, ids ...str
 // BuildFor is Build for the architecture goarch (arm64
 // is what Lambda runs).
 func BuildFor(ctx context.Context, progress io.Writer, goarch, repo, dir string, ids ...string) error {
+	root := cacheRoot()
+	var key string
+	if root != "" {
+		var err error
+		if key, err = sourceKey(ctx, repo, goarch); err != nil {
+			return err
+		}
+	}
 	for i, id := range ids {
-		err := step(progress, fmt.Sprintf("building %s (%d/%d)", id, i+1, len(ids)), func() error {
+		build := func(out string) error {
 			cmd := childproc.CommandContext(ctx, "make", "--no-print-directory", "build-"+id,
-				"ARTIFACTS_DIR="+filepath.Join(dir, id), "LAMBDA_GOARCH="+goarch)
+				"ARTIFACTS_DIR="+out, "LAMBDA_GOARCH="+goarch)
 			cmd.Dir = repo
 			if out, err := cmd.CombinedOutput(); err != nil {
 				return fmt.Errorf("building %s: %w\n%s", id, err, out)
 			}
 			return nil
+		}
+		err := step(progress, fmt.Sprintf("building %s (%d/%d)", id, i+1, len(ids)), func() (bool, error) {
+			if root == "" {
+				return false, build(filepath.Join(dir, id))
+			}
+			return cached(root, key, id, filepath.Join(dir, id), build)
 		})
 		if err != nil {
 			return err
@@ -66,29 +82,34 @@ func BuildFor(ctx context.Context, progress io.Writer, goarch, repo, dir string,
 // build, as for Build's.
 func EmulatorPath(ctx context.Context, progress io.Writer, repo string) (string, error) {
 	var path string
-	err := step(progress, "building the Lambda runtime interface emulator", func() error {
+	err := step(progress, "building the Lambda runtime interface emulator", func() (bool, error) {
 		cmd := childproc.CommandContext(ctx, "go", "tool", "-n", "aws-lambda-rie")
 		cmd.Dir = repo
 		out, err := cmd.Output()
 		if err != nil {
-			return fmt.Errorf("finding the runtime interface emulator: %w", err)
+			return false, fmt.Errorf("finding the runtime interface emulator: %w", err)
 		}
 		path = strings.TrimSpace(string(out))
-		return nil
+		return false, nil
 	})
 	return path, err
 }
 
-// step runs f, saying on w what it does, then how long it took, or that it
-// failed: one line.
-func step(w io.Writer, what string, f func() error) error {
+// step runs f, saying on w what it does, then how long it took, that
+// what it makes was cached (f reports it), or that it failed: one line.
+func step(w io.Writer, what string, f func() (cached bool, err error)) error {
 	fmt.Fprintf(w, "%s… ", what)
 	start := time.Now()
-	if err := f(); err != nil {
+	hit, err := f()
+	switch {
+	case err != nil:
 		fmt.Fprintln(w, "failed")
 		return err
+	case hit:
+		fmt.Fprintln(w, "cached")
+	default:
+		fmt.Fprintf(w, "done in %v\n", time.Since(start).Round(100*time.Millisecond))
 	}
-	fmt.Fprintf(w, "done in %v\n", time.Since(start).Round(100*time.Millisecond))
 	return nil
 }
 
@@ -105,34 +126,47 @@ type Lambda struct {
 	mu      sync.Mutex
 }
 
+// EmulatorLog is how much of its own the emulator writes to the logs,
+// beside its function's lines and its START, END and REPORT lines.
+type EmulatorLog string
+
+const (
+	// EmulatorWarnings: its warnings and errors only.
+	EmulatorWarnings EmulatorLog = "warn"
+	// EmulatorInfo: its INFO lines too, "[INFO] (rapid) …", each phase of
+	// an initialisation and of an invocation (INIT REPORT, say).
+	EmulatorInfo EmulatorLog = "info"
+)
+
 // errExitedAtStart is an emulator that exited before it listened: the port
 // found free was taken before it could bind it.
 var errExitedAtStart = errors.New("the emulator exited at start")
 
 // Start runs bootstrap under the emulator with the environment env
 // ("NAME=value") and the function's timeout, on free loopback ports. Its
-// output goes to logs. The emulator is tied to this process (see
-// childproc): it gets SIGTERM when this process dies, as from Close, and
-// then kills the function, which it runs in a process group of its own,
-// and exits. Logs other than a file or io.Discard reach this process
-// through a pipe: should this process die, the emulator's next write to
+// output goes to logs, its own lines as level says, a line at a time, its REPORT lines with the
+// function's real peak of memory (reportWriter). The emulator is tied to
+// this process (see childproc): it gets SIGTERM when this process dies,
+// as from Close, and then kills the function, which it runs in a process
+// group of its own, and exits. Logs other than io.Discard reach this
+// process through a pipe: should this process die, the emulator's next write to
 // it kills the emulator (SIGPIPE) before it stops its function, which
 // then runs until it next calls the runtime API (a bootstrap of
 // aws-lambda-go exits there). A port found free may be taken (by any
 // connection's ephemeral port) before the emulator binds it: then it
 // starts again, on other ports, up to 3 times.
-func Start(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
+func Start(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer, level EmulatorLog) (*Lambda, error) {
 	var err error
 	for range 3 {
 		var l *Lambda
-		if l, err = start(emulator, id, bootstrap, env, timeout, logs); !errors.Is(err, errExitedAtStart) {
+		if l, err = start(emulator, id, bootstrap, env, timeout, logs, level); !errors.Is(err, errExitedAtStart) {
 			return l, err
 		}
 	}
 	return nil, err
 }
 
-func start(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer) (*Lambda, error) {
+func start(emulator, id, bootstrap string, env []string, timeout time.Duration, logs io.Writer, level EmulatorLog) (*Lambda, error) {
 	invokeAddr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -141,10 +175,20 @@ func start(emulator, id, bootstrap string, env []string, timeout time.Duration, 
 	if err != nil {
 		return nil, err
 	}
-	cmd := childproc.Command(emulator, "--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", runtimeAddr, bootstrap)
+	cmd := childproc.Command(emulator, "--log-level", string(level),
+		"--runtime-interface-emulator-address", invokeAddr, "--runtime-api-address", runtimeAddr, bootstrap)
 	cmd.Env = env
+	var report *reportWriter
 	if logs != io.Discard {
-		cmd.Stdout, cmd.Stderr = logs, logs
+		exe, err := filepath.Abs(bootstrap)
+		if err != nil {
+			return nil, err
+		}
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		report = &reportWriter{logs: logs, peak: func() (int, bool) { return peakOf(cmd.Process.Pid, exe) }}
+		cmd.Stdout, cmd.Stderr = report, report
 	}
 	// Once the emulator has exited, its output is copied for 2 s at most:
 	// a function still alive may hold the pipe open.
@@ -156,6 +200,9 @@ func start(emulator, id, bootstrap string, env []string, timeout time.Duration, 
 		exited: make(chan struct{}), timeout: timeout}
 	go func() {
 		_ = cmd.Wait()
+		if report != nil {
+			report.flush()
+		}
 		close(l.exited)
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
