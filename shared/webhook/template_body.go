@@ -5,7 +5,6 @@ import (
 	"encoding/json/jsontext"
 	"errors"
 	"io"
-	"net/url"
 	"slices"
 	"strings"
 )
@@ -62,13 +61,12 @@ func readBody(body string, t *Template, limit int) bodyValues {
 		if t.root == nil {
 			break
 		}
-		// A form body that does not fully decode keeps the pairs that do.
-		form, _ := url.ParseQuery(body)
-		if len(form["payload"]) == 0 {
+		p, ok := FormPayload(body)
+		if !ok {
 			break
 		}
 		payload := bodyReader{vals: v.paths}
-		if isJSON, deep := payload.read(strings.ToValidUTF8(form["payload"][0], "\uFFFD"), t.root); isJSON && !deep {
+		if isJSON, deep := payload.read(p, t.root); isJSON && !deep {
 			settleBodyPaths(t.root, 0, v.paths)
 		} else {
 			clear(v.paths)
