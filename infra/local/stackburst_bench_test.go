@@ -60,7 +60,7 @@ func newStackBurst(b *testing.B) *stackBurst {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = logs.Close() })
-	s, err := Start(context.Background(), Config{Repo: "../..", APIAddr: "127.0.0.1:0", DynamoURL: proxy.URL(), SettingsFile: filepath.Join(b.TempDir(), "settings.json"), Logs: logs})
+	s, err := Start(context.Background(), Config{Repo: "../..", APIAddr: "127.0.0.1:0", DynamoURL: proxy.URL(), SettingsFile: filepath.Join(b.TempDir(), "settings.json"), Logs: logs, Verbose: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -309,6 +309,9 @@ func BenchmarkStackBurst(b *testing.B) {
 					b.Fatalf("the stack's start and its %d triggers took until %s, past the minute", size, time.Now().Format(time.RFC3339Nano))
 				}
 				t, c := sb.fire(b, slot)
+				if t.init == 0 {
+					b.Fatal("the emulator reported no initialisation for the firing's first invocation: the cold burst was not cold, or its INIT REPORT line was not logged")
+				}
 				cold = cold.add(t)
 				spent = spent.add(c)
 				t, _ = sb.fire(b, slot.Add(time.Minute))

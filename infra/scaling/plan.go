@@ -19,7 +19,7 @@ type Deployment struct {
 }
 
 // Template is the template's deployment.
-var Template = Deployment{Schedules: 1, Concurrency: 32, Memory: 512, TableWrites: 40000, Shards: 16}
+var Template = Deployment{Schedules: 1, Concurrency: 64, Memory: 512, TableWrites: 40000, Shards: 16}
 
 // Latency is the model's DynamoDB round trip for a transaction of four
 // items in the region: an assumption to check after a deploy
@@ -35,7 +35,7 @@ func (d Deployment) On(cpu time.Duration) Config {
 // The levers, each from the template's value up.
 var (
 	schedules   = []int{1, 2, 4, 8, 16}
-	concurrency = []int{32, 64, 128, 256}
+	concurrency = []int{64, 128, 256}
 	memory      = []int{512, 1024, 1769, 3008}
 	tableWrites = []float64{40000, 80000, 160000, 320000}
 	shards      = []int{16, 32, 64}

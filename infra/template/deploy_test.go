@@ -397,7 +397,7 @@ func keys(ks []ddbtypes.KeySchemaElement) string {
 func checkFunctions(t *testing.T, lc *lambda.Client, physical map[string]string, table string, invokeConfig map[string]any) string {
 	ctx := context.Background()
 	env := map[string]string{"TABLE_NAME": table, "CONFIG_PATH": "/cloud-agent/test", "CONFIG_TTL_SECONDS": "60"}
-	fireEnv := map[string]string{"FIRING_CONCURRENCY": "32"}
+	fireEnv := map[string]string{"FIRING_CONCURRENCY": "64"}
 	keysEnv := map[string]string{
 		"WEBHOOK_KEY_ID":         "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["WebhookKey"],
 		"WEBHOOK_SECRETS_KEY_ID": "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["WebhookSecretsKey"],

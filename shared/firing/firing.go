@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -42,7 +43,7 @@ const (
 	maxJudgements = 3
 	// defaultConcurrency is how many due triggers fire at a time when
 	// FIRING_CONCURRENCY is not set.
-	defaultConcurrency = 32
+	defaultConcurrency = 64
 )
 
 // PerTransaction is how many slots' new sessions one transaction carries
@@ -152,55 +153,108 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 		ctx, cancel = context.WithDeadline(ctx, d.Add(-lastWord))
 		defer cancel()
 	}
-	due, err := f.Table.DueTriggers(ctx, at, shards...)
-	if err != nil || len(due) == 0 {
-		return err
-	}
-	policy, err := f.Settings.Policy(ctx) // one policy for every trigger
-	if err != nil {
+	// The policy is read while the shards are queried, and each shard's
+	// triggers fire as its query ends (docs/decisions.md, "The firing's
+	// first transaction").
+	q := &queue{}
+	q.ready = sync.NewCond(&q.mu)
+	go func() { q.close(f.Table.EachDue(ctx, at, shards, q.add)) }()
+	policy, perr := f.Settings.Policy(ctx) // one policy for every trigger
+	if perr != nil {
+		due, err := q.rest()
 		inv.Due += len(due) // as the index has them: all left due
 		inv.Failed += len(due)
 		for _, d := range due {
 			inv.wait(indexSlot(d, at))
 		}
-		return err
+		if len(due) == 0 {
+			return err
+		}
+		return perr
 	}
-	taken, undecoded := f.pool(ctx, f.runner(ctx), policy, due, at, stop, inv)
-	if left := len(due) - taken; left > 0 {
-		inv.attrs = append(inv.attrs, slog.Int("leftDue", left))
-		for _, d := range due[taken:] {
+	undecoded := f.pool(ctx, f.runner(ctx), policy, q, at, stop, inv)
+	due, err := q.rest()
+	if len(due) > 0 {
+		inv.attrs = append(inv.attrs, slog.Int("leftDue", len(due)))
+		for _, d := range due {
 			inv.wait(indexSlot(d, at))
 		}
 	}
 	if undecoded > 0 {
 		invocation.Warn(ctx, fmt.Sprintf("due-index entries that did not decode, each read again: %d", undecoded))
 	}
-	return inv.err()
+	return errors.Join(err, inv.err())
 }
 
-// pool fires the due triggers, concurrency() at a time: workers take the
-// triggers longest due first, each to its end; none is taken once stop
-// (the reserve before the timeout; zero: none) has begun. It returns how
-// many were taken, and how many of those were index entries that did not
-// decode, which fireOne reads again.
-func (f *Firing) pool(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, due []store.Due, at, stop time.Time, inv *tally) (taken, undecoded int) {
-	var mu sync.Mutex
-	take := func() (store.Due, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if taken == len(due) || !stop.IsZero() && !time.Now().Before(stop) {
-			return store.Due{}, false
-		}
-		taken++
-		if due[taken-1].Trigger == nil {
-			undecoded++
-		}
-		return due[taken-1], true
+// queue holds the due triggers the shards' queries have found and no
+// worker has taken yet, longest due first.
+type queue struct {
+	mu    sync.Mutex
+	ready *sync.Cond // a trigger was added, or the queries ended
+	due   []store.Due
+	ended bool
+	err   error // the queries' faults, once they ended
+}
+
+// add adds a shard's due triggers.
+func (q *queue) add(found []store.Due) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.due = append(q.due, found...)
+	store.SortDue(q.due)
+	q.ready.Broadcast()
+}
+
+// close says that the queries have ended, with their faults.
+func (q *queue) close(err error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.ended, q.err = true, err
+	q.ready.Broadcast()
+}
+
+// take waits for a due trigger and takes the longest due; false once the
+// queries have ended and every trigger was taken, or once stop (zero:
+// never) has begun.
+func (q *queue) take(stop time.Time) (store.Due, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.due) == 0 && !q.ended {
+		q.ready.Wait()
 	}
+	if len(q.due) == 0 || !stop.IsZero() && !time.Now().Before(stop) {
+		return store.Due{}, false
+	}
+	d := q.due[0]
+	q.due = q.due[1:]
+	return d, true
+}
+
+// rest waits for the queries to end and returns the triggers no worker
+// took, and the queries' faults.
+func (q *queue) rest() ([]store.Due, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for !q.ended {
+		q.ready.Wait()
+	}
+	return q.due, q.err
+}
+
+// pool fires the due triggers as the queries find them, concurrency() at
+// a time: workers take the longest due first, each to its end; none is
+// taken once stop (the reserve before the timeout; zero: none) has begun.
+// It returns how many of those taken were index entries that did not
+// decode, which fireOne reads again.
+func (f *Firing) pool(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, q *queue, at, stop time.Time, inv *tally) int {
+	var undecoded atomic.Int64
 	var wg sync.WaitGroup
-	for range min(f.concurrency(), len(due)) {
+	for range f.concurrency() {
 		wg.Go(func() {
-			for d, ok := take(); ok; d, ok = take() {
+			for d, ok := q.take(stop); ok; d, ok = q.take(stop) {
+				if d.Trigger == nil {
+					undecoded.Add(1)
+				}
 				o := f.fireOne(ctx, r, policy, d, at)
 				if o.note != nil && o.slot.IsZero() {
 					o.slot = indexSlot(d, at)
@@ -210,7 +264,7 @@ func (f *Firing) pool(ctx context.Context, r *triggerrun.Runner, policy *allocat
 		})
 	}
 	wg.Wait()
-	return taken, undecoded
+	return int(undecoded.Load())
 }
 
 // Sends is how many grouped transactions go out at a time for a

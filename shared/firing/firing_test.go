@@ -4,12 +4,16 @@ import (
 	"context"
 	"encoding/json/v2"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
@@ -462,6 +466,47 @@ func TestOneLogLine(t *testing.T) {
 	}
 	if strings.Contains(lines[0], "Triage") {
 		t.Errorf("the prompt is logged: %s", lines[0])
+	}
+}
+
+// TestShardsFireAsTheyAnswer: each shard's due triggers fire as its query
+// ends, not once every shard's has: a transaction goes out while one
+// query is held. A shard whose query fails leaves its triggers due and
+// fails the invocation; the others fire, and the retry fires the rest.
+// The event names the shards that hold the triggers, so that the query
+// held or failed is one of theirs.
+func TestShardsFireAsTheyAnswer(t *testing.T) {
+	slot := time.Date(2026, 11, 30, 10, 5, 0, 0, time.UTC)
+	f, p := apitest.Faulty(t, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+	h := setup(t, f)
+	const n = 20 // in more than one shard of 16, but for a chance of 16 in 16^20
+	held := map[int]bool{}
+	for range n {
+		held[shardOf(t, h, newTrigger(t, h, "*/5 * * * *", nil))] = true
+	}
+	detail, _ := json.Marshal(map[string]any{"shards": slices.Collect(maps.Keys(held))})
+	fireHeld := func(at time.Time) (firing.Summary, error) {
+		h.Firing.Now = func() time.Time { return at }
+		return h.Firing.Handle(context.Background(), events.EventBridgeEvent{Source: "aws.events", DetailType: "Scheduled Event", Time: at, Detail: detail})
+	}
+	var sent atomic.Bool
+	before := p.Count("TransactWriteItems") // the triggers' creation
+	p.Inject("Query", 1, faultproxy.Before(func() {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline) && !sent.Load(); time.Sleep(time.Millisecond) {
+			sent.Store(p.Count("TransactWriteItems") > before)
+		}
+	}))
+	if sum, err := fireHeld(slot); err != nil || sum != (firing.Summary{Due: n, Fired: n}) || !sent.Load() {
+		t.Fatalf("%+v %v; a transaction while a query was held: %v", sum, err, sent.Load())
+	}
+	next := slot.Add(5 * time.Minute)
+	p.Inject("Query", 1, faultproxy.DynamoThrottle) // one shard's, whichever is first: no retry
+	sum, err := fireHeld(next)
+	if err == nil || sum.Due == 0 || sum.Due == n || sum != (firing.Summary{Due: sum.Due, Fired: sum.Due}) {
+		t.Fatalf("one shard unreachable: %+v %v", sum, err)
+	}
+	if retry, err := fireHeld(next); err != nil || retry != (firing.Summary{Due: n - sum.Due, Fired: n - sum.Due}) {
+		t.Errorf("the retry: %+v %v", retry, err)
 	}
 }
 

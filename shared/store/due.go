@@ -29,28 +29,51 @@ const DueShards = dueShards
 
 // DueTriggers returns the active triggers of the given shards (none: every
 // shard) whose next run is at or before at, as the due index has them,
-// longest due first. The shards are queried in parallel, each page by
-// page; each must be from 0 to DueShards-1.
+// longest due first (EachDue, gathered).
 func (t *Table) DueTriggers(ctx context.Context, at time.Time, shards ...int) ([]Due, error) {
+	var due []Due
+	err := t.EachDue(ctx, at, shards, func(found []Due) { due = append(due, found...) })
+	if err != nil {
+		return nil, err
+	}
+	SortDue(due)
+	return due, nil
+}
+
+// EachDue queries the given shards (none: every shard) in parallel, each
+// page by page, for the active triggers whose next run is at or before
+// at, and hands each shard's to found as its query ends, longest due
+// first, one shard at a time. It returns once every query has ended, with
+// the faults of those that failed. Each shard must be from 0 to
+// DueShards-1.
+func (t *Table) EachDue(ctx context.Context, at time.Time, shards []int, found func([]Due)) error {
 	if len(shards) == 0 {
 		shards = make([]int, dueShards)
 		for i := range shards {
 			shards[i] = i
 		}
 	}
-	found := make([][]Due, len(shards))
+	var mu sync.Mutex
 	errs := make([]error, len(shards))
 	var wg sync.WaitGroup
 	for i, shard := range shards {
-		wg.Go(func() { found[i], errs[i] = t.dueInShard(ctx, shard, at) })
+		wg.Go(func() {
+			var due []Due
+			if due, errs[i] = t.dueInShard(ctx, shard, at); len(due) > 0 {
+				mu.Lock()
+				defer mu.Unlock()
+				found(due)
+			}
+		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	due := slices.Concat(found...)
+	return errors.Join(errs...)
+}
+
+// SortDue puts due triggers in the order the firing takes them: longest
+// due first, a copy that does not decode before any other.
+func SortDue(due []Due) {
 	slices.SortStableFunc(due, func(a, b Due) int { return a.nextRunAt().Compare(b.nextRunAt()) })
-	return due, nil
 }
 
 // nextRunAt is the next run the index shows; zero for a copy that does
