@@ -33,24 +33,26 @@ build-%:
 
 ## test: gofmt check, go vet, staticcheck and every test (fuzz seed corpora
 ## included), under the race detector: the firing fires triggers
-## concurrently. .ci/test runs the checks beside the tests, says which
-## optional tools it found, each step's time as it ends and each test
-## package's as it ends. The steps one by one: make fmt-check vet
-## staticcheck unit.
+## concurrently. .ci/test runs go vet first, then staticcheck beside the
+## tests, all three on one compilation; it says which optional tools it
+## found, each step's time as it ends and each test package's as it ends.
+## The steps one by one: make fmt-check vet staticcheck unit.
 test:
 	@GO="$(GO)" .ci/test
 
 fmt-check:
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# The checks build under the race detector, as the tests do, so that the
+# three share one compilation of every package (.ci/test).
 vet:
-	$(GO) vet ./...
+	$(GO) vet -race ./...
 
 staticcheck:
-	$(GO) tool staticcheck ./...
+	GOFLAGS="$$($(GO) env GOFLAGS) -race" $(GO) tool staticcheck ./...
 
 unit:
-	$(GO) test -count=1 -race ./...
+	$(GO) test -count=1 -race -ldflags=-w ./...
 
 ## bench: every benchmark, with allocations, then the tables of
 ## docs/performance.md: every figure that has a goal or a floor, as a ratio

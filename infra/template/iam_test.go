@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,7 +140,7 @@ func TestLeastPrivilege(t *testing.T) {
 	const startPolicies = "      Description: Starts sessions (POST /v1/sessions).\n      Policies:\n"
 	const lookupDeployment = "\n\n  AllocationLookupFunction:\n    Type: AWS::Serverless::Function\n    Metadata:\n      BuildMethod: makefile\n" +
 		"    Properties:\n      DeploymentPreference:\n        Type: Canary10Percent15Minutes\n"
-	for _, c := range []struct{ name, old, new string }{
+	mutations := []struct{ name, old, new string }{
 		{name: "the template as it is"},
 		{"DynamoDBCrudPolicy in the start's Policies", startPolicies, startPolicies + "        - DynamoDBCrudPolicy: {TableName: !Ref SessionsTable}\n"},
 		{"AmazonDynamoDBFullAccess's ARN in the start's Policies", startPolicies, startPolicies + "        - arn:aws:iam::aws:policy/AmazonDynamoDBFullAccess\n"},
@@ -194,15 +193,26 @@ Resources:
               Action: dynamodb:Query
               Resource: !Sub ${SessionsTable.Arn}/index/DueTriggersAll
 `, ""},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			text := string(written)
-			if c.old != "" {
-				if n := strings.Count(text, c.old); n != 1 {
-					t.Fatalf("the mutation's text is %d times in the template, not once:\n%s", n, c.old)
-				}
-				text = strings.Replace(text, c.old, c.new, 1)
+	}
+	texts := make([]string, len(mutations))
+	inputs := make([]samInput, len(mutations))
+	for i, c := range mutations {
+		texts[i] = string(written)
+		if c.old != "" {
+			if n := strings.Count(texts[i], c.old); n != 1 {
+				t.Fatalf("%s: the mutation's text is %d times in the template, not once:\n%s", c.name, n, c.old)
 			}
+			texts[i] = strings.Replace(texts[i], c.old, c.new, 1)
+		}
+		inputs[i] = samInput{texts[i], "s3://code/bootstrap.zip", deployParams}
+	}
+	var transformed []string // every mutation's in one run of the translator
+	if samTranslator() {
+		transformed = transformAll(t, inputs)
+	}
+	for i, c := range mutations {
+		t.Run(c.name, func(t *testing.T) {
+			text := texts[i]
 			t.Run("as written", func(t *testing.T) {
 				long, err := template.ProcessYAML([]byte(text), &intrinsics.ProcessorOptions{NoProcess: true})
 				if err != nil {
@@ -212,12 +222,7 @@ Resources:
 			})
 			t.Run("as SAM transforms it", func(t *testing.T) {
 				needSAMTranslator(t, "the transformed template is not judged")
-				path := filepath.Join(t.TempDir(), "template.yaml")
-				if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				out := transform(t, path, "s3://code/bootstrap.zip", deployParams)
-				verdict(t, c.old != "", judgeTransformed(decodeTemplate(t, out), used))
+				verdict(t, c.old != "", judgeTransformed(decodeTemplate(t, transformed[i]), used))
 			})
 		})
 	}

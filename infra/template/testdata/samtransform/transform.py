@@ -1,9 +1,12 @@
-"""Transforms a SAM template into CloudFormation JSON on standard output.
+"""Transforms SAM templates into CloudFormation, many in one run.
 
-Usage: transform.py TEMPLATE CODE_URI [Name=Value ...]
+Usage: transform.py < INPUTS
 
-Every function's CodeUri becomes CODE_URI (s3://bucket/key), as
-`sam package` would make it after uploading the code.
+INPUTS is a JSON array of {"template": YAML text, "codeUri": CODE_URI,
+"params": {Name: Value}}; the output, on standard output, is the JSON
+array of the CloudFormation templates, in the same order. Every
+function's CodeUri becomes CODE_URI (s3://bucket/key), as `sam package`
+would make it after uploading the code.
 
 It needs the samtranslator package (installed with cfn-lint) and a region
 (AWS_DEFAULT_REGION). A managed policy named without its ARN
@@ -24,16 +27,18 @@ class NoManagedPolicies:
         return {}
 
 
-def main():
-    with open(sys.argv[1]) as f:
-        template = yaml_parse(f.read())
-    code_uri = sys.argv[2]
+def translate(text, code_uri, params):
+    template = yaml_parse(text)
     template.setdefault("Globals", {}).setdefault("Function", {})["CodeUri"] = code_uri
     for resource in template["Resources"].values():
         if resource.get("Type") == "AWS::Serverless::Function":
             resource.setdefault("Properties", {})["CodeUri"] = code_uri
-    params = dict(arg.split("=", 1) for arg in sys.argv[3:])
-    json.dump(transform(template, params, NoManagedPolicies()), sys.stdout, indent=1)
+    return transform(template, params, NoManagedPolicies())
+
+
+def main():
+    inputs = json.load(sys.stdin)
+    json.dump([translate(i["template"], i["codeUri"], i["params"]) for i in inputs], sys.stdout, indent=1)
 
 
 if __name__ == "__main__":
