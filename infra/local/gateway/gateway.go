@@ -6,6 +6,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,17 @@ const (
 	internalServerError = `{"message":"Internal Server Error"}`
 )
 
+// readBody reads a request's body, up to one byte over API Gateway's
+// limit, into a buffer sized once by its Content-Length when it has one.
+func readBody(r *http.Request) ([]byte, error) {
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(min(r.ContentLength, maxGatewayBody+1)) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r.Body, maxGatewayBody+1))
+	return buf.Bytes(), err
+}
+
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := uuid.NewString() // the event's, the problem's and the log's
 	if id, ok := strings.CutPrefix(r.URL.Path, "/_local/schedule/"); ok && r.Method == http.MethodPost {
@@ -69,7 +81,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A body over API Gateway's limit is refused before the request is
 	// routed: the answer is the HTTP front end's, whatever the route.
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxGatewayBody+1))
+	body, err := readBody(r)
 	if err != nil {
 		writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body could not be read.")
 		return
