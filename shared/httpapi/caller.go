@@ -11,34 +11,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/problem"
 )
 
 // AdminScope is the scope token that makes a caller an admin.
 const AdminScope = "cloud-agent:admin"
-
-// IsID reports whether s looks like a user, org or bot id, in claims and
-// bodies: 1 to 128 of A-Z, a-z, 0-9, ".", "_", ":", "@", "|" and "-".
-func IsID(s string) bool { return OfChars(s, 128, "._:@|-") }
-
-// IsPathID reports whether s looks like a session or trigger id in a path:
-// 1 to 128 of A-Z, a-z, 0-9, "_" and "-".
-func IsPathID(s string) bool { return OfChars(s, 128, "_-") }
-
-// OfChars reports whether s is 1 to limit characters, each an ASCII letter,
-// an ASCII digit or one of extra (ASCII).
-func OfChars(s string, limit int, extra string) bool {
-	if len(s) == 0 || len(s) > limit {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(extra, c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
 
 // Caller is who makes a request, as the JWT authorizer vouches for it.
 type Caller struct {
@@ -70,7 +48,7 @@ func callerFrom(req *events.APIGatewayV2HTTPRequest) (Caller, error) {
 	claims := auth.JWT.Claims
 	bot, hasBot := claims["bot_id"]
 	c := Caller{UserID: claims["sub"], BotID: bot}
-	if !IsID(c.UserID) || (hasBot && !IsID(bot)) {
+	if !ids.IsID(c.UserID) || (hasBot && !ids.IsID(bot)) {
 		return Caller{}, errUnauthorized
 	}
 	orgs, ok := parseOrgIDs(claims["org_ids"])
@@ -86,22 +64,22 @@ func callerFrom(req *events.APIGatewayV2HTTPRequest) (Caller, error) {
 // of an array ("[a b]"), or a list separated by commas or spaces.
 func parseOrgIDs(s string) ([]string, bool) {
 	s = strings.TrimSpace(s)
-	var ids []string
-	if strings.HasPrefix(s, "[") && json.Unmarshal([]byte(s), &ids) != nil {
-		ids = nil
+	var orgs []string
+	if strings.HasPrefix(s, "[") && json.Unmarshal([]byte(s), &orgs) != nil {
+		orgs = nil
 		inner, ok := strings.CutSuffix(s[1:], "]")
 		if !ok {
 			return nil, false
 		}
 		s = inner
 	}
-	if ids == nil {
-		ids = strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	if orgs == nil {
+		orgs = strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
 	}
-	for _, id := range ids {
-		if !IsID(id) {
+	for _, id := range orgs {
+		if !ids.IsID(id) {
 			return nil, false
 		}
 	}
-	return ids, true
+	return orgs, true
 }

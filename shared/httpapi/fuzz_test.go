@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"testing"
+
+	"github.com/cloud-agent/control-plane/shared/ids"
 )
 
 // FuzzCallerFrom: reading claims never panics, and an accepted caller's ids
@@ -17,7 +19,7 @@ func FuzzCallerFrom(f *testing.F) {
 			return
 		}
 		for _, id := range append([]string{c.UserID}, c.OrgIDs...) {
-			if !IsID(id) {
+			if !ids.IsID(id) {
 				t.Fatalf("accepted id %q", id)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -36,7 +37,7 @@ var errNotFound = problem.New(problem.NotFound, "There is no such session.")
 // still be read.
 func (s *Service) session(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	id := r.Params["sessionId"]
-	if !httpapi.IsPathID(id) {
+	if !ids.IsPathID(id) {
 		return httpapi.Response{}, problem.New(problem.InvalidRequest, "The session id is not valid.")
 	}
 	policy, err := s.Settings.Policy(ctx)
@@ -66,7 +67,7 @@ func (s *Service) session(ctx context.Context, r *httpapi.Request) (httpapi.Resp
 func (s *Service) allocations(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	owner := r.Caller.UserID
 	if org, ok := r.Query("orgId"); ok {
-		if !httpapi.IsID(org) {
+		if !ids.IsID(org) {
 			return httpapi.Response{}, problem.New(problem.InvalidRequest, "orgId is not a valid org id.")
 		}
 		if !r.Caller.InOrg(org) {

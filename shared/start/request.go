@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
@@ -43,13 +44,13 @@ const (
 var secretMarkers = []string{"ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-"}
 
 // validOperationKey: 1 to 128 of A-Z, a-z, 0-9, "_", ".", ":" and "-".
-func validOperationKey(key string) bool { return httpapi.OfChars(key, 128, "_.:-") }
+func validOperationKey(key string) bool { return ids.OfChars(key, 128, "_.:-") }
 
 // validGitHubRepo: owner/name, the owner 1 to 39 of A-Z, a-z, 0-9 and "-",
 // the name 1 to 100 of those, "." and "_".
 func validGitHubRepo(repo string) bool {
 	owner, name, ok := strings.Cut(repo, "/")
-	return ok && httpapi.OfChars(owner, 39, "-") && httpapi.OfChars(name, 100, "-._")
+	return ok && ids.OfChars(owner, 39, "-") && ids.OfChars(name, 100, "-._")
 }
 
 // Request is a validated start request. Its allocation is kept as sent: it
@@ -200,7 +201,7 @@ func (r *Request) Validate() error {
 	switch {
 	case r.OperationKey != "" && !strings.HasPrefix(r.OperationKey, ReservedKeyPrefix) && !validOperationKey(r.OperationKey):
 		return bad("operationKey must be 1 to 128 of A-Z, a-z, 0-9, _, ., : and -.")
-	case r.OrgID != "" && !httpapi.IsID(r.OrgID):
+	case r.OrgID != "" && !ids.IsID(r.OrgID):
 		return bad("orgId is not a valid org id.")
 	case r.Prompt != nil && utf8.RuneCountInString(*r.Prompt) > maxPrompt:
 		return bad("The prompt is longer than 100000 characters.")

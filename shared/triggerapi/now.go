@@ -6,6 +6,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/triggerrun"
@@ -38,7 +39,7 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 			return httpapi.Response{}, err
 		}
 	}
-	if !httpapi.IsPathID(r.Params["triggerId"]) {
+	if !ids.IsPathID(r.Params["triggerId"]) {
 		return httpapi.Response{}, bad("The trigger id is not valid.")
 	}
 	return s.settled(ctx, r, func(tr *trigger.Trigger) (httpapi.Response, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -277,7 +278,7 @@ func (s *Service) save(ctx context.Context, tr *trigger.Trigger, raw jsontext.Va
 // as it is now, at most maxChanges times, then 503. A patch that changes
 // nothing writes nothing.
 func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	if !httpapi.IsPathID(r.Params["triggerId"]) {
+	if !ids.IsPathID(r.Params["triggerId"]) {
 		return httpapi.Response{}, bad("The trigger id is not valid.")
 	}
 	p, err := parsePatch(r)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -58,7 +59,7 @@ type runCursor struct {
 // its runs with it.
 func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	id := r.Params["triggerId"]
-	if !httpapi.IsPathID(id) {
+	if !ids.IsPathID(id) {
 		return httpapi.Response{}, bad("The trigger id is not valid.")
 	}
 	limit, err := pageLimit(r)
@@ -122,7 +123,7 @@ func decodeRunCursor(s, id string) (store.RunPosition, error) {
 		return "", errCursor
 	}
 	if c.After == "" && c.Slot != "" { // an earlier release's: its key, RUN#<slot>[#<run>]
-		if _, err := time.Parse(session.TimeFormat, c.Slot); err != nil || c.Run != "" && !httpapi.IsPathID(c.Run) {
+		if _, err := time.Parse(session.TimeFormat, c.Slot); err != nil || c.Run != "" && !ids.IsPathID(c.Run) {
 			return "", errCursor
 		}
 		c.After = "RUN#" + c.Slot

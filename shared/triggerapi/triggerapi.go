@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -307,7 +308,7 @@ func decodeCursor(s string, v any) error {
 // decodePosition reads the cursor of a page of triggers.
 func decodePosition(s string) (*trigger.Position, error) {
 	var c cursor
-	if err := decodeCursor(s, &c); err != nil || !httpapi.IsPathID(c.ID) {
+	if err := decodeCursor(s, &c); err != nil || !ids.IsPathID(c.ID) {
 		return nil, errCursor
 	}
 	created, err := time.Parse(time.RFC3339Nano, c.CreatedAt)
@@ -322,7 +323,7 @@ func decodePosition(s string) (*trigger.Position, error) {
 // its owner's to delete, and an internal error to read.
 func (s *Service) owned(ctx context.Context, r *httpapi.Request) (tr *trigger.Trigger, invalid bool, err error) {
 	id := r.Params["triggerId"]
-	if !httpapi.IsPathID(id) {
+	if !ids.IsPathID(id) {
 		return nil, false, bad("The trigger id is not valid.")
 	}
 	tr, err = s.Table.GetTrigger(ctx, id)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/webhook"
@@ -176,7 +177,7 @@ func (s *Service) rotate(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	if err := m.Err(); err != nil {
 		return httpapi.Response{}, err
 	}
-	if !httpapi.IsPathID(r.Params["triggerId"]) {
+	if !ids.IsPathID(r.Params["triggerId"]) {
 		return httpapi.Response{}, bad("The trigger id is not valid.")
 	}
 	return s.settled(ctx, r, func(tr *trigger.Trigger) (httpapi.Response, error) {

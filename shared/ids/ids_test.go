@@ -1,4 +1,4 @@
-package httpapi
+package ids
 
 import (
 	"math/rand/v2"

@@ -1,0 +1,29 @@
+// Package ids holds the contract's rules for ids and short texts: which
+// characters, how many. It imports nothing, so that the deciding packages
+// and the HTTP layer share the rules without either importing the other.
+package ids
+
+import "strings"
+
+// IsID reports whether s looks like a user, org or bot id, in claims and
+// bodies: 1 to 128 of A-Z, a-z, 0-9, ".", "_", ":", "@", "|" and "-".
+func IsID(s string) bool { return OfChars(s, 128, "._:@|-") }
+
+// IsPathID reports whether s looks like a session or trigger id in a path:
+// 1 to 128 of A-Z, a-z, 0-9, "_" and "-".
+func IsPathID(s string) bool { return OfChars(s, 128, "_-") }
+
+// OfChars reports whether s is 1 to limit characters, each an ASCII letter,
+// an ASCII digit or one of extra (ASCII).
+func OfChars(s string, limit int, extra string) bool {
+	if len(s) == 0 || len(s) > limit {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(extra, c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
