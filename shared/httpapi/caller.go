@@ -1,6 +1,7 @@
 // Package httpapi carries API Gateway HTTP API (payload 2.0) events in and
 // out: routing with 404 and 405, the caller from the authorizer's claims,
-// the body with its size limit and strict JSON, and problem+json errors.
+// the body with its size limit, and problem+json errors (strict JSON is
+// jsonbody's).
 // It knows nothing of sessions or DynamoDB.
 package httpapi
 

@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
+	"github.com/cloud-agent/control-plane/shared/jsonbody"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
@@ -107,7 +107,7 @@ func (b *startBody) misplaced() error {
 // belong to trigger firings.
 func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	var b startBody
-	if err := httpapi.Decode(body, &b); err != nil {
+	if err := jsonbody.Decode(body, &b); err != nil {
 		return nil, err
 	}
 	if err := b.misplaced(); err != nil {
@@ -128,7 +128,7 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	}
 	var kind *string
 	if rt := b.Runtime; rt != nil {
-		if raw := httpapi.Value(rt.SandboxAllocation); raw != nil {
+		if raw := jsonbody.Value(rt.SandboxAllocation); raw != nil {
 			if k := raw.Kind(); k != '"' && k != '{' {
 				m.Fail("runtime.sandboxAllocation", "must be a name or an object")
 			}

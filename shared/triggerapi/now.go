@@ -7,6 +7,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
+	"github.com/cloud-agent/control-plane/shared/jsonbody"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/triggerrun"
@@ -35,7 +36,7 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	}
 	if len(r.Body) > 0 {
 		var empty struct{}
-		if err := httpapi.Decode(r.Body, &empty); err != nil {
+		if err := jsonbody.Decode(r.Body, &empty); err != nil {
 			return httpapi.Response{}, err
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
+	"github.com/cloud-agent/control-plane/shared/jsonbody"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -93,7 +94,7 @@ func parsePatch(r *httpapi.Request) (patch, error) {
 		}
 	}
 	var b patchBody
-	if err := httpapi.Decode(r.Body, &b); err != nil {
+	if err := jsonbody.Decode(r.Body, &b); err != nil {
 		return nil, err
 	}
 	var p patch
@@ -104,7 +105,7 @@ func parsePatch(r *httpapi.Request) (patch, error) {
 	}
 	for _, name := range []string{"schedule", "repository", "agent", "webhook"} {
 		if unknown := unknownMember(name, p[name]); unknown != "" {
-			return nil, bad(httpapi.MemberName(unknown) + " is not a known member.")
+			return nil, bad(jsonbody.MemberName(unknown) + " is not a known member.")
 		}
 	}
 	for _, req := range required {
@@ -209,7 +210,7 @@ func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now t
 	// Allocation check 1 comes after every 400 invalid_request: any other
 	// allocation object, a member removed that no allocation has included.
 	if unknown := unknownMember("sandboxAllocation", p["sandboxAllocation"]); unknown != "" {
-		return nil, problem.New(problem.InvalidSandboxAllocation, httpapi.MemberName(unknown)+" is not a member of an allocation.")
+		return nil, problem.New(problem.InvalidSandboxAllocation, jsonbody.MemberName(unknown)+" is not a member of an allocation.")
 	}
 	next := *tr
 	next.Active, next.Repository, next.Agent, next.Prompt = req.active, req.repository, req.agent, req.prompt

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
+	"github.com/cloud-agent/control-plane/shared/jsonbody"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -107,7 +108,7 @@ type createBody struct {
 // parseCreate validates the body, the cron expression and the zone (400).
 func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	var b createBody
-	if err := httpapi.Decode(body, &b); err != nil {
+	if err := jsonbody.Decode(body, &b); err != nil {
 		return nil, err
 	}
 	var m problem.Members
@@ -121,7 +122,7 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 		r.agent = session.ParseAgent(&m, "agent", b.Agent)
 	}
 	r.prompt = m.Required("prompt", b.Prompt)
-	if raw := httpapi.Value(b.SandboxAllocation); raw != nil {
+	if raw := jsonbody.Value(b.SandboxAllocation); raw != nil {
 		if k := raw.Kind(); k != '"' && k != '{' {
 			m.Fail("sandboxAllocation", "must be a name or an object")
 		}

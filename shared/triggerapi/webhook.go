@@ -9,6 +9,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
+	"github.com/cloud-agent/control-plane/shared/jsonbody"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/webhook"
@@ -165,7 +166,7 @@ type rotateBody struct {
 func (s *Service) rotate(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	var b rotateBody
 	if len(r.Body) > 0 {
-		if err := httpapi.Decode(r.Body, &b); err != nil {
+		if err := jsonbody.Decode(r.Body, &b); err != nil {
 			return httpapi.Response{}, err
 		}
 	}

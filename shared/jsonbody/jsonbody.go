@@ -1,4 +1,9 @@
-package httpapi
+// Package jsonbody reads a request body as the contract wants it: one JSON
+// object, read strictly with encoding/json/v2, each fault an
+// invalid_request whose detail names the member. It imports nothing of the
+// project but problem, so that the deciding packages read bodies without
+// the HTTP layer.
+package jsonbody
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package httpapi
+package jsonbody
 
 import (
 	"encoding/json/jsontext"
