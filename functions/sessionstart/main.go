@@ -5,11 +5,12 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/startapi"
 )
 
 func main() {
 	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
 		svc := &start.Service{Table: env.Table, Settings: env.Settings}
-		return httpapi.New(env.Log, start.Route(svc)).WithMetrics(env.Metrics).Handle, nil
+		return httpapi.New(env.Log, startapi.Route(svc)).WithMetrics(env.Metrics).Handle, nil
 	})
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
+	"github.com/cloud-agent/control-plane/shared/startapi"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
@@ -159,7 +160,7 @@ func stackKeys(t testing.TB) *kms.Keys {
 // services.
 func FunctionRoutes(st *start.Service, lk *lookup.Service, tr *triggerapi.Service, hk *hook.Service) map[string][]httpapi.Route {
 	return map[string][]httpapi.Route{
-		"SessionStartFunction":     {start.Route(st)},
+		"SessionStartFunction":     {startapi.Route(st)},
 		"AllocationLookupFunction": lk.Routes(),
 		"TriggersFunction":         tr.Routes(),
 		"TriggerHookFunction":      hk.Routes(),

@@ -2,12 +2,8 @@ package start
 
 import (
 	"context"
-	"net/http"
 
-	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
-	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -35,51 +31,6 @@ const (
 	// NoAllocation is the Allocation of a session that has none.
 	NoAllocation = "none"
 )
-
-// Route is POST /v1/sessions over the service.
-func Route(s *Service) httpapi.Route {
-	return httpapi.Route{Method: http.MethodPost, Pattern: "/v1/sessions", Handle: s.handle}
-}
-
-// handle runs the checks in the contract's order: the body (400), the org
-// (403), allocation checks 1 and 2, then the start, whose ledger comes
-// before the shared kind and checks 3 to 6.
-func (s *Service) handle(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	var header *string
-	if key, ok := r.Header("Idempotency-Key"); ok {
-		header = &key
-	}
-	req, err := ParseRequest(r.Body, header)
-	if err != nil {
-		return httpapi.Response{}, err
-	}
-	if req.OrgID != "" && !r.Caller.InOrg(req.OrgID) {
-		return httpapi.Response{}, problem.New(problem.Forbidden, "The caller is not a member of the org.")
-	}
-	var a allocation.Allocation
-	if req.Allocation != nil {
-		if a, err = allocation.Parse(req.Allocation); err != nil {
-			return httpapi.Response{}, err
-		}
-	}
-	if err := allocation.CheckRouting(a, req.Kind); err != nil {
-		return httpapi.Response{}, err
-	}
-	res, err := s.Start(ctx, Command{UserID: r.Caller.UserID, BotID: r.Caller.BotID, Request: req, Allocation: a})
-	if err != nil {
-		return httpapi.Response{}, err
-	}
-	status := http.StatusCreated
-	if res.Replayed {
-		status = http.StatusOK
-	}
-	Count(ctx, res)
-	return httpapi.Response{
-		Status:  status,
-		Body:    Response{res.Record.SessionID, res.Replayed, res.Record.SandboxView()},
-		Headers: map[string]string{"Location": "/v1/sessions/" + res.Record.SessionID + "/allocation"},
-	}, nil
-}
 
 // Count counts the session a start obtained: Starts for a new one,
 // Replays for a replayed one, by its sandbox's provider and allocation.
