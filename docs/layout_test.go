@@ -76,17 +76,20 @@ func TestKMSWhereSecrets(t *testing.T) {
 	}
 }
 
-// TestDomainKnowsNoAWS: the domain's packages, and webhook, link nothing
-// of AWS, not even the attribute values of the table's items: the item
-// shapes are the store's.
+// TestDomainKnowsNoAWS: the packages that decide (the domain's, webhook,
+// ids, jsonbody and start) link nothing of AWS, not even the attribute
+// values of the table's items (the item shapes are the store's), nor the
+// store, the settings or the HTTP layer: they decide from the values they
+// are handed.
 func TestDomainKnowsNoAWS(t *testing.T) {
-	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook"} {
+	const shared = "github.com/cloud-agent/control-plane/shared/"
+	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook", "ids", "jsonbody", "start"} {
 		out, err := childproc.Command("go", "list", "-deps", "../shared/"+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", pkg, err, out)
 		}
 		for _, dep := range strings.Fields(string(out)) {
-			if strings.HasPrefix(dep, "github.com/aws/") {
+			if strings.HasPrefix(dep, "github.com/aws/") || slices.Contains([]string{shared + "store", shared + "settings", shared + "httpapi"}, dep) {
 				t.Errorf("shared/%s links %s", pkg, dep)
 			}
 		}

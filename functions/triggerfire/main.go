@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
-	"github.com/cloud-agent/control-plane/shared/start"
 )
 
 func main() {
@@ -18,7 +18,7 @@ func main() {
 		}
 		f := &firing.Firing{
 			Table: env.Table, Settings: env.Settings, Log: env.Log, Concurrency: concurrency, Metrics: env.Metrics,
-			Start: &start.Service{Table: env.Table, Settings: env.Settings},
+			Start: &commit.Executor{Table: env.Table, Settings: env.Settings},
 		}
 		return f.Handle, nil
 	})

@@ -4,11 +4,11 @@
 package main
 
 import (
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/secrets"
-	"github.com/cloud-agent/control-plane/shared/start"
 )
 
 func main() {
@@ -18,7 +18,7 @@ func main() {
 			return nil, err
 		}
 		svc := &hook.Service{Table: env.Table, Settings: env.Settings, Secrets: keys,
-			Start: &start.Service{Table: env.Table, Settings: env.Settings}}
+			Start: &commit.Executor{Table: env.Table, Settings: env.Settings}}
 		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
 	})
 }

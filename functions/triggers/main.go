@@ -5,10 +5,10 @@
 package main
 
 import (
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/secrets"
-	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
@@ -20,7 +20,7 @@ func main() {
 		}
 		svc := &triggerapi.Service{
 			Table: env.Table, Settings: env.Settings, Secrets: keys,
-			Start: &start.Service{Table: env.Table, Settings: env.Settings},
+			Start: &commit.Executor{Table: env.Table, Settings: env.Settings},
 		}
 		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
 	})

@@ -16,10 +16,10 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/template"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lookup"
-	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
@@ -36,7 +36,7 @@ func TestRouteTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := apitest.FunctionRoutes(&start.Service{}, &lookup.Service{}, &triggerapi.Service{}, &hook.Service{})
+	served := apitest.FunctionRoutes(&commit.Executor{}, &lookup.Service{}, &triggerapi.Service{}, &hook.Service{})
 	tpl := apitest.TemplateRoutes(fns)
 	for _, line := range apitest.RouteDiff(apitest.GoRoutes(served), tpl, documentRoutes(t), sampleRoutes(t, fns, served)) {
 		t.Error(line)

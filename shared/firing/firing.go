@@ -1,6 +1,6 @@
 // Package firing fires due scheduled triggers: every minute it finds them
 // in the due index, takes each one's slot, and starts its session through
-// the start service, once per trigger and slot, a bounded number at a time.
+// the executor (package commit), once per trigger and slot, a bounded number at a time.
 package firing
 
 import (
@@ -17,11 +17,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
-	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/triggerrun"
@@ -74,12 +74,12 @@ func ParseConcurrency(s string) (int, error) {
 	return n, nil
 }
 
-// Firing starts the sessions of due triggers through the start service,
+// Firing starts the sessions of due triggers through the executor,
 // once per trigger and slot.
 type Firing struct {
 	Table    *store.Table
 	Settings *settings.Settings
-	Start    *start.Service
+	Start    *commit.Executor
 	Log      *slog.Logger
 	// Concurrency bounds how many due triggers fire at a time
 	// (defaultConcurrency when 0; 1 fires them one at a time).

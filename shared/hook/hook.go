@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/secrets"
@@ -33,7 +34,7 @@ type Service struct {
 	Table    *store.Table
 	Settings *settings.Settings
 	Secrets  *secrets.Keys
-	Start    *start.Service
+	Start    *commit.Executor
 	// Now defaults to the clock.
 	Now func() time.Time
 }

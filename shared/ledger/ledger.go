@@ -17,7 +17,7 @@ import (
 )
 
 // Store is what the ledger asks of the table for a start with an
-// operation key. The start service gives it, bound to what the start's new
+// operation key. The executor (package commit) gives it, bound to what the start's new
 // session writes beside it (a slot's advance, a manual run).
 type Store interface {
 	// Create writes the new session rec with its row, where no row stands

@@ -1,8 +1,9 @@
-// Package start starts sessions: it validates a start request, selects the
-// allocation, derives the sandbox identity, and records the session with its
-// operation ledger row; about a row the key already has, it does what the
-// ledger rules (package ledger) say. The session start route and a
-// trigger's runs (package triggerrun: the firing, a start now) share it.
+// Package start is a session start as a value: its request, validated and
+// read strictly, the command that carries it with its caller, the
+// request's fingerprint for the operation ledger, and its answer and
+// metrics. It reads and writes nothing: the executor (package commit)
+// carries a command out, for the session start route and a trigger's runs
+// (package triggerrun: the firing, a start now, a delivery) alike.
 package start
 
 import (

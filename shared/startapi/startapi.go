@@ -1,5 +1,5 @@
 // Package startapi is POST /v1/sessions: the request read, the caller's
-// org and the allocation checked, the start run by the start service and
+// org and the allocation checked, the start run by the executor and
 // its answer. The start itself knows nothing of HTTP (shared/start).
 package startapi
 
@@ -8,17 +8,18 @@ import (
 	"net/http"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/start"
 )
 
-// Route is POST /v1/sessions over the start service s.
-func Route(s *start.Service) httpapi.Route {
+// Route is POST /v1/sessions over the executor s.
+func Route(s *commit.Executor) httpapi.Route {
 	return httpapi.Route{Method: http.MethodPost, Pattern: "/v1/sessions", Handle: route{s}.handle}
 }
 
-type route struct{ s *start.Service }
+type route struct{ s *commit.Executor }
 
 // handle runs the checks in the contract's order: the body (400), the org
 // (403), allocation checks 1 and 2, then the start, whose ledger comes

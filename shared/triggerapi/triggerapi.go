@@ -19,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/jsonbody"
@@ -46,7 +47,7 @@ type Service struct {
 	Table    *store.Table
 	Settings *settings.Settings
 	// Start starts a trigger's session now.
-	Start *start.Service
+	Start *commit.Executor
 	// Secrets makes, seals and opens webhook triggers' secrets (KMS).
 	Secrets *secrets.Keys
 	// Now and NewTriggerID default to the clock and trg_<uuid v4>.

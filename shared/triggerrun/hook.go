@@ -63,7 +63,7 @@ func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 }
 
 // Redelivered is what the ledger row of the redelivered delivery d's
-// key says (start.Service.Answer, under the trigger's user and org as a
+// key says (commit.Executor.Answer, under the trigger's user and org as a
 // start of d would claim it): the session, a refusal by ledger rules 1 to
 // 3 (or rule 7 finding the session gone), or nil and no error when no
 // live row stands, and the key's marker answers.

@@ -8,15 +8,16 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
-// Runner runs a trigger's starts on the start service and the table.
+// Runner runs a trigger's starts on the executor and the table.
 type Runner struct {
-	Start *start.Service
+	Start *commit.Executor
 	Table *store.Table
 	// Secrets opens a webhook trigger's secrets (a start now's prompt
 	// redacts them); a scheduled trigger needs none.

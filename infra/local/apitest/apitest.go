@@ -39,6 +39,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
@@ -46,7 +47,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/lookup"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
-	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/startapi"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
@@ -69,7 +69,7 @@ type Harness struct {
 	API      *httpapi.API
 	Client   *dynamodb.Client
 	Table    string
-	Start    *start.Service
+	Start    *commit.Executor
 	Triggers *triggerapi.Service
 	Firing   *firing.Firing
 	// Hooks are the webhook deliveries. API serves them with every other
@@ -116,7 +116,7 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	tbl := store.New(api, name)
 	h.KMS = kms.NewTestServer(t, stackKeys(t))
 	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
-	h.Start = &start.Service{Table: tbl, Settings: cfg}
+	h.Start = &commit.Executor{Table: tbl, Settings: cfg}
 	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start, Secrets: h.Secrets}
 	h.Hooks = &hook.Service{Table: tbl, Settings: cfg, Secrets: h.Secrets, Start: h.Start}
 	h.HookAPI = httpapi.New(log, h.Hooks.Routes()...).WithMetrics(invocation.NewMetrics(HookFunction, "$LATEST"))
@@ -158,7 +158,7 @@ func stackKeys(t testing.TB) *kms.Keys {
 // FunctionRoutes are the routes of each API function, by its logical id
 // in template.yaml, as the function's main.go wires them over the
 // services.
-func FunctionRoutes(st *start.Service, lk *lookup.Service, tr *triggerapi.Service, hk *hook.Service) map[string][]httpapi.Route {
+func FunctionRoutes(st *commit.Executor, lk *lookup.Service, tr *triggerapi.Service, hk *hook.Service) map[string][]httpapi.Route {
 	return map[string][]httpapi.Route{
 		"SessionStartFunction":     {startapi.Route(st)},
 		"AllocationLookupFunction": lk.Routes(),

@@ -24,10 +24,10 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
-	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/startapi"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
@@ -216,7 +216,7 @@ func newFloorBench(b testing.TB) *floorBench {
 	cfg := benchSettings(b, hookLimit)
 	tbl := store.New(f.client, name)
 	logger := slog.New(slog.NewJSONHandler(f.log, nil))
-	f.startAPI = httpapi.New(logger, startapi.Route(&start.Service{Table: tbl, Settings: cfg})).WithMetrics(invocation.NewMetrics("SessionStartFunction", "$LATEST"))
+	f.startAPI = httpapi.New(logger, startapi.Route(&commit.Executor{Table: tbl, Settings: cfg})).WithMetrics(invocation.NewMetrics("SessionStartFunction", "$LATEST"))
 	f.lookupAPI = httpapi.New(logger, (&lookup.Service{Table: tbl, Settings: cfg}).Routes()...).WithMetrics(invocation.NewMetrics("AllocationLookupFunction", "$LATEST"))
 	f.hooks = newHookStack(b, tbl, cfg, f.log)
 

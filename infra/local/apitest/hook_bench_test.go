@@ -33,13 +33,13 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
-	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/webhook"
@@ -85,7 +85,7 @@ func newHookStack(tb testing.TB, tbl *store.Table, cfg *settings.Settings, log i
 	tb.Helper()
 	ts := kms.NewTestServer(tb, nil)
 	keys := secrets.New(kms.Client(ts.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
-	svc := &hook.Service{Table: tbl, Settings: cfg, Secrets: keys, Start: &start.Service{Table: tbl, Settings: cfg}}
+	svc := &hook.Service{Table: tbl, Settings: cfg, Secrets: keys, Start: &commit.Executor{Table: tbl, Settings: cfg}}
 	api := httpapi.New(slog.New(slog.NewJSONHandler(log, nil)), svc.Routes()...).
 		WithMetrics(invocation.NewMetrics("TriggerHookFunction", "$LATEST"))
 	return &hookStack{api: api, table: tbl, secrets: keys, kms: ts}

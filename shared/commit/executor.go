@@ -1,4 +1,9 @@
-package start
+// Package commit carries out a start: it reads the policy, places the
+// session, and writes it with its ledger row in one transaction, doing
+// what the ledger rules say about a row that stands in the way. Every
+// entry point that starts a session (the start route, a trigger's slot,
+// run-now, a webhook delivery) goes through its Executor.
+package commit
 
 import (
 	"context"
@@ -12,11 +17,12 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
+	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
-// Service starts sessions.
-type Service struct {
+// Executor starts sessions.
+type Executor struct {
 	Table    *store.Table
 	Settings *settings.Settings
 	// Now and NewSessionID default to the clock and workspace_<uuid v4>.
@@ -24,30 +30,10 @@ type Service struct {
 	NewSessionID func() string
 }
 
-// Command is a start with its caller: the user it is for, the bot it acts
-// as, the validated request and its allocation (zero when none was given),
-// which has passed checks 1 and 2.
-type Command struct {
-	UserID     string
-	BotID      string
-	Request    *Request
-	Allocation allocation.Allocation
-	// Policy, when set, is the policy the start judges by (the firing
-	// judges every trigger of an invocation by one); nil reads the
-	// settings.
-	Policy *allocation.Policy
-	// AnyRequest: the key's ledger row answers whatever the request
-	// (ledger.Claim.AnyRequest), as a webhook delivery's key asks.
-	AnyRequest bool
-}
-
-// Result is the session a start obtained, new or replayed.
-type Result = ledger.Result
-
 // Start obtains the session of a command: a new one, or, with an operation
 // key whose ledger row exists, what the ledger rules say. The session and
 // its row are written together or not at all.
-func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
+func (s *Executor) Start(ctx context.Context, cmd start.Command) (*start.Result, error) {
 	return s.start(ctx, cmd, nil)
 }
 
@@ -57,7 +43,7 @@ func (s *Service) Start(ctx context.Context, cmd Command) (*Result, error) {
 // advance, a manual run). A replay writes nothing. When beside is
 // conditioned on the trigger as read and the trigger moved, nothing is
 // written and the error is store.ErrTriggerMoved.
-func (s *Service) StartBeside(ctx context.Context, cmd Command, beside store.Beside) (*Result, error) {
+func (s *Executor) StartBeside(ctx context.Context, cmd start.Command, beside store.Beside) (*start.Result, error) {
 	return s.start(ctx, cmd, beside)
 }
 
@@ -66,7 +52,7 @@ func (s *Service) StartBeside(ctx context.Context, cmd Command, beside store.Bes
 // refusal, or nil and no error when no live row stands. A webhook
 // redelivery is judged by it, so that its row decides as it does for
 // the start route and a trigger's run.
-func (s *Service) Answer(ctx context.Context, cmd Command) (*Result, error) {
+func (s *Executor) Answer(ctx context.Context, cmd start.Command) (*start.Result, error) {
 	a, err := s.prepare(ctx, cmd, nil)
 	if err != nil {
 		return nil, err
@@ -80,7 +66,7 @@ func (s *Service) Answer(ctx context.Context, cmd Command) (*Result, error) {
 
 // start is the steps of a start: prepare it, then write its session, with
 // its ledger row when it has an operation key.
-func (s *Service) start(ctx context.Context, cmd Command, adv store.Beside) (*Result, error) {
+func (s *Executor) start(ctx context.Context, cmd start.Command, adv store.Beside) (*start.Result, error) {
 	a, err := s.prepare(ctx, cmd, adv)
 	switch {
 	case err != nil:
@@ -96,7 +82,7 @@ func (s *Service) start(ctx context.Context, cmd Command, adv store.Beside) (*Re
 // slot's advance, a trigger's manual run), and the claim the ledger judges it by (the time
 // it is judged at included).
 type attempt struct {
-	cmd       Command
+	cmd       start.Command
 	placement allocation.Placement
 	// refusal is the placement's error: reported only when no ledger row
 	// judges the start first.
@@ -108,7 +94,7 @@ type attempt struct {
 // prepare reads the policy (unless the command brings one), places the
 // session (the shared kind and checks 3 to 6; no I/O) and, with an
 // operation key, computes the request's fingerprint.
-func (s *Service) prepare(ctx context.Context, cmd Command, adv store.Beside) (*attempt, error) {
+func (s *Executor) prepare(ctx context.Context, cmd start.Command, adv store.Beside) (*attempt, error) {
 	policy := cmd.Policy
 	if policy == nil {
 		var err error
@@ -128,14 +114,14 @@ func (s *Service) prepare(ctx context.Context, cmd Command, adv store.Beside) (*
 	if req.OperationKey == "" {
 		return a, nil
 	}
-	fp, err := Fingerprint(req, cmd.Allocation)
+	fp, err := start.Fingerprint(req, cmd.Allocation)
 	a.claim.Fingerprint = fp
 	return a, err
 }
 
 // startUnkeyed writes a new session without a ledger row (with what goes
 // beside it).
-func (s *Service) startUnkeyed(ctx context.Context, a *attempt) (*Result, error) {
+func (s *Executor) startUnkeyed(ctx context.Context, a *attempt) (*start.Result, error) {
 	if a.refusal != nil {
 		return nil, a.refusal
 	}
@@ -143,12 +129,12 @@ func (s *Service) startUnkeyed(ctx context.Context, a *attempt) (*Result, error)
 	if err := s.lost(ctx, rec, s.Table.PutSession(ctx, rec, a.adv)); err != nil {
 		return nil, unexpected(err)
 	}
-	return &Result{Record: rec}, nil
+	return &start.Result{Record: rec}, nil
 }
 
 // startKeyed writes a new session with its ledger row, or does what the
 // ledger says about the row that stands in the way (ledger.Run).
-func (s *Service) startKeyed(ctx context.Context, a *attempt) (*Result, error) {
+func (s *Executor) startKeyed(ctx context.Context, a *attempt) (*start.Result, error) {
 	res, err := ledger.Run(ctx, keyed{s, a.adv}, ledger.Start{
 		Claim: a.claim, Key: a.cmd.Request.OperationKey,
 		New:   func(id string) *session.Record { return s.newRecord(a, id) },
@@ -163,7 +149,7 @@ func (s *Service) startKeyed(ctx context.Context, a *attempt) (*Result, error) {
 // keyed is the table as the ledger asks it, for a start whose new session
 // writes adv beside it.
 type keyed struct {
-	s   *Service
+	s   *Executor
 	adv store.Beside
 }
 
@@ -203,7 +189,7 @@ func (k keyed) Session(ctx context.Context, id string) (*session.Record, error) 
 // when the table holds rec, the refusal when it does not, and the fault
 // when the session cannot be read: then whether it was written is not
 // known, and a retry will tell. Any other answer is as it came.
-func (s *Service) lost(ctx context.Context, rec *session.Record, err error) error {
+func (s *Executor) lost(ctx context.Context, rec *session.Record, err error) error {
 	if !errors.Is(err, store.ErrSessionExists) {
 		return err
 	}
@@ -218,7 +204,7 @@ func (s *Service) lost(ctx context.Context, rec *session.Record, err error) erro
 }
 
 // newRecord is the session the attempt writes, with the id given.
-func (s *Service) newRecord(a *attempt, id string) *session.Record {
+func (s *Executor) newRecord(a *attempt, id string) *session.Record {
 	cmd, p, req := a.cmd, a.placement, a.cmd.Request
 	return &session.Record{
 		SessionID: id, SchemaVersion: 2,
@@ -231,14 +217,14 @@ func (s *Service) newRecord(a *attempt, id string) *session.Record {
 	}
 }
 
-func (s *Service) now() time.Time {
+func (s *Executor) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
 	}
 	return time.Now()
 }
 
-func (s *Service) newSessionID() string {
+func (s *Executor) newSessionID() string {
 	if s.NewSessionID != nil {
 		return s.NewSessionID()
 	}
