@@ -48,7 +48,7 @@ func (s *Executor) StartBeside(ctx context.Context, cmd start.Command, beside st
 }
 
 // Answer is what the ledger row of the command's operation key says,
-// writing nothing (ledger.Answer): the replayed session, the rules'
+// writing nothing (answerKeyed): the replayed session, the rules'
 // refusal, or nil and no error when no live row stands. A webhook
 // redelivery is judged by it, so that its row decides as it does for
 // the start route and a trigger's run.
@@ -57,7 +57,7 @@ func (s *Executor) Answer(ctx context.Context, cmd start.Command) (*start.Result
 	if err != nil {
 		return nil, err
 	}
-	res, err := ledger.Answer(ctx, keyed{s, nil}, a.claim, cmd.Request.OperationKey)
+	res, err := answerKeyed(ctx, keyed{s, nil}, a.claim, cmd.Request.OperationKey)
 	if err != nil {
 		return nil, unexpected(err)
 	}
@@ -133,9 +133,9 @@ func (s *Executor) startUnkeyed(ctx context.Context, a *attempt) (*start.Result,
 }
 
 // startKeyed writes a new session with its ledger row, or does what the
-// ledger says about the row that stands in the way (ledger.Run).
+// ledger says about the row that stands in the way (runKeyed).
 func (s *Executor) startKeyed(ctx context.Context, a *attempt) (*start.Result, error) {
-	res, err := ledger.Run(ctx, keyed{s, a.adv}, ledger.Start{
+	res, err := runKeyed(ctx, keyed{s, a.adv}, keyedStart{
 		Claim: a.claim, Key: a.cmd.Request.OperationKey,
 		New:   func(id string) *session.Record { return s.newRecord(a, id) },
 		NewID: s.newSessionID, Refusal: a.refusal,
