@@ -156,8 +156,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 	// The policy is read while the shards are queried, and each shard's
 	// triggers fire as its query ends (docs/decisions.md, "The firing's
 	// first transaction").
-	q := &queue{}
-	q.ready = sync.NewCond(&q.mu)
+	q := newQueue()
 	go func() { q.close(f.Table.EachDue(ctx, at, shards, q.add)) }()
 	policy, perr := f.Settings.Policy(ctx) // one policy for every trigger
 	if perr != nil {

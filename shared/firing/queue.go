@@ -17,6 +17,12 @@ type queue struct {
 	err   error // the queries' faults, once they ended
 }
 
+func newQueue() *queue {
+	q := &queue{}
+	q.ready = sync.NewCond(&q.mu)
+	return q
+}
+
 // add adds a shard's due triggers.
 func (q *queue) add(found []store.Due) {
 	q.mu.Lock()
