@@ -81,6 +81,8 @@ func TestCheckHeaders(t *testing.T) {
 		{"token: the event", "", VerifyToken, hdr("x-gitlab-event", bad), true},
 		{"token: the own header", "X-Webhook-Secret", VerifyToken, hdr("x-webhook-secret", bad), true},
 		{"the content type", "", VerifyToken, hdr("content-type", "text/plain; x="+bad), true},
+		{"github: the event as the runtime hands it (U+FFFD)", "", VerifyGitHub, hdr("X-GitHub-Event", "pull\uFFFDrequest"), true},
+		{"token: the event as the runtime hands it (U+FFFD)", "", VerifyToken, hdr("x-gitlab-event", "Push \uFFFD Hook"), true},
 		{"github: another mode's proof header is not read", "", VerifyGitHub, hdr("x-gitlab-token", bad, "webhook-signature", bad), false},
 		{"a header no one reads", "", VerifyGitHub, hdr("x-other", bad), false},
 	} {

@@ -117,11 +117,13 @@ var eventHeaders = map[VerifyMode]string{VerifyGitHub: "x-github-event", VerifyT
 // delivery to a trigger of the mode (and token header own, "" for none)
 // is judged on and whose value is not valid UTF-8: its Content-Type, the
 // mode's proof headers, its event and delivery headers. Such a value is
-// never repaired. The other modes' headers are not read, and not judged.
+// never repaired, and U+FFFD counts as not valid: it is what the Lambda
+// runtime's JSON decoding puts in place of the bytes before the handler
+// sees them. The other modes' headers are not read, and not judged.
 func CheckHeaders(mode VerifyMode, own string, headers map[string]string) error {
 	var bad []string
 	for name, v := range headers {
-		if !utf8.ValidString(v) && reads(mode, own, strings.ToLower(name)) {
+		if (!utf8.ValidString(v) || strings.ContainsRune(v, utf8.RuneError)) && reads(mode, own, strings.ToLower(name)) {
 			bad = append(bad, strings.ToLower(name))
 		}
 	}
