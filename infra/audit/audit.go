@@ -11,9 +11,9 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -219,10 +219,6 @@ func fallback(p *allocation.Policy, tr *trigger.Trigger) allocation.Fallback {
 	return fb
 }
 
-// maxTries bounds how often a trigger that changed under the rewrite is
-// read and judged again.
-const maxTries = 3
-
 // Outcome is what the rewrite did, or would do, to one trigger.
 type Outcome struct {
 	Fallback
@@ -261,30 +257,40 @@ func rewriteOne(ctx context.Context, tbl *store.Table, p *allocation.Policy, fb 
 	if dryRun {
 		return Outcome{Fallback: fb, Result: Cleared}
 	}
-	for range maxTries {
-		err := tbl.ClearSavedAllocation(ctx, fb.Trigger)
-		if !errors.Is(err, store.ErrTriggerMoved) {
-			if err != nil {
-				return Outcome{Fallback: fb, Result: Failed, Err: err}
+	again := false
+	o, err := commit.Again(ctx, store.ErrTriggerMoved, errChanging, func() (Outcome, error) {
+		if again { // a firing or a change came first, or is under way
+			tr, err := tbl.GetTrigger(ctx, fb.Trigger.ID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				return Outcome{Fallback: fb, Result: Gone}, nil
+			case err != nil:
+				return Outcome{Fallback: fb, Result: Failed, Err: err}, nil
 			}
-			return Outcome{Fallback: fb, Result: Cleared}
+			now := fallback(p, tr)
+			if now.Class == "" {
+				return Outcome{Fallback: fb, Result: Kept}, nil
+			}
+			fb = Fallback{tr, now.Class, now.Reason}
 		}
-		// A firing or a change came first, or is under way.
-		if err := problem.Pause(ctx, 5*time.Millisecond, "the rewrite was stopped"); err != nil {
-			return Outcome{Fallback: fb, Result: Failed, Err: err}
-		}
-		tr, err := tbl.GetTrigger(ctx, fb.Trigger.ID)
+		again = true
+		err := tbl.ClearSavedAllocation(ctx, fb.Trigger)
 		switch {
-		case errors.Is(err, store.ErrNotFound):
-			return Outcome{Fallback: fb, Result: Gone}
+		case errors.Is(err, store.ErrTriggerMoved):
+			return Outcome{}, err
 		case err != nil:
-			return Outcome{Fallback: fb, Result: Failed, Err: err}
+			return Outcome{Fallback: fb, Result: Failed, Err: err}, nil
 		}
-		again := fallback(p, tr)
-		if again.Class == "" {
-			return Outcome{Fallback: fb, Result: Kept}
-		}
-		fb = Fallback{tr, again.Class, again.Reason}
+		return Outcome{Fallback: fb, Result: Cleared}, nil
+	})
+	switch {
+	case err == nil:
+		return o
+	case ctx.Err() != nil: // stopped during a pause
+		return Outcome{Fallback: fb, Result: Failed, Err: err}
 	}
 	return Outcome{Fallback: fb, Result: Changing}
 }
+
+// errChanging is a trigger that kept changing under the rewrite.
+var errChanging = problem.New(problem.ServiceUnavailable, "the trigger kept changing")

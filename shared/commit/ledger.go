@@ -46,28 +46,15 @@ type keyedStart struct {
 	Refusal error
 }
 
-// maxRounds bounds how often a start judges again a row that others keep
-// changing under it.
-const maxRounds = 4
-
-// busy is the detail of a start whose key others keep changing.
-const busy = "The operation key is busy. Try again shortly."
+// errBusy is a start whose key others kept changing.
+var errBusy = problem.New(problem.ServiceUnavailable, "The operation key is busy. Try again shortly.")
 
 // runKeyed obtains the session of a start: a new one written with its row, or
 // what the rules say about the row that stands in the way, round after
-// round while others keep changing the row. Errors of st pass as they
-// came.
+// round (Again) while others keep changing the row. Errors of st pass as
+// they came.
 func runKeyed(ctx context.Context, st rows, s keyedStart) (*ledger.Result, error) {
-	for range maxRounds {
-		res, err := round(ctx, st, s)
-		if res != nil || !errors.Is(err, errAgain) {
-			return res, err
-		}
-		if err := problem.Pause(ctx, 10*time.Millisecond, busy); err != nil {
-			return nil, err
-		}
-	}
-	return nil, problem.New(problem.ServiceUnavailable, busy)
+	return Again(ctx, errAgain, errBusy, func() (*ledger.Result, error) { return round(ctx, st, s) })
 }
 
 // answerKeyed is what the key's row says to a start that writes nothing (a

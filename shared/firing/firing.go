@@ -38,9 +38,6 @@ const (
 	// trigger's work ends, a straggler's as a fault, so that the summary is
 	// returned and logged.
 	lastWord = 3 * time.Second
-	// maxJudgements bounds how often one trigger is judged again after it
-	// changed under the firing's write.
-	maxJudgements = 3
 	// defaultConcurrency is how many due triggers fire at a time when
 	// FIRING_CONCURRENCY is not set.
 	defaultConcurrency = 64
@@ -227,46 +224,56 @@ func (f *Firing) concurrency() int {
 // fireOne fires one trigger that the index showed due at the minute at,
 // if it still is. It judges the index's copy only through writes
 // conditioned on it: when the trigger changed since, it is read again,
-// strongly consistent, and judged again; what is not conditioned (stopping
-// a trigger that cannot fire) is decided on a strong read only.
+// strongly consistent, and judged again (commit.Again).
 func (f *Firing) fireOne(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, d store.Due, at time.Time) outcome {
-	tr, strong := d.Trigger, false
-	for range maxJudgements {
-		if tr == nil {
-			var o outcome
-			if tr, o = f.read(ctx, d.ID); tr == nil {
-				return o
-			}
-			strong = true
-		}
-		if !tr.Active || tr.NextRunAt.After(at) {
-			return outcome{}
-		}
-		j, err := slotOf(tr, at)
-		switch {
-		case err != nil && !strong:
-			tr = nil
-			continue
-		case err != nil:
-			// Stopped on the condition that it is as read: a change may
-			// have mended it since.
-			if o := f.park(ctx, d.ID, tr, problem.InvalidRequest, "the stored schedule does not parse"); !errors.Is(o.fault, store.ErrTriggerMoved) {
-				return o
-			}
-		default:
-			s := triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next}
-			if fd, err := r.StartSlot(ctx, policy, s); !errors.Is(err, store.ErrTriggerMoved) {
-				return j.outcome(fd, err)
-			}
-		}
-		// Another invocation, a change or a deletion came first, or is
-		// under way: give it a moment to land, then judge again.
-		if err := problem.Pause(ctx, 5*time.Millisecond, "the firing ran out of time"); err != nil {
-			return failure(d.ID, time.Time{}, err)
-		}
+	tr := d.Trigger
+	o, err := commit.Again(ctx, store.ErrTriggerMoved, errChanging, func() (outcome, error) {
+		o := f.judge(ctx, r, policy, d.ID, tr, at)
 		tr = nil
+		if errors.Is(o.fault, store.ErrTriggerMoved) {
+			return o, o.fault
+		}
+		return o, nil
+	})
+	if err != nil {
+		return failure(d.ID, time.Time{}, err)
 	}
-	return failure(d.ID, time.Time{}, problem.New(problem.ServiceUnavailable, "the trigger kept changing while it was fired"))
+	return o
+}
+
+// errChanging is a trigger that another invocation, a change or a deletion
+// kept changing while it was fired.
+var errChanging = problem.New(problem.ServiceUnavailable, "the trigger kept changing while it was fired")
+
+// judge fires the trigger as read, or as the index showed it (strong
+// false), at the minute at. What is not conditioned (stopping a trigger
+// that cannot fire) is decided on a strong read only: an index copy whose
+// schedule does not parse is read again first.
+func (f *Firing) judge(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, id string, tr *trigger.Trigger, at time.Time) outcome {
+	strong := tr == nil
+	if strong {
+		var o outcome
+		if tr, o = f.read(ctx, id); tr == nil {
+			return o
+		}
+	}
+	if !tr.Active || tr.NextRunAt.After(at) {
+		return outcome{}
+	}
+	j, err := slotOf(tr, at)
+	switch {
+	case err != nil && !strong:
+		return f.judge(ctx, r, policy, id, nil, at)
+	case err != nil:
+		// Stopped on the condition that it is as read: a change may have
+		// mended it since.
+		return f.park(ctx, id, tr, problem.InvalidRequest, "the stored schedule does not parse")
+	}
+	fd, err := r.StartSlot(ctx, policy, triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next})
+	if errors.Is(err, store.ErrTriggerMoved) {
+		return outcome{fault: err}
+	}
+	return j.outcome(fd, err)
 }
 
 // read reads a due trigger, strongly consistent. When there is nothing to

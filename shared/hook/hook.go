@@ -46,10 +46,6 @@ func (s *Service) Routes() []httpapi.Route {
 	return []httpapi.Route{{Method: "POST", Pattern: "/v1/hooks/{triggerId}", Handle: s.deliver, Public: true}}
 }
 
-// maxRounds bounds how often a delivery is read and judged again when
-// its trigger moved under it (or a write met another).
-const maxRounds = 3
-
 var (
 	errUnauthorized = problem.New(problem.Unauthorized, "The delivery is not proven for this trigger.")
 	errMediaType    = problem.New(problem.UnsupportedMediaType, "Webhook deliveries of this content type are not accepted.")
@@ -86,13 +82,13 @@ func (s *Service) judge(ctx context.Context, r *httpapi.Request, o *outcome) (ht
 		return o.is(unauthorized), errUnauthorized
 	}
 	o.triggerID = id
-	for range maxRounds {
-		resp, err := s.round(ctx, r, body, o)
-		if !errors.Is(err, store.ErrTriggerMoved) {
-			return resp, err
-		}
+	// Read and judged again while its trigger moved under it (or a
+	// write met another).
+	resp, err := commit.Again(ctx, store.ErrTriggerMoved, errBusy, func() (httpapi.Response, error) { return s.round(ctx, r, body, o) })
+	if errors.Is(err, errBusy) {
+		return o.is(unavailable), err
 	}
-	return o.is(unavailable), errBusy
+	return resp, err
 }
 
 // round reads the delivery's trigger, marker and counter, proves the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
-	"errors"
 	"maps"
 	"mime"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/jsonbody"
@@ -20,10 +20,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
-
-// maxChanges bounds how often a change or a start now is done again with a
-// trigger that changed under its write (a firing, another change).
-const maxChanges = 3
 
 // patchBody is a PATCH body: a JSON merge patch (RFC 7396) of the members
 // a change may touch, each kept as sent, so that null (remove) is told
@@ -276,7 +272,7 @@ func (s *Service) save(ctx context.Context, tr *trigger.Trigger, raw jsontext.Va
 // patch changes one of the caller's triggers. The change is written on
 // the condition that the trigger is still as it was read; when it moved
 // (a firing, another change), the patch is applied again to the trigger
-// as it is now, at most maxChanges times, then 503. A patch that changes
+// as it is now, at most commit.Tries times, then 503. A patch that changes
 // nothing writes nothing.
 func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	if !ids.IsPathID(r.Params["triggerId"]) {
@@ -304,24 +300,17 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 // settled reads the caller's trigger and does with it what write does,
 // which writes on the condition that the trigger is as it was read: while
 // write finds it moved (store.ErrTriggerMoved: a firing or another
-// change came first, or is under way), it gives the other a moment to
-// land, reads the trigger again and does it again, at most maxChanges
-// times, then 503.
+// change came first, or is under way), it reads the trigger again and
+// does it again (commit.Again), then 503.
 func (s *Service) settled(ctx context.Context, r *httpapi.Request, write func(*trigger.Trigger) (httpapi.Response, error)) (httpapi.Response, error) {
-	for range maxChanges {
+	return commit.Again(ctx, store.ErrTriggerMoved, errChanging, func() (httpapi.Response, error) {
 		tr, _, err := s.owned(ctx, r)
 		if err != nil {
 			return httpapi.Response{}, err
 		}
-		res, err := write(tr)
-		if !errors.Is(err, store.ErrTriggerMoved) {
-			return res, err
-		}
-		if err := problem.Pause(ctx, 5*time.Millisecond, busyDetail); err != nil {
-			return httpapi.Response{}, err
-		}
-	}
-	return httpapi.Response{}, &problem.Error{Code: problem.ServiceUnavailable, Detail: busyDetail, RetryAfter: time.Second}
+		return write(tr)
+	})
 }
 
-const busyDetail = "The trigger kept changing. Try again shortly."
+// errChanging is a change to a trigger that kept changing under it.
+var errChanging = &problem.Error{Code: problem.ServiceUnavailable, Detail: "The trigger kept changing. Try again shortly.", RetryAfter: time.Second}
