@@ -32,8 +32,9 @@ type Executor struct {
 
 // Start obtains the session of a command: a new one, or, with an operation
 // key whose ledger row exists, what the ledger rules say. The session and
-// its row are written together or not at all.
-func (s *Executor) Start(ctx context.Context, cmd start.Command) (*start.Result, error) {
+// its row are written together or not at all. A refusal is an outcome;
+// the error is a fault.
+func (s *Executor) Start(ctx context.Context, cmd start.Command) (ledger.Outcome, error) {
 	return s.start(ctx, cmd, nil)
 }
 
@@ -43,34 +44,34 @@ func (s *Executor) Start(ctx context.Context, cmd start.Command) (*start.Result,
 // advance, a manual run). A replay writes nothing. When beside is
 // conditioned on the trigger as read and the trigger moved, nothing is
 // written and the error is store.ErrTriggerMoved.
-func (s *Executor) StartBeside(ctx context.Context, cmd start.Command, beside store.Beside) (*start.Result, error) {
+func (s *Executor) StartBeside(ctx context.Context, cmd start.Command, beside store.Beside) (ledger.Outcome, error) {
 	return s.start(ctx, cmd, beside)
 }
 
 // Answer is what the ledger row of the command's operation key says,
 // writing nothing (answerKeyed): the replayed session, the rules'
-// refusal, or nil and no error when no live row stands. A webhook
-// redelivery is judged by it, so that its row decides as it does for
-// the start route and a trigger's run.
-func (s *Executor) Answer(ctx context.Context, cmd start.Command) (*start.Result, error) {
+// refusal, or none when no live row stands. A webhook redelivery is
+// judged by it, so that its row decides as it does for the start route
+// and a trigger's run.
+func (s *Executor) Answer(ctx context.Context, cmd start.Command) (ledger.Outcome, error) {
 	a, err := s.prepare(ctx, cmd, nil)
 	if err != nil {
-		return nil, err
+		return ledger.Outcome{}, err
 	}
-	res, err := answerKeyed(ctx, keyed{s, nil}, a.claim, cmd.Request.OperationKey)
+	out, err := answerKeyed(ctx, keyed{s, nil}, a.claim, cmd.Request.OperationKey)
 	if err != nil {
-		return nil, unexpected(err)
+		return ledger.Outcome{}, unexpected(err)
 	}
-	return res, nil
+	return out, nil
 }
 
 // start is the steps of a start: prepare it, then write its session, with
 // its ledger row when it has an operation key.
-func (s *Executor) start(ctx context.Context, cmd start.Command, adv store.Beside) (*start.Result, error) {
+func (s *Executor) start(ctx context.Context, cmd start.Command, adv store.Beside) (ledger.Outcome, error) {
 	a, err := s.prepare(ctx, cmd, adv)
 	switch {
 	case err != nil:
-		return nil, err
+		return ledger.Outcome{}, err
 	case cmd.Request.OperationKey == "":
 		return s.startUnkeyed(ctx, a)
 	}
@@ -121,29 +122,29 @@ func (s *Executor) prepare(ctx context.Context, cmd start.Command, adv store.Bes
 
 // startUnkeyed writes a new session without a ledger row (with what goes
 // beside it).
-func (s *Executor) startUnkeyed(ctx context.Context, a *attempt) (*start.Result, error) {
+func (s *Executor) startUnkeyed(ctx context.Context, a *attempt) (ledger.Outcome, error) {
 	if a.refusal != nil {
-		return nil, a.refusal
+		return ledger.RefusedWith(a.refusal), nil
 	}
 	rec := s.newRecord(a, s.newSessionID())
 	if err := s.lost(ctx, rec, s.Table.PutSession(ctx, rec, a.adv)); err != nil {
-		return nil, unexpected(err)
+		return ledger.Outcome{}, unexpected(err)
 	}
-	return &start.Result{Record: rec}, nil
+	return ledger.Outcome{Kind: ledger.Started, Record: rec}, nil
 }
 
 // startKeyed writes a new session with its ledger row, or does what the
 // ledger says about the row that stands in the way (runKeyed).
-func (s *Executor) startKeyed(ctx context.Context, a *attempt) (*start.Result, error) {
-	res, err := runKeyed(ctx, keyed{s, a.adv}, keyedStart{
+func (s *Executor) startKeyed(ctx context.Context, a *attempt) (ledger.Outcome, error) {
+	out, err := runKeyed(ctx, keyed{s, a.adv}, keyedStart{
 		Claim: a.claim, Key: a.cmd.Request.OperationKey,
 		New:   func(id string) *session.Record { return s.newRecord(a, id) },
 		NewID: s.newSessionID, Refusal: a.refusal,
 	})
 	if err != nil && !errors.Is(err, store.ErrTriggerMoved) {
-		return nil, unexpected(err)
+		return ledger.Outcome{}, unexpected(err)
 	}
-	return res, err
+	return out, err
 }
 
 // keyed is the table as the ledger asks it, for a start whose new session

@@ -53,28 +53,28 @@ var errBusy = problem.New(problem.ServiceUnavailable, "The operation key is busy
 // what the rules say about the row that stands in the way, round after
 // round (Again) while others keep changing the row. Errors of st pass as
 // they came.
-func runKeyed(ctx context.Context, st rows, s keyedStart) (*ledger.Result, error) {
-	return Again(ctx, errAgain, errBusy, func() (*ledger.Result, error) { return round(ctx, st, s) })
+func runKeyed(ctx context.Context, st rows, s keyedStart) (ledger.Outcome, error) {
+	return Again(ctx, errAgain, errBusy, func() (ledger.Outcome, error) { return round(ctx, st, s) })
 }
 
 // answerKeyed is what the key's row says to a start that writes nothing (a
 // webhook redelivery, whose key already has its run): the row is read
 // and judged by the rules runKeyed judges a row with, as AnyRequest asks
-// (rules 1 to 3, then rule 7 with the row's session). It is nil and no
-// error when no live row stands (none, or an expired one); else the
-// replayed session, or the refusal as a *ledger.Refused.
-func answerKeyed(ctx context.Context, st rows, c ledger.Claim, key string) (*ledger.Result, error) {
+// (rules 1 to 3, then rule 7 with the row's session): the replayed
+// session, the refusal, or none when no live row stands (none, or an
+// expired one).
+func answerKeyed(ctx context.Context, st rows, c ledger.Claim, key string) (ledger.Outcome, error) {
 	c.AnyRequest = true
 	r, err := judge(ctx, st, keyedStart{Claim: c, Key: key}, nil, nil)
 	switch {
 	case err != nil:
-		return nil, err
+		return ledger.Outcome{}, err
 	case r.Step == ledger.Replay:
-		return &ledger.Result{Record: r.rec, Replayed: true}, nil
+		return ledger.Outcome{Kind: ledger.Replayed, Record: r.rec}, nil
 	case r.Step == ledger.Refuse:
-		return nil, r.refused(r.Err, true)
+		return r.refused(r.Err, true), nil
 	}
-	return nil, nil // Create: no live row
+	return ledger.Outcome{}, nil // Create: no live row
 }
 
 // errAgain is a round that met a row others were changing: judge again,
@@ -84,7 +84,7 @@ var errAgain = errors.New("commit: the row changed under the start")
 // round is one try: write the session with a new row (unless checks 3 to
 // 6 refused the start), then judge the row that refused the write, and do
 // what the rules say.
-func round(ctx context.Context, st rows, s keyedStart) (*ledger.Result, error) {
+func round(ctx context.Context, st rows, s keyedStart) (ledger.Outcome, error) {
 	var mine *session.Record
 	var row *ledger.Row
 	if s.Refusal == nil {
@@ -92,35 +92,35 @@ func round(ctx context.Context, st rows, s keyedStart) (*ledger.Result, error) {
 		var err error
 		if row, err = st.Create(ctx, mine, ledger.NewRow(s.Claim, s.Key, mine), s.Claim.Now); !errors.Is(err, ledger.ErrRowExists) {
 			if err != nil {
-				return nil, err
+				return ledger.Outcome{}, err
 			}
-			return &ledger.Result{Record: mine}, nil
+			return ledger.Outcome{Kind: ledger.Started, Record: mine}, nil
 		}
 	}
 	r, err := judge(ctx, st, s, mine, row)
 	switch {
 	case err != nil:
-		return nil, err
+		return ledger.Outcome{}, err
 	case r.Step == ledger.Own:
-		return &ledger.Result{Record: mine}, nil
+		return ledger.Outcome{Kind: ledger.Started, Record: mine}, nil
 	case r.Step == ledger.Replay:
-		return &ledger.Result{Record: r.rec, Replayed: true}, nil
+		return ledger.Outcome{Kind: ledger.Replayed, Record: r.rec}, nil
 	case r.Step == ledger.Refuse:
-		return nil, r.refused(r.Err, true)
+		return r.refused(r.Err, true), nil
 	case s.Refusal != nil: // Create or Afresh: a new session, which checks 3 to 6 refused
-		return nil, r.refused(s.Refusal, false)
+		return r.refused(s.Refusal, false), nil
 	case r.Step == ledger.Create:
-		return nil, errAgain // the row expired, or a concurrent transaction held it and has not written it
+		return ledger.Outcome{}, errAgain // the row expired, or a concurrent transaction held it and has not written it
 	}
 	// Afresh: with the row's session id, replacing the row if unchanged.
 	rec := s.New(r.row.SessionID)
 	switch err := st.Replace(ctx, rec, ledger.NewRow(s.Claim, s.Key, rec), r.row); {
 	case errors.Is(err, ledger.ErrRowExists):
-		return nil, errAgain // someone else moved first
+		return ledger.Outcome{}, errAgain // someone else moved first
 	case err != nil:
-		return nil, err
+		return ledger.Outcome{}, err
 	}
-	return &ledger.Result{Record: rec}, nil
+	return ledger.Outcome{Kind: ledger.Started, Record: rec}, nil
 }
 
 // ruling is the rules' verdict on a row, with the row judged and, when it
@@ -134,8 +134,8 @@ type ruling struct {
 
 // refused is the start refused with err once r was ruled, with what the
 // ruling read; byRow when the ruling itself is the refusal.
-func (r ruling) refused(err error, byRow bool) error {
-	return &ledger.Refused{Err: err, ByRow: byRow, Row: r.row, SessionRead: r.read, Session: r.rec}
+func (r ruling) refused(err error, byRow bool) ledger.Outcome {
+	return ledger.Outcome{Kind: ledger.Refused, Refusal: err, ByRow: byRow, RowRead: true, Row: r.row, SessionRead: r.read, Session: r.rec}
 }
 
 // judge rules on the row that refused the start's write (nil when the

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -170,8 +171,8 @@ func (s *Service) start(ctx context.Context, tr *trigger.Trigger, read *store.De
 	case err != nil:
 		return o.failed(err), err
 	}
-	start.Count(ctx, started.Result) // as every start counts: by provider and allocation
-	return o.session(started.Record.SessionID, started.Replayed), nil
+	start.Count(ctx, started.Outcome) // as every start counts: by provider and allocation
+	return o.session(started.Record.SessionID, started.Kind == ledger.Replayed), nil
 }
 
 // redelivered answers a delivery whose key's marker m stands as ledger
@@ -186,15 +187,15 @@ func (s *Service) redelivered(ctx context.Context, tr *trigger.Trigger, d webhoo
 		return o.failed(err), err
 	}
 	runner := &triggerrun.Runner{Start: s.Start, Table: s.Table, Now: s.Now}
-	res, err := runner.Redelivered(ctx, tr, policy, d)
+	out, err := runner.Redelivered(ctx, tr, policy, d)
 	switch {
-	case err != nil && problem.CodeOf(err).Status() < 500: // the row's refusal
-		o.name = redelivered
-		return httpapi.Response{}, err
 	case err != nil:
 		return o.failed(err), err
-	case res != nil:
-		return o.session(res.Record.SessionID, true), nil
+	case out.Kind == ledger.Refused: // the row's refusal
+		o.name = redelivered
+		return httpapi.Response{}, out.Refusal
+	case out.Kind == ledger.Replayed:
+		return o.session(out.Record.SessionID, true), nil
 	}
 	return o.fromMarker(m)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -34,12 +35,12 @@ const (
 
 // Count counts the session a start obtained: Starts for a new one,
 // Replays for a replayed one, by its sandbox's provider and allocation.
-func Count(ctx context.Context, res *Result) {
+func Count(ctx context.Context, out ledger.Outcome) {
 	metric := Starts
-	if res.Replayed {
+	if out.Kind == ledger.Replayed {
 		metric = Replays
 	}
-	invocation.Add(ctx, invocation.Count(metric, 1, sandboxDimensions(res.Record)...))
+	invocation.Add(ctx, invocation.Count(metric, 1, sandboxDimensions(out.Record)...))
 }
 
 // sandboxDimensions are the Provider and Allocation of a session's sandbox.

@@ -1,9 +1,6 @@
 package start
 
-import (
-	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/ledger"
-)
+import "github.com/cloud-agent/control-plane/shared/allocation"
 
 // Command is a start with its caller: the user it is for, the bot it acts
 // as, the validated request and its allocation (zero when none was given),
@@ -21,6 +18,3 @@ type Command struct {
 	// (ledger.Claim.AnyRequest), as a webhook delivery's key asks.
 	AnyRequest bool
 }
-
-// Result is the session a start obtained, new or replayed.
-type Result = ledger.Result

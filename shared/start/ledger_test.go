@@ -3,7 +3,6 @@ package start_test
 import (
 	"context"
 	"encoding/json/v2"
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -159,10 +158,9 @@ func TestRefusedCarriesWhatItRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			a, _ := allocation.ByName(r.alloc)
-			_, err = h.Start.Start(t.Context(), start.Command{UserID: "u1", Request: req, Allocation: a})
-			var refused *ledger.Refused
-			if !errors.As(err, &refused) || problem.CodeOf(err) != r.code {
-				t.Fatalf("%T %v", err, err)
+			refused, err := h.Start.Start(t.Context(), start.Command{UserID: "u1", Request: req, Allocation: a})
+			if err != nil || refused.Kind != ledger.Refused || problem.CodeOf(refused.Refusal) != r.code {
+				t.Fatalf("%+v %v", refused, err)
 			}
 			if (refused.Row != nil) != (r.row != nil) || refused.Row != nil && refused.Row.SessionID != "workspace_x" {
 				t.Errorf("row %+v", refused.Row)

@@ -10,6 +10,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/start"
 )
@@ -45,18 +46,21 @@ func (rt route) handle(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	if err := allocation.CheckRouting(a, req.Kind); err != nil {
 		return httpapi.Response{}, err
 	}
-	res, err := rt.s.Start(ctx, start.Command{UserID: r.Caller.UserID, BotID: r.Caller.BotID, Request: req, Allocation: a})
-	if err != nil {
+	out, err := rt.s.Start(ctx, start.Command{UserID: r.Caller.UserID, BotID: r.Caller.BotID, Request: req, Allocation: a})
+	switch {
+	case err != nil:
 		return httpapi.Response{}, err
+	case out.Kind == ledger.Refused:
+		return httpapi.Response{}, out.Refusal
 	}
-	status := http.StatusCreated
-	if res.Replayed {
+	replayed, status := out.Kind == ledger.Replayed, http.StatusCreated
+	if replayed {
 		status = http.StatusOK
 	}
-	start.Count(ctx, res)
+	start.Count(ctx, out)
 	return httpapi.Response{
 		Status:  status,
-		Body:    start.Response{SessionID: res.Record.SessionID, Replayed: res.Replayed, Sandbox: res.Record.SandboxView()},
-		Headers: map[string]string{"Location": "/v1/sessions/" + res.Record.SessionID + "/allocation"},
+		Body:    start.Response{SessionID: out.Record.SessionID, Replayed: replayed, Sandbox: out.Record.SandboxView()},
+		Headers: map[string]string{"Location": "/v1/sessions/" + out.Record.SessionID + "/allocation"},
 	}, nil
 }

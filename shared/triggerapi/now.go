@@ -8,6 +8,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/jsonbody"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/triggerrun"
@@ -62,14 +63,14 @@ func (s *Service) startNow(ctx context.Context, tr *trigger.Trigger, policy *all
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	start.Count(ctx, got.Result)
-	rec := got.Record
+	start.Count(ctx, got.Outcome)
+	rec, replayed := got.Record, got.Kind == ledger.Replayed
 	answer := httpapi.Response{Status: http.StatusCreated, Headers: map[string]string{"Location": "/v1/sessions/" + rec.SessionID + "/allocation"}}
-	if got.Replayed {
+	if replayed {
 		answer = httpapi.Response{Status: http.StatusOK}
 	}
 	answer.Body = NowResponse{
-		Session: start.Response{SessionID: rec.SessionID, Replayed: got.Replayed, Sandbox: rec.SandboxView()},
+		Session: start.Response{SessionID: rec.SessionID, Replayed: replayed, Sandbox: rec.SandboxView()},
 		Run:     runView(got.Run),
 	}
 	return answer, nil

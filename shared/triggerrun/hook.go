@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -33,7 +34,7 @@ type Delivery struct {
 // store.Delivery writes beside it (the run, the minute's counter, the
 // key's marker); a refused start that Failed counts records its failed
 // run and marker (store.Table.PutFailedDelivery), and the refusal is the
-// error. Besides a start's errors: store.ErrTriggerMoved (read the
+// error, as it is the answer. Besides a start's errors: store.ErrTriggerMoved (read the
 // trigger and judge again), store.ErrRateLimited, and a
 // *store.DeliveredError, whose marker answers.
 func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d Delivery) (*Started, error) {
@@ -49,35 +50,39 @@ func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 	if err == nil {
 		err = cmd.Request.Validate()
 	}
-	var res *start.Result
+	out := ledger.RefusedWith(err)
 	if err == nil {
-		res, err = r.Start.StartBeside(ctx, cmd, beside)
+		if out, err = r.Start.StartBeside(ctx, cmd, beside); err != nil {
+			return nil, redacted(err, d.Input.Secrets)
+		}
 	}
-	switch {
-	case err != nil:
-		return nil, r.refusedDelivery(ctx, beside, redacted(err, d.Input.Secrets))
-	case res.Replayed: // the key's row, met by a racing start: no run of this delivery's
-		return &Started{Result: res}, nil
+	switch out.Kind {
+	case ledger.Refused:
+		return nil, r.refusedDelivery(ctx, beside, out, d.Input.Secrets)
+	case ledger.Replayed: // the key's row, met by a racing start: no run of this delivery's
+		return &Started{Outcome: out}, nil
 	}
-	return &Started{res, beside.RunOf(res.Record)}, nil
+	return &Started{out, beside.RunOf(out.Record)}, nil
 }
 
 // Redelivered is what the ledger row of the redelivered delivery d's
 // key says (commit.Executor.Answer, under the trigger's user and org as a
 // start of d would claim it): the session, a refusal by ledger rules 1 to
-// 3 (or rule 7 finding the session gone), or nil and no error when no
-// live row stands, and the key's marker answers.
-func (r *Runner) Redelivered(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d webhook.Delivery) (*start.Result, error) {
+// 3 (or rule 7 finding the session gone), or none when no live row
+// stands, and the key's marker answers.
+func (r *Runner) Redelivered(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d webhook.Delivery) (ledger.Outcome, error) {
 	cmd, _ := Command(tr, policy, start.PlatformWebhook, d.OperationKey(tr.ID))
 	cmd.AnyRequest = true
 	return r.Start.Answer(ctx, cmd)
 }
 
-// refusedDelivery records a delivery's start refused with err as a
-// failed webhook run, with the key's marker, when Failed counts it, and
-// returns the refusal, or what kept it from being recorded.
-func (r *Runner) refusedDelivery(ctx context.Context, d *store.Delivery, err error) error {
-	code, failed := Failed(err)
+// refusedDelivery records a delivery's refused start (out) as a failed
+// webhook run, with the key's marker, when Failed counts it, and returns
+// the refusal, redacted of the trigger's secrets, or what kept it from
+// being recorded.
+func (r *Runner) refusedDelivery(ctx context.Context, d *store.Delivery, out ledger.Outcome, secrets []string) error {
+	err := redacted(out.Refusal, secrets)
+	code, failed := Failed(out)
 	if !failed {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/commit"
+	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -29,7 +30,7 @@ type Runner struct {
 // Started is what a trigger's start obtained: the session, new or
 // replayed, and its run.
 type Started struct {
-	*start.Result
+	ledger.Outcome
 	Run trigger.Run
 }
 
@@ -70,36 +71,39 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 	if err == nil {
 		err = cmd.Request.Validate()
 	}
-	var res *start.Result
+	out := ledger.RefusedWith(err)
 	if err == nil {
-		res, err = r.Start.StartBeside(ctx, cmd, manual)
+		if out, err = r.Start.StartBeside(ctx, cmd, manual); err != nil {
+			return nil, err
+		}
 	}
-	if err != nil {
-		return nil, r.refusedNow(ctx, tr, err)
+	if out.Kind == ledger.Refused {
+		return nil, r.refusedNow(ctx, tr, out)
 	}
-	run := manual.Run(res.Record)
-	if !res.Replayed {
-		return &Started{res, run}, nil
+	run := manual.Run(out.Record)
+	if out.Kind == ledger.Started {
+		return &Started{out, run}, nil
 	}
-	switch stored, err := r.Table.GetManualRun(ctx, tr.ID, res.Record); {
+	switch stored, err := r.Table.GetManualRun(ctx, tr.ID, out.Record); {
 	case err == nil:
 		run = stored
 	case errors.Is(err, store.ErrNotFound):
 		// Written with its session, so never missing but by a hand's
 		// edit: the run as the replayed session ran.
-		run.Status = Status(choice, res.Record)
+		run.Status = Status(choice, out.Record)
 	default:
 		return nil, err
 	}
-	return &Started{res, run}, nil
+	return &Started{out, run}, nil
 }
 
-// refusedNow records a start now refused with err as a failed manual run
+// refusedNow records a refused start now (out) as a failed manual run
 // when Failed counts it, on the condition that the trigger is as it was
 // read, and returns the refusal, or the fault that kept it from being
 // recorded (store.ErrTriggerMoved among them).
-func (r *Runner) refusedNow(ctx context.Context, tr *trigger.Trigger, err error) error {
-	code, failed := Failed(err)
+func (r *Runner) refusedNow(ctx context.Context, tr *trigger.Trigger, out ledger.Outcome) error {
+	err := out.Refusal
+	code, failed := Failed(out)
 	if !failed {
 		return err
 	}

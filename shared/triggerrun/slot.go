@@ -41,28 +41,31 @@ func (r *Runner) StartSlot(ctx context.Context, policy *allocation.Policy, s Slo
 	tr := s.Trigger
 	cmd, choice := Command(tr, policy, start.PlatformScheduled, SlotKey(tr.ID, s.At))
 	if err := cmd.Request.Validate(); err != nil {
-		return r.refusedSlot(ctx, s, choice, err)
+		return r.refusedSlot(ctx, s, choice, ledger.RefusedWith(err), err)
 	}
 	status := Status(choice, nil) // a new session's
-	res, err := r.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Slot: s.At, Status: status, Next: s.Next, At: r.now()})
+	out, err := r.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Slot: s.At, Status: status, Next: s.Next, At: r.now()})
 	switch {
-	case err == nil && !res.Replayed: // the run went in with the session
-		return Fired{Run: trigger.Run{At: s.At, SessionID: res.Record.SessionID, Status: status}, Choice: choice}, nil
-	case err == nil:
-		return r.record(ctx, s, Fired{Run: trigger.Run{At: s.At, SessionID: res.Record.SessionID,
-			Status: Status(choice, res.Record)}, Duplicate: true, Choice: choice})
 	case errors.Is(err, store.ErrTriggerMoved) || problem.CodeOf(err) == problem.ServiceUnavailable:
 		return Fired{}, err
+	case err != nil:
+		return r.refusedSlot(ctx, s, choice, ledger.Outcome{}, err)
+	case out.Kind == ledger.Started: // the run went in with the session
+		return Fired{Run: trigger.Run{At: s.At, SessionID: out.Record.SessionID, Status: status}, Choice: choice}, nil
+	case out.Kind == ledger.Replayed:
+		return r.record(ctx, s, Fired{Run: trigger.Run{At: s.At, SessionID: out.Record.SessionID,
+			Status: Status(choice, out.Record)}, Duplicate: true, Choice: choice})
 	}
-	return r.refusedSlot(ctx, s, choice, err)
+	return r.refusedSlot(ctx, s, choice, out, out.Refusal)
 }
 
-// refusedSlot settles a slot whose start was refused with err. Any ledger
-// row for the slot consumes it, whatever the row records: a duplicate,
-// with the row's session. Without one, a 4xx consumes the slot as a
-// failed run with its code (Failed), and anything else leaves it due.
-func (r *Runner) refusedSlot(ctx context.Context, s Slot, choice allocation.Choice, err error) (Fired, error) {
-	seen, rerr := r.slotRow(ctx, s, err)
+// refusedSlot settles a slot whose start was refused (out), or failed
+// with err (out none). Any ledger row for the slot consumes it, whatever
+// the row records: a duplicate, with the row's session. Without one, a
+// refusal that Failed counts consumes the slot as a failed run with its
+// code, and anything else leaves it due.
+func (r *Runner) refusedSlot(ctx context.Context, s Slot, choice allocation.Choice, out ledger.Outcome, err error) (Fired, error) {
+	seen, rerr := r.slotRow(ctx, s, out)
 	switch {
 	case rerr != nil:
 		return Fired{}, rerr
@@ -73,30 +76,30 @@ func (r *Runner) refusedSlot(ctx context.Context, s Slot, choice allocation.Choi
 		}
 		return r.record(ctx, s, Fired{Run: trigger.Run{At: s.At, SessionID: seen.Row.SessionID, Status: Status(choice, rec)}, Duplicate: true, Choice: choice})
 	}
-	code, failed := Failed(err)
+	code, failed := Failed(out)
 	if !failed {
 		return Fired{}, err // unexpected: leave the slot due
 	}
 	return r.record(ctx, s, Fired{Run: trigger.Run{At: s.At, Status: trigger.StatusFailed, Error: string(code)}, Choice: choice})
 }
 
-// slotRow is what is known of the slot's ledger row after a start refused
-// with err: what the start read, when it judged the row, else the row as
-// read now (the start was refused before it judged one, or not started).
-func (r *Runner) slotRow(ctx context.Context, s Slot, err error) (*ledger.Refused, error) {
-	if seen, ok := errors.AsType[*ledger.Refused](err); ok {
-		return seen, nil
+// slotRow is what is known of the slot's ledger row after a start came to
+// out: what the start read, when it judged the row, else the row as read
+// now (the start was refused before it judged one, or not started).
+func (r *Runner) slotRow(ctx context.Context, s Slot, out ledger.Outcome) (ledger.Outcome, error) {
+	if out.RowRead {
+		return out, nil
 	}
 	row, err := r.Table.GetLedger(ctx, s.Trigger.UserID, SlotKey(s.Trigger.ID, s.At))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return nil, err
+		return ledger.Outcome{}, err
 	}
-	return &ledger.Refused{Row: row}, nil
+	return ledger.Outcome{RowRead: true, Row: row}, nil
 }
 
 // rowSession is the session that the slot's ledger row names, as the
 // start read it, else as read now: nil when it is gone or does not decode.
-func (r *Runner) rowSession(ctx context.Context, seen *ledger.Refused) (*session.Record, error) {
+func (r *Runner) rowSession(ctx context.Context, seen ledger.Outcome) (*session.Record, error) {
 	if seen.SessionRead {
 		return seen.Session, nil
 	}

@@ -13,7 +13,6 @@ package triggerrun
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
@@ -123,16 +122,16 @@ func Status(choice allocation.Choice, rec *session.Record) string {
 	return trigger.StatusFallback
 }
 
-// Failed says whether a start refused with err records a failed run, and
-// its code: only a start judged afresh and refused with a 4xx (checks 3
-// to 6, the start's rules). A fault records none, and neither does an
-// answer its key's ledger row decided (a replay's refusal, a start in
-// progress, a mismatch, a retirement since): a retried key never adds
-// runs. (A slot's row consumes the slot whatever it decided: the firing
-// records the slot's run from the row.)
-func Failed(err error) (problem.Code, bool) {
-	code := problem.CodeOf(err)
-	if refused, ok := errors.AsType[*ledger.Refused](err); ok && refused.ByRow || code.Status() >= 500 {
+// Failed says whether a start that came to out records a failed run,
+// and its code: only a start judged afresh and refused with a 4xx (checks
+// 3 to 6, the start's rules). Neither does an answer its key's ledger row
+// decided (a replay's refusal, a start in progress, a mismatch, a
+// retirement since): a retried key never adds runs. (A slot's row
+// consumes the slot whatever it decided: the firing records the slot's
+// run from the row.) A fault is no outcome, and records none.
+func Failed(out ledger.Outcome) (problem.Code, bool) {
+	code := problem.CodeOf(out.Refusal)
+	if out.Kind != ledger.Refused || out.ByRow || code.Status() >= 500 {
 		return "", false
 	}
 	return code, true

@@ -10,31 +10,31 @@ import (
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/start"
-	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
-// TestFailed: which refused start records a failed run, and its code.
+// TestFailed: which refused start records a failed run, and its code; a
+// fault (no outcome) records none.
 func TestFailed(t *testing.T) {
 	retired := problem.New(problem.SandboxAllocationRetired, "retired")
 	for _, r := range []struct {
 		rule   string
-		err    error
+		out    ledger.Outcome
 		code   problem.Code
 		failed bool
 	}{
-		{"a bad stored value, judged afresh", problem.New(problem.InvalidRequest, "bad"), problem.InvalidRequest, true},
-		{"checks 3 to 6, no row in the way", &ledger.Refused{Err: problem.New(problem.SandboxAllocationUnavailable, "no")}, problem.SandboxAllocationUnavailable, true},
-		{"the key's row: its allocation retired since", &ledger.Refused{Err: retired, ByRow: true}, "", false},
-		{"the key's row: another payload", &ledger.Refused{Err: problem.New(problem.OperationKeyPayloadMismatch, "x"), ByRow: true}, "", false},
-		{"the key's row: in progress", &ledger.Refused{Err: problem.New(problem.CreationInProgress, "x"), ByRow: true}, "", false},
-		{"no usable default", problem.New(problem.ServiceUnavailable, "none"), "", false},
-		{"the trigger moved", store.ErrTriggerMoved, "", false},
-		{"a fault", errors.New("boom"), "", false},
+		{"a bad stored value, judged afresh", ledger.RefusedWith(problem.New(problem.InvalidRequest, "bad")), problem.InvalidRequest, true},
+		{"checks 3 to 6, no row in the way", ledger.Outcome{Kind: ledger.Refused, Refusal: problem.New(problem.SandboxAllocationUnavailable, "no"), RowRead: true}, problem.SandboxAllocationUnavailable, true},
+		{"the key's row: its allocation retired since", ledger.Outcome{Kind: ledger.Refused, Refusal: retired, ByRow: true}, "", false},
+		{"the key's row: another payload", ledger.Outcome{Kind: ledger.Refused, Refusal: problem.New(problem.OperationKeyPayloadMismatch, "x"), ByRow: true}, "", false},
+		{"the key's row: in progress", ledger.Outcome{Kind: ledger.Refused, Refusal: problem.New(problem.CreationInProgress, "x"), ByRow: true}, "", false},
+		{"no usable default", ledger.RefusedWith(problem.New(problem.ServiceUnavailable, "none")), "", false},
+		{"a fault: the trigger moved, or another", ledger.Outcome{}, "", false},
+		{"a start", ledger.Outcome{Kind: ledger.Started}, "", false},
 	} {
 		t.Run(r.rule, func(t *testing.T) {
-			if code, failed := Failed(r.err); code != r.code || failed != r.failed {
+			if code, failed := Failed(r.out); code != r.code || failed != r.failed {
 				t.Errorf("Failed %q %t, want %q %t", code, failed, r.code, r.failed)
 			}
 		})
