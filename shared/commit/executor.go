@@ -1,6 +1,7 @@
-// Package commit carries out a start: it reads the policy, places the
-// session, and writes it with its ledger row in one transaction, doing
-// what the ledger rules say about a row that stands in the way. Every
+// Package commit carries out a start: it reads the policy, plans the
+// start by it (start.NewPlan), and writes its session with its ledger row
+// in one transaction, doing what the ledger rules say about a row that
+// stands in the way. Every
 // entry point that starts a session (the start route, a trigger's slot,
 // run-now, a webhook delivery) goes through its Executor.
 package commit
@@ -12,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -58,7 +58,7 @@ func (s *Executor) Answer(ctx context.Context, cmd start.Command) (ledger.Outcom
 	if err != nil {
 		return ledger.Outcome{}, err
 	}
-	out, err := answerKeyed(ctx, keyed{s, nil}, a.claim, cmd.Request.OperationKey)
+	out, err := answerKeyed(ctx, keyed{s, nil}, a.Claim, cmd.Request.OperationKey)
 	if err != nil {
 		return ledger.Outcome{}, unexpected(err)
 	}
@@ -78,23 +78,15 @@ func (s *Executor) start(ctx context.Context, cmd start.Command, adv store.Besid
 	return s.startKeyed(ctx, a)
 }
 
-// attempt is a start as prepared: its command, the placement that checks
-// 3 to 6 gave it or their refusal, what goes with its new session (a
-// slot's advance, a trigger's manual run), and the claim the ledger judges it by (the time
-// it is judged at included).
+// attempt is a start as prepared: its plan, and what goes with its new
+// session (a slot's advance, a trigger's manual run).
 type attempt struct {
-	cmd       start.Command
-	placement allocation.Placement
-	// refusal is the placement's error: reported only when no ledger row
-	// judges the start first.
-	refusal error
-	adv     store.Beside
-	claim   ledger.Claim
+	*start.Plan
+	adv store.Beside
 }
 
-// prepare reads the policy (unless the command brings one), places the
-// session (the shared kind and checks 3 to 6; no I/O) and, with an
-// operation key, computes the request's fingerprint.
+// prepare reads the policy (unless the command brings one) and plans the
+// start by it (start.NewPlan).
 func (s *Executor) prepare(ctx context.Context, cmd start.Command, adv store.Beside) (*attempt, error) {
 	policy := cmd.Policy
 	if policy == nil {
@@ -103,30 +95,17 @@ func (s *Executor) prepare(ctx context.Context, cmd start.Command, adv store.Bes
 			return nil, err
 		}
 	}
-	req := cmd.Request
-	kind := req.Kind
-	if kind == "" {
-		kind = allocation.KindIsolated
-	}
-	a := &attempt{cmd: cmd, adv: adv, claim: ledger.Claim{
-		UserID: cmd.UserID, OrgID: req.OrgID, BotID: cmd.BotID, Policy: policy, Now: s.now(), AnyRequest: cmd.AnyRequest,
-	}}
-	a.placement, a.refusal = policy.Place(kind, cmd.Allocation, allocation.Owner(cmd.UserID, req.OrgID))
-	if req.OperationKey == "" {
-		return a, nil
-	}
-	fp, err := start.Fingerprint(req, cmd.Allocation)
-	a.claim.Fingerprint = fp
-	return a, err
+	p, err := start.NewPlan(cmd, policy, s.now())
+	return &attempt{p, adv}, err
 }
 
 // startUnkeyed writes a new session without a ledger row (with what goes
 // beside it).
 func (s *Executor) startUnkeyed(ctx context.Context, a *attempt) (ledger.Outcome, error) {
-	if a.refusal != nil {
-		return ledger.RefusedWith(a.refusal), nil
+	if a.Refusal != nil {
+		return ledger.RefusedWith(a.Refusal), nil
 	}
-	rec := s.newRecord(a, s.newSessionID())
+	rec := a.Session(s.newSessionID())
 	if err := s.lost(ctx, rec, s.Table.PutSession(ctx, rec, a.adv)); err != nil {
 		return ledger.Outcome{}, unexpected(err)
 	}
@@ -137,9 +116,8 @@ func (s *Executor) startUnkeyed(ctx context.Context, a *attempt) (ledger.Outcome
 // ledger says about the row that stands in the way (runKeyed).
 func (s *Executor) startKeyed(ctx context.Context, a *attempt) (ledger.Outcome, error) {
 	out, err := runKeyed(ctx, keyed{s, a.adv}, keyedStart{
-		Claim: a.claim, Key: a.cmd.Request.OperationKey,
-		New:   func(id string) *session.Record { return s.newRecord(a, id) },
-		NewID: s.newSessionID, Refusal: a.refusal,
+		Claim: a.Claim, Key: a.Command.Request.OperationKey,
+		New: a.Session, NewID: s.newSessionID, Refusal: a.Refusal,
 	})
 	if err != nil && !errors.Is(err, store.ErrTriggerMoved) {
 		return ledger.Outcome{}, unexpected(err)
@@ -202,20 +180,6 @@ func (s *Executor) lost(ctx context.Context, rec *session.Record, err error) err
 		return rerr
 	}
 	return err
-}
-
-// newRecord is the session the attempt writes, with the id given.
-func (s *Executor) newRecord(a *attempt, id string) *session.Record {
-	cmd, p, req := a.cmd, a.placement, a.cmd.Request
-	return &session.Record{
-		SessionID: id, SchemaVersion: 2,
-		UserID: cmd.UserID, OrgID: req.OrgID, BotID: cmd.BotID, CreatedOnPlatform: req.CreatedOnPlatform,
-		Repository: req.Repository, Agent: req.Agent,
-		CreatedAt: a.claim.Now.UTC().Truncate(time.Millisecond),
-		Sandbox: session.Sandbox{
-			ID: allocation.SandboxID(id), Kind: p.Kind, Provider: p.Provider, ProviderStored: true, Allocation: p.Allocation,
-		},
-	}
 }
 
 func (s *Executor) now() time.Time {
