@@ -124,8 +124,38 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	if err := templateKeys(tpl); err != nil {
 		return err
 	}
+	if err := s.startTable(ctx, tpl); err != nil {
+		return err
+	}
+	ssmURL, err := s.startStandIns(tpl)
+	if err != nil {
+		return err
+	}
+	if err := s.startFunctions(ctx, ssmURL); err != nil {
+		return err
+	}
+	logs := slog.New(slog.NewJSONHandler(cfg.Logs, nil))
+	gw := &gateway.Gateway{Routes: template.Routes(s.Functions), Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs}
+	for _, fn := range s.Functions {
+		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
+	}
+	if s.APIURL, s.api, err = serve(cfg.APIAddr, gw); err != nil {
+		return err
+	}
+	var runCtx context.Context
+	runCtx, s.stop = context.WithCancel(context.Background())
+	s.schedules = schedule.Run(runCtx, s.Functions, s.invoke, logs)
+	return nil
+}
+
+// startTable starts the embedded endpoint (unless the stack has one to
+// use), creates the template's table there when it is missing, and loads
+// the data file.
+func (s *Stack) startTable(ctx context.Context, tpl *template.Template) error {
+	cfg := s.cfg
 	s.DynamoURL = cfg.DynamoURL
 	if s.DynamoURL == "" {
+		var err error
 		if s.endpoint, err = dynamo.Start(cfg.DynamoAddr); err != nil {
 			return fmt.Errorf("starting the DynamoDB endpoint: %w", err)
 		}
@@ -157,16 +187,24 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		}
 		s.loaded = true
 	}
+	return nil
+}
+
+// startStandIns serves the settings' Parameter Store stand-in (seeded
+// from the template's parameters) and the KMS stand-in: the URL of the
+// first, the second's in s.KMSURL.
+func (s *Stack) startStandIns(tpl *template.Template) (string, error) {
+	cfg := s.cfg
 	configPath := ""
 	for _, fn := range s.Functions {
 		configPath = fn.Environment["CONFIG_PATH"]
 	}
 	if err := paramstore.Seed(cfg.SettingsFile, template.Settings(tpl, configPath)); err != nil {
-		return err
+		return "", err
 	}
 	ssmURL, srv, err := serve("127.0.0.1:0", &paramstore.Server{File: cfg.SettingsFile, Path: configPath})
 	if err != nil {
-		return err
+		return "", err
 	}
 	s.ssm = srv
 	if cfg.KeysFile == "" {
@@ -175,26 +213,12 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		s.Keys, err = kms.Open(cfg.KeysFile)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if s.KMSURL, s.kmsServer, err = serve("127.0.0.1:0", &kms.Server{Keys: s.Keys}); err != nil {
-		return err
+		return "", err
 	}
-	if err := s.startFunctions(ctx, ssmURL); err != nil {
-		return err
-	}
-	logs := slog.New(slog.NewJSONHandler(cfg.Logs, nil))
-	gw := &gateway.Gateway{Routes: template.Routes(s.Functions), Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs}
-	for _, fn := range s.Functions {
-		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
-	}
-	if s.APIURL, s.api, err = serve(cfg.APIAddr, gw); err != nil {
-		return err
-	}
-	var runCtx context.Context
-	runCtx, s.stop = context.WithCancel(context.Background())
-	s.schedules = schedule.Run(runCtx, s.Functions, s.invoke, logs)
-	return nil
+	return ssmURL, nil
 }
 
 func (s *Stack) startFunctions(ctx context.Context, ssmURL string) error {

@@ -45,14 +45,7 @@ type pkg struct {
 // run reads the events from r and writes the lines to w; it reports
 // whether everything passed.
 func run(r io.Reader, w io.Writer) bool {
-	pkgs := map[string]*pkg{}
-	of := func(name string) *pkg {
-		if pkgs[name] == nil {
-			pkgs[name] = &pkg{tests: map[string]*strings.Builder{}}
-		}
-		return pkgs[name]
-	}
-	ok, passed, failed, noTests := true, 0, 0, 0
+	t := &tally{pkgs: map[string]*pkg{}, ok: true}
 	in := bufio.NewReader(r)
 	for {
 		line, err := in.ReadBytes('\n')
@@ -60,54 +53,72 @@ func run(r io.Reader, w io.Writer) bool {
 			var e event
 			if json.Unmarshal(line, &e) != nil || e.Action == "" {
 				_, _ = w.Write(line)
-				continue
-			}
-			p := of(e.Package)
-			switch {
-			case e.Action == "build-output":
-				fmt.Fprint(w, e.Output)
-			case e.Action == "build-fail":
-				ok = false
-			case e.Action == "output" && e.Test != "":
-				if p.tests[e.Test] == nil {
-					p.tests[e.Test] = &strings.Builder{}
-				}
-				p.tests[e.Test].WriteString(e.Output)
-			case e.Action == "output":
-				p.own.WriteString(e.Output)
-			case e.Test != "" && e.Action == "fail":
-				if out := p.tests[e.Test]; out != nil {
-					p.own.WriteString(out.String())
-				}
-				delete(p.tests, e.Test)
-			case e.Test != "" && (e.Action == "pass" || e.Action == "skip"):
-				delete(p.tests, e.Test)
-			case e.Action == "skip":
-				noTests++
-			case e.Action == "pass":
-				passed++
-				fmt.Fprintf(w, "ok    %-60s %6.1fs\n", short(e.Package), e.Elapsed)
-			case e.Action == "fail":
-				ok = false
-				failed++
-				// The tests still running when the package failed (a
-				// panic, a timeout) say what they were doing.
-				for _, name := range slices.Sorted(maps.Keys(p.tests)) {
-					p.own.WriteString(p.tests[name].String())
-				}
-				fmt.Fprint(w, p.own.String())
-				fmt.Fprintf(w, "FAIL  %-60s %6.1fs\n", short(e.Package), e.Elapsed)
-			}
-			if e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
-				delete(pkgs, e.Package)
+			} else {
+				t.add(e, w)
 			}
 		}
 		if err != nil {
 			break
 		}
 	}
-	fmt.Fprintf(w, "%d packages passed, %d failed, %d without tests\n", passed, failed, noTests)
-	return ok && failed == 0
+	fmt.Fprintf(w, "%d packages passed, %d failed, %d without tests\n", t.passed, t.failed, t.noTests)
+	return t.ok && t.failed == 0
+}
+
+// tally is what the events said so far: the output of the packages still
+// running, and the counts.
+type tally struct {
+	pkgs                    map[string]*pkg
+	ok                      bool
+	passed, failed, noTests int
+}
+
+// add takes one event: a test's output is kept until the test ends, and
+// shown only when it failed; a package's line is written once it ends.
+func (t *tally) add(e event, w io.Writer) {
+	p := t.pkgs[e.Package]
+	if p == nil {
+		p = &pkg{tests: map[string]*strings.Builder{}}
+		t.pkgs[e.Package] = p
+	}
+	switch {
+	case e.Action == "build-output":
+		fmt.Fprint(w, e.Output)
+	case e.Action == "build-fail":
+		t.ok = false
+	case e.Action == "output" && e.Test != "":
+		if p.tests[e.Test] == nil {
+			p.tests[e.Test] = &strings.Builder{}
+		}
+		p.tests[e.Test].WriteString(e.Output)
+	case e.Action == "output":
+		p.own.WriteString(e.Output)
+	case e.Test != "" && e.Action == "fail":
+		if out := p.tests[e.Test]; out != nil {
+			p.own.WriteString(out.String())
+		}
+		delete(p.tests, e.Test)
+	case e.Test != "" && (e.Action == "pass" || e.Action == "skip"):
+		delete(p.tests, e.Test)
+	case e.Action == "skip":
+		t.noTests++
+	case e.Action == "pass":
+		t.passed++
+		fmt.Fprintf(w, "ok    %-60s %6.1fs\n", short(e.Package), e.Elapsed)
+	case e.Action == "fail":
+		t.ok = false
+		t.failed++
+		// The tests still running when the package failed (a panic, a
+		// timeout) say what they were doing.
+		for _, name := range slices.Sorted(maps.Keys(p.tests)) {
+			p.own.WriteString(p.tests[name].String())
+		}
+		fmt.Fprint(w, p.own.String())
+		fmt.Fprintf(w, "FAIL  %-60s %6.1fs\n", short(e.Package), e.Elapsed)
+	}
+	if e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
+		delete(t.pkgs, e.Package)
+	}
 }
 
 // module is the import path of the module's packages.

@@ -50,78 +50,28 @@ func parseRead(t *table, x *index, in *readInput, isQuery bool) (*read, error) {
 	if in.ConsistentRead && x != nil && !x.local {
 		return nil, validationError("Consistent reads are not supported on global secondary indexes")
 	}
-	switch in.Select {
-	case "", "ALL_ATTRIBUTES":
-		if in.Select != "" && in.ProjectionExpression != nil {
-			return nil, validationError("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get ALL_ATTRIBUTES")
-		}
-		if in.Select != "" && x != nil && !x.local && x.projection != "ALL" {
-			return nil, invalidParameter("Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", x.name)
-		}
-	case "ALL_PROJECTED_ATTRIBUTES":
-		if x == nil {
-			return nil, validationError("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
-		}
-		if in.ProjectionExpression != nil {
-			return nil, validationError("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get ALL_PROJECTED_ATTRIBUTES")
-		}
-	case "SPECIFIC_ATTRIBUTES":
-		if in.ProjectionExpression == nil {
-			return nil, validationError("SPECIFIC_ATTRIBUTES requires a ProjectionExpression")
-		}
-	case "COUNT":
-		if in.ProjectionExpression != nil {
-			return nil, validationError("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get only the Count")
-		}
-		r.count = true
-	default:
-		return nil, validationError("1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]", in.Select)
+	if err := r.parseSelect(x); err != nil {
+		return nil, err
 	}
 	c, err := in.expressions.context()
 	if err != nil {
 		return nil, err
 	}
+	ks := t.key
+	if x != nil {
+		ks = x.key
+	}
 	if isQuery {
-		if in.KeyConditionExpression == nil {
-			return nil, validationError("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
-		}
-		ks := t.key
-		if x != nil {
-			ks = x.key
-		}
-		if r.query, err = parseKeyCondition(*in.KeyConditionExpression, c, ks.hash.name, ks.rng.name); err != nil {
+		if err := r.parseQuery(x, ks, c); err != nil {
 			return nil, err
-		}
-		if r.query.hashValue.kind != ks.hash.kind || r.query.sort != nil && (r.query.sort.lo.kind != ks.rng.kind ||
-			r.query.sort.op == "BETWEEN" && r.query.sort.hi.kind != ks.rng.kind) {
-			return nil, invalidParameter("Condition parameter type does not match schema type")
-		}
-		if err := r.query.checkValues(x); err != nil {
-			return nil, err
-		}
-		if s := r.query.sort; s != nil {
-			if s.op == "begins_with" && ks.rng.kind == kindN {
-				return nil, invalidParameter("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N")
-			}
-			if s.op == "BETWEEN" {
-				if cmp, _ := compare(s.lo, s.hi); cmp > 0 {
-					return nil, validationError("Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound")
-				}
-			}
 		}
 	}
 	if in.FilterExpression != nil {
 		if r.filter, err = parseCondition(*in.FilterExpression, "FilterExpression", c); err != nil {
 			return nil, err
 		}
-		if r.query != nil {
-			ks := t.key
-			if x != nil {
-				ks = x.key
-			}
-			if n := r.filter.refersTo(ks.names()); n != "" {
-				return nil, invalidParameter("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", n)
-			}
+		if n := r.filter.refersTo(ks.names()); r.query != nil && n != "" {
+			return nil, invalidParameter("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", n)
 		}
 	}
 	if in.ProjectionExpression != nil {
@@ -133,6 +83,71 @@ func parseRead(t *table, x *index, in *readInput, isQuery bool) (*read, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// parseSelect checks Select against the projection and the index x (nil
+// for the table).
+func (r *read) parseSelect(x *index) error {
+	in := r.in
+	switch in.Select {
+	case "", "ALL_ATTRIBUTES":
+		if in.Select != "" && in.ProjectionExpression != nil {
+			return validationError("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get ALL_ATTRIBUTES")
+		}
+		if in.Select != "" && x != nil && !x.local && x.projection != "ALL" {
+			return invalidParameter("Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL", x.name)
+		}
+	case "ALL_PROJECTED_ATTRIBUTES":
+		if x == nil {
+			return validationError("ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
+		}
+		if in.ProjectionExpression != nil {
+			return validationError("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get ALL_PROJECTED_ATTRIBUTES")
+		}
+	case "SPECIFIC_ATTRIBUTES":
+		if in.ProjectionExpression == nil {
+			return validationError("SPECIFIC_ATTRIBUTES requires a ProjectionExpression")
+		}
+	case "COUNT":
+		if in.ProjectionExpression != nil {
+			return validationError("Cannot specify the AttributesToGet or ProjectionExpression when choosing to get only the Count")
+		}
+		r.count = true
+	default:
+		return validationError("1 validation error detected: Value '%s' at 'select' failed to satisfy constraint: Member must satisfy enum value set: [SPECIFIC_ATTRIBUTES, COUNT, ALL_ATTRIBUTES, ALL_PROJECTED_ATTRIBUTES]", in.Select)
+	}
+	return nil
+}
+
+// parseQuery parses a Query's key condition against the key schema ks of
+// the table or the index x, with the expressions' context c.
+func (r *read) parseQuery(x *index, ks keySchema, c *exprContext) error {
+	in := r.in
+	if in.KeyConditionExpression == nil {
+		return validationError("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
+	}
+	var err error
+	if r.query, err = parseKeyCondition(*in.KeyConditionExpression, c, ks.hash.name, ks.rng.name); err != nil {
+		return err
+	}
+	if r.query.hashValue.kind != ks.hash.kind || r.query.sort != nil && (r.query.sort.lo.kind != ks.rng.kind ||
+		r.query.sort.op == "BETWEEN" && r.query.sort.hi.kind != ks.rng.kind) {
+		return invalidParameter("Condition parameter type does not match schema type")
+	}
+	if err := r.query.checkValues(x); err != nil {
+		return err
+	}
+	if s := r.query.sort; s != nil {
+		if s.op == "begins_with" && ks.rng.kind == kindN {
+			return invalidParameter("Invalid KeyConditionExpression: Incorrect operand type for operator or function; operator or function: begins_with, operand type: N")
+		}
+		if s.op == "BETWEEN" {
+			if cmp, _ := compare(s.lo, s.hi); cmp > 0 {
+				return validationError("Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound")
+			}
+		}
+	}
+	return nil
 }
 
 func (db *DB) query(in *readInput) (any, error) { return db.readItems(in, true) }

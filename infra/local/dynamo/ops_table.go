@@ -110,100 +110,121 @@ func newTable(in *createTableInput) (*table, error) {
 	default:
 		return nil, validationError("1 validation error detected: Value '%s' at 'billingMode' failed to satisfy constraint: Member must satisfy enum value set: [PROVISIONED, PAY_PER_REQUEST]", in.BillingMode)
 	}
-	types := map[string]kind{}
+	b := &tableBuilder{t: t, types: map[string]kind{}, used: map[string]bool{}}
 	for _, a := range in.AttributeDefinitions {
 		k := kindNamed(a.AttributeType)
 		if k != kindS && k != kindN && k != kindB {
 			return nil, validationError("1 validation error detected: Value '%s' at 'attributeDefinitions' failed to satisfy constraint: Member must satisfy enum value set: [B, N, S]", a.AttributeType)
 		}
-		if _, dup := types[a.AttributeName]; dup || a.AttributeName == "" {
+		if _, dup := b.types[a.AttributeName]; dup || a.AttributeName == "" {
 			return nil, invalidParameter("Duplicate or empty attribute name in AttributeDefinitions: %q", a.AttributeName)
 		}
-		types[a.AttributeName] = k
+		b.types[a.AttributeName] = k
 		t.attrs = append(t.attrs, keyPart{a.AttributeName, k})
 	}
-	used := map[string]bool{}
-	schema := func(elems []keySchemaElement, what string) (keySchema, error) {
-		var ks keySchema
-		if len(elems) == 0 || len(elems) > 2 || elems[0].KeyType != "HASH" || len(elems) == 2 && elems[1].KeyType != "RANGE" {
-			return ks, invalidParameter("Invalid KeySchema of %s: a HASH key, then at most one RANGE key", what)
-		}
-		for i, e := range elems {
-			k, ok := types[e.AttributeName]
-			if !ok {
-				return ks, invalidParameter("Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: %v", e.AttributeName, keysOf(types))
-			}
-			used[e.AttributeName] = true
-			if i == 0 {
-				ks.hash = keyPart{e.AttributeName, k}
-			} else if e.AttributeName == ks.hash.name {
-				return ks, invalidParameter("Both the Hash Key and the Range Key element in the KeySchema have the same name")
-			} else {
-				ks.rng = keyPart{e.AttributeName, k}
-			}
-		}
-		return ks, nil
-	}
 	var err error
-	if t.key, err = schema(in.KeySchema, "the table"); err != nil {
+	if t.key, err = b.schema(in.KeySchema, "the table"); err != nil {
 		return nil, err
 	}
-	addIndex := func(spec indexSpec, local bool) error {
-		if !validName(spec.IndexName) {
-			return validationError("Invalid index name %q: [a-zA-Z0-9_.-]+, of 3 to 255 characters", spec.IndexName)
-		}
-		if t.indexNamed(spec.IndexName) != nil {
-			return invalidParameter("Duplicate index name: %s", spec.IndexName)
-		}
-		ks, err := schema(spec.KeySchema, "index "+spec.IndexName)
-		if err != nil {
-			return err
-		}
-		if local && (t.key.rng.name == "" || ks.hash != t.key.hash || ks.rng.name == "") {
-			return invalidParameter("Table KeySchema does not have a range key, or the local index %s's hash key is not the table's", spec.IndexName)
-		}
-		if !local && (t.billing == "PAY_PER_REQUEST") != (spec.ProvisionedThroughput == nil) {
-			return invalidParameter("ProvisionedThroughput of index %s must be given when, and only when, BillingMode is PROVISIONED", spec.IndexName)
-		}
-		p := spec.Projection
-		if p == nil {
-			return invalidParameter("Projection of index %s is missing", spec.IndexName)
-		}
-		switch p.ProjectionType {
-		case "ALL", "KEYS_ONLY":
-			if len(p.NonKeyAttributes) > 0 {
-				return invalidParameter("ProjectionType is %s, but NonKeyAttributes is specified", p.ProjectionType)
-			}
-		case "INCLUDE":
-			if len(p.NonKeyAttributes) == 0 {
-				return invalidParameter("ProjectionType is INCLUDE, but NonKeyAttributes is not specified")
-			}
-		default:
-			return validationError("Unknown ProjectionType: %q", p.ProjectionType)
-		}
-		x := &index{name: spec.IndexName, local: local, key: ks, projection: p.ProjectionType, include: p.NonKeyAttributes, entries: newTree()}
-		for _, n := range slices.Concat(t.key.names(), ks.names(), x.include) {
-			if !slices.Contains(x.projected, n) {
-				x.projected = append(x.projected, n)
-			}
-		}
-		t.indexes = append(t.indexes, x)
-		return nil
-	}
 	for _, g := range in.GlobalSecondaryIndexes {
-		if err := addIndex(g, false); err != nil {
+		if err := b.addIndex(g, false); err != nil {
 			return nil, err
 		}
 	}
 	for _, l := range in.LocalSecondaryIndexes {
-		if err := addIndex(l, true); err != nil {
+		if err := b.addIndex(l, true); err != nil {
 			return nil, err
 		}
 	}
-	if len(used) != len(types) {
+	if len(b.used) != len(b.types) {
 		return nil, invalidParameter("Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions")
 	}
 	return t, nil
+}
+
+// tableBuilder is a table being built from a CreateTable request: its
+// attribute definitions by name, and those a key schema used.
+type tableBuilder struct {
+	t     *table
+	types map[string]kind
+	used  map[string]bool
+}
+
+// schema is the key schema of the table or an index (what), of defined
+// attributes.
+func (b *tableBuilder) schema(elems []keySchemaElement, what string) (keySchema, error) {
+	var ks keySchema
+	if len(elems) == 0 || len(elems) > 2 || elems[0].KeyType != "HASH" || len(elems) == 2 && elems[1].KeyType != "RANGE" {
+		return ks, invalidParameter("Invalid KeySchema of %s: a HASH key, then at most one RANGE key", what)
+	}
+	for i, e := range elems {
+		k, ok := b.types[e.AttributeName]
+		if !ok {
+			return ks, invalidParameter("Some index key attributes are not defined in AttributeDefinitions. Keys: [%s], AttributeDefinitions: %v", e.AttributeName, keysOf(b.types))
+		}
+		b.used[e.AttributeName] = true
+		if i == 0 {
+			ks.hash = keyPart{e.AttributeName, k}
+		} else if e.AttributeName == ks.hash.name {
+			return ks, invalidParameter("Both the Hash Key and the Range Key element in the KeySchema have the same name")
+		} else {
+			ks.rng = keyPart{e.AttributeName, k}
+		}
+	}
+	return ks, nil
+}
+
+// addIndex checks an index of the request and adds it to the table.
+func (b *tableBuilder) addIndex(spec indexSpec, local bool) error {
+	t := b.t
+	if !validName(spec.IndexName) {
+		return validationError("Invalid index name %q: [a-zA-Z0-9_.-]+, of 3 to 255 characters", spec.IndexName)
+	}
+	if t.indexNamed(spec.IndexName) != nil {
+		return invalidParameter("Duplicate index name: %s", spec.IndexName)
+	}
+	ks, err := b.schema(spec.KeySchema, "index "+spec.IndexName)
+	if err != nil {
+		return err
+	}
+	if local && (t.key.rng.name == "" || ks.hash != t.key.hash || ks.rng.name == "") {
+		return invalidParameter("Table KeySchema does not have a range key, or the local index %s's hash key is not the table's", spec.IndexName)
+	}
+	if !local && (t.billing == "PAY_PER_REQUEST") != (spec.ProvisionedThroughput == nil) {
+		return invalidParameter("ProvisionedThroughput of index %s must be given when, and only when, BillingMode is PROVISIONED", spec.IndexName)
+	}
+	p := spec.Projection
+	if err := checkProjection(spec.IndexName, p); err != nil {
+		return err
+	}
+	x := &index{name: spec.IndexName, local: local, key: ks, projection: p.ProjectionType, include: p.NonKeyAttributes, entries: newTree()}
+	for _, n := range slices.Concat(t.key.names(), ks.names(), x.include) {
+		if !slices.Contains(x.projected, n) {
+			x.projected = append(x.projected, n)
+		}
+	}
+	t.indexes = append(t.indexes, x)
+	return nil
+}
+
+// checkProjection checks the projection of the index named.
+func checkProjection(name string, p *projectionSpec) error {
+	if p == nil {
+		return invalidParameter("Projection of index %s is missing", name)
+	}
+	switch p.ProjectionType {
+	case "ALL", "KEYS_ONLY":
+		if len(p.NonKeyAttributes) > 0 {
+			return invalidParameter("ProjectionType is %s, but NonKeyAttributes is specified", p.ProjectionType)
+		}
+	case "INCLUDE":
+		if len(p.NonKeyAttributes) == 0 {
+			return invalidParameter("ProjectionType is INCLUDE, but NonKeyAttributes is not specified")
+		}
+	default:
+		return validationError("Unknown ProjectionType: %q", p.ProjectionType)
+	}
+	return nil
 }
 
 func keysOf(m map[string]kind) []string {

@@ -71,50 +71,57 @@ func Check(t testing.TB, line string) *Line {
 	l := &Line{Members: members, Timestamp: int64(meta.Timestamp)}
 	defined := map[string]bool{}
 	for _, raw := range meta.CloudWatchMetrics {
-		only(t, raw, "directive", "Namespace", "Dimensions", "Metrics")
-		var d Directive
-		remarshal(t, raw, &d)
-		if d.Namespace != invocation.Namespace {
-			t.Errorf("namespace %q, want %q", d.Namespace, invocation.Namespace)
-		}
-		if len(d.Dimensions) == 0 {
-			t.Errorf("a directive without a dimension set: %v", raw)
-		}
-		for _, set := range d.Dimensions {
-			if len(set) > 30 {
-				t.Errorf("a dimension set of %d names, more than 30: %v", len(set), set)
-			}
-			for _, name := range set {
-				checkName(t, name)
-				v, ok := members[name].(string)
-				if !ok || len(v) > 1024 || strings.TrimSpace(v) == "" || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r > '~' }) {
-					t.Errorf("dimension %s is %#v, not a member of 1 to 1024 printable ASCII characters", name, members[name])
-				}
-			}
-		}
-		if len(d.Metrics) == 0 || len(d.Metrics) > 100 {
-			t.Errorf("a directive of %d metrics, not 1 to 100", len(d.Metrics))
-		}
-		for i, m := range d.Metrics {
-			only(t, raw["Metrics"].([]any)[i].(map[string]any), "metric definition", "Name", "Unit")
-			checkName(t, m.Name)
-			if _, ok := members[m.Name].(float64); !ok {
-				t.Errorf("metric %s is %#v, not a number member", m.Name, members[m.Name])
-			}
-			if !slices.Contains(units, m.Unit) {
-				t.Errorf("metric %s: unit %q is not a CloudWatch unit", m.Name, m.Unit)
-			}
-			if defined[m.Name] {
-				t.Errorf("metric %s is defined twice", m.Name)
-			}
-			defined[m.Name] = true
-		}
-		l.Directives = append(l.Directives, d)
+		l.Directives = append(l.Directives, checkDirective(t, raw, members, defined))
 	}
 	if t.Failed() {
 		t.FailNow()
 	}
 	return l
+}
+
+// checkDirective checks one directive of a line of members, whose
+// metrics so far are defined.
+func checkDirective(t testing.TB, raw, members map[string]any, defined map[string]bool) Directive {
+	t.Helper()
+	only(t, raw, "directive", "Namespace", "Dimensions", "Metrics")
+	var d Directive
+	remarshal(t, raw, &d)
+	if d.Namespace != invocation.Namespace {
+		t.Errorf("namespace %q, want %q", d.Namespace, invocation.Namespace)
+	}
+	if len(d.Dimensions) == 0 {
+		t.Errorf("a directive without a dimension set: %v", raw)
+	}
+	for _, set := range d.Dimensions {
+		if len(set) > 30 {
+			t.Errorf("a dimension set of %d names, more than 30: %v", len(set), set)
+		}
+		for _, name := range set {
+			checkName(t, name)
+			v, ok := members[name].(string)
+			if !ok || len(v) > 1024 || strings.TrimSpace(v) == "" || strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r > '~' }) {
+				t.Errorf("dimension %s is %#v, not a member of 1 to 1024 printable ASCII characters", name, members[name])
+			}
+		}
+	}
+	if len(d.Metrics) == 0 || len(d.Metrics) > 100 {
+		t.Errorf("a directive of %d metrics, not 1 to 100", len(d.Metrics))
+	}
+	for i, m := range d.Metrics {
+		only(t, raw["Metrics"].([]any)[i].(map[string]any), "metric definition", "Name", "Unit")
+		checkName(t, m.Name)
+		if _, ok := members[m.Name].(float64); !ok {
+			t.Errorf("metric %s is %#v, not a number member", m.Name, members[m.Name])
+		}
+		if !slices.Contains(units, m.Unit) {
+			t.Errorf("metric %s: unit %q is not a CloudWatch unit", m.Name, m.Unit)
+		}
+		if defined[m.Name] {
+			t.Errorf("metric %s is defined twice", m.Name)
+		}
+		defined[m.Name] = true
+	}
+	return d
 }
 
 // Value is the value of a metric the line defines, and whether it does.
