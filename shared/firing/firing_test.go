@@ -19,6 +19,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -539,6 +540,15 @@ func TestFaults(t *testing.T) {
 				}
 			}))
 			p.Inject("GetItem", attempts, faultproxy.DynamoInternalError)
+		}, firing.Summary{Due: 1, Failed: 1}, firing.Summary{Due: 1, Fired: 1}},
+		{"the trigger keeps changing", false, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {
+			for v := range commit.Tries {
+				p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+					if err := h.UpdateTrigger(id, "version", &types.AttributeValueMemberN{Value: fmt.Sprint(10 + v)}); err != nil {
+						t.Error(err)
+					}
+				}))
+			}
 		}, firing.Summary{Due: 1, Failed: 1}, firing.Summary{Due: 1, Fired: 1}},
 		// The session exists: the retry finds it through the slot's key.
 		{"a replay cannot be recorded", true, func(h *apitest.Harness, p *faultproxy.Proxy, id string) {

@@ -2,6 +2,7 @@ package hook_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/emftest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/webhook"
@@ -191,6 +193,33 @@ func TestTriggerMoved(t *testing.T) {
 	res = deliver(h, hk.ID, hk.signed(t, "", other, github("push", "d2")), other)
 	if res.Status != 202 || res.Body["paused"] != true || len(runs(t, h, hk.ID)) != 1 {
 		t.Errorf("paused in between: %d %s", res.Status, res.Raw)
+	}
+}
+
+// TestTriggerKeepsMoving: a trigger that moves under every try of the
+// delivery's write (commit.Tries) is 503 with Retry-After, and the
+// delivery records nothing: its sender's retry starts it.
+func TestTriggerKeepsMoving(t *testing.T) {
+	h, p := faulty(t)
+	hk := newHook(t, h, nil)
+	for v := range commit.Tries {
+		p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
+			if err := h.UpdateTrigger(hk.ID, "version", &types.AttributeValueMemberN{Value: fmt.Sprint(10 + v)}); err != nil {
+				t.Error(err)
+			}
+		}))
+	}
+	body := `{"ref":"main"}`
+	before := h.Items()
+	res := deliver(h, hk.ID, hk.signed(t, "", body, github("push", "d1")), body)
+	if res.Status != 503 || res.Code() != "service_unavailable" || res.Headers["Retry-After"] == "" {
+		t.Fatalf("%d %v %s", res.Status, res.Headers, res.Raw)
+	}
+	if after := h.Items(); len(after) != len(before) {
+		t.Errorf("%d items, %d before", len(after), len(before))
+	}
+	if res := deliver(h, hk.ID, hk.signed(t, "", body, github("push", "d1")), body); res.Status != 201 || len(runs(t, h, hk.ID)) != 1 {
+		t.Errorf("the retry: %d %s", res.Status, res.Raw)
 	}
 }
 
