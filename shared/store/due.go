@@ -43,9 +43,9 @@ func (t *Table) DueTriggers(ctx context.Context, at time.Time, shards ...int) ([
 // EachDue queries the given shards (none: every shard) in parallel, each
 // page by page, for the active triggers whose next run is at or before
 // at, and hands each shard's to found as its query ends, in the index's
-// order, one shard at a time (SortDue orders what is gathered). It returns once every query has ended, with
-// the faults of those that failed. Each shard must be from 0 to
-// DueShards-1.
+// order, one shard at a time (SortDue orders what is gathered). It
+// returns once every query has ended, with the faults of those that
+// failed. Each shard must be from 0 to DueShards-1.
 func (t *Table) EachDue(ctx context.Context, at time.Time, shards []int, found func([]Due)) error {
 	if len(shards) == 0 {
 		shards = make([]int, dueShards)
