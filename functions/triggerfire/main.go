@@ -8,6 +8,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/triggerrun"
 )
 
 func main() {
@@ -18,7 +19,7 @@ func main() {
 		}
 		f := &firing.Firing{
 			Table: env.Table, Settings: env.Settings, Log: env.Log, Concurrency: concurrency, Metrics: env.Metrics,
-			Start: &commit.Executor{Table: env.Table, Settings: env.Settings},
+			Runs: &triggerrun.Runner{Start: &commit.Executor{Table: env.Table, Settings: env.Settings}, Table: env.Table},
 		}
 		return f.Handle, nil
 	})

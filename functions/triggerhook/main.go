@@ -9,6 +9,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/secrets"
+	"github.com/cloud-agent/control-plane/shared/triggerrun"
 )
 
 func main() {
@@ -17,8 +18,8 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		svc := &hook.Service{Table: env.Table, Settings: env.Settings, Secrets: keys,
-			Start: &commit.Executor{Table: env.Table, Settings: env.Settings}}
+		runs := &triggerrun.Runner{Start: &commit.Executor{Table: env.Table, Settings: env.Settings}, Table: env.Table}
+		svc := &hook.Service{Table: env.Table, Settings: env.Settings, Secrets: keys, Runs: runs}
 		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
+	"github.com/cloud-agent/control-plane/shared/triggerrun"
 )
 
 func main() {
@@ -20,7 +21,7 @@ func main() {
 		}
 		svc := &triggerapi.Service{
 			Table: env.Table, Settings: env.Settings, Secrets: keys,
-			Start: &commit.Executor{Table: env.Table, Settings: env.Settings},
+			Runs: &triggerrun.Runner{Start: &commit.Executor{Table: env.Table, Settings: env.Settings}, Table: env.Table, Secrets: keys},
 		}
 		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
 	})

@@ -76,7 +76,7 @@ func ParseConcurrency(s string) (int, error) {
 type Firing struct {
 	Table    *store.Table
 	Settings *settings.Settings
-	Start    *commit.Executor
+	Runs     *triggerrun.Runner
 	Log      *slog.Logger
 	// Concurrency bounds how many due triggers fire at a time
 	// (defaultConcurrency when 0; 1 fires them one at a time).
@@ -168,7 +168,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 		}
 		return perr
 	}
-	undecoded := f.pool(ctx, f.runner(ctx), policy, q, at, stop, inv)
+	undecoded := f.pool(ctx, policy, q, at, stop, inv)
 	due, err := q.rest()
 	if len(due) > 0 {
 		inv.attrs = append(inv.attrs, slog.Int("leftDue", len(due)))
@@ -187,7 +187,11 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 // taken once stop (the reserve before the timeout; zero: none) has begun.
 // It returns how many of those taken were index entries that did not
 // decode, which fireOne reads again.
-func (f *Firing) pool(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, q *queue, at, stop time.Time, inv *tally) int {
+func (f *Firing) pool(ctx context.Context, policy *allocation.Policy, q *queue, at, stop time.Time, inv *tally) int {
+	// The new sessions' transactions of triggers fired at the same moment
+	// go out together (store.Table.Grouped), about PerTransaction of them
+	// in each when every worker waits on one.
+	ctx = f.Table.Grouped(ctx, Sends(f.concurrency()))
 	var undecoded atomic.Int64
 	var wg sync.WaitGroup
 	for range f.concurrency() {
@@ -196,7 +200,7 @@ func (f *Firing) pool(ctx context.Context, r *triggerrun.Runner, policy *allocat
 				if d.Trigger == nil {
 					undecoded.Add(1)
 				}
-				o := f.fireOne(ctx, r, policy, d, at)
+				o := f.fireOne(ctx, policy, d, at)
 				if o.note != nil && o.slot.IsZero() {
 					o.slot = indexSlot(d, at)
 				}
@@ -225,10 +229,10 @@ func (f *Firing) concurrency() int {
 // if it still is. It judges the index's copy only through writes
 // conditioned on it: when the trigger changed since, it is read again,
 // strongly consistent, and judged again (commit.Again).
-func (f *Firing) fireOne(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, d store.Due, at time.Time) outcome {
+func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store.Due, at time.Time) outcome {
 	tr := d.Trigger
 	o, err := commit.Again(ctx, store.ErrTriggerMoved, errChanging, func() (outcome, error) {
-		o := f.judge(ctx, r, policy, d.ID, tr, at)
+		o := f.judge(ctx, policy, d.ID, tr, at)
 		tr = nil
 		if errors.Is(o.fault, store.ErrTriggerMoved) {
 			return o, o.fault
@@ -249,7 +253,7 @@ var errChanging = problem.New(problem.ServiceUnavailable, "the trigger kept chan
 // false), at the minute at. What is not conditioned (stopping a trigger
 // that cannot fire) is decided on a strong read only: an index copy whose
 // schedule does not parse is read again first.
-func (f *Firing) judge(ctx context.Context, r *triggerrun.Runner, policy *allocation.Policy, id string, tr *trigger.Trigger, at time.Time) outcome {
+func (f *Firing) judge(ctx context.Context, policy *allocation.Policy, id string, tr *trigger.Trigger, at time.Time) outcome {
 	strong := tr == nil
 	if strong {
 		var o outcome
@@ -263,13 +267,13 @@ func (f *Firing) judge(ctx context.Context, r *triggerrun.Runner, policy *alloca
 	j, err := slotOf(tr, at)
 	switch {
 	case err != nil && !strong:
-		return f.judge(ctx, r, policy, id, nil, at)
+		return f.judge(ctx, policy, id, nil, at)
 	case err != nil:
 		// Stopped on the condition that it is as read: a change may have
 		// mended it since.
 		return f.park(ctx, id, tr, problem.InvalidRequest, "the stored schedule does not parse")
 	}
-	fd, err := r.StartSlot(ctx, policy, triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next})
+	fd, err := f.Runs.StartSlot(ctx, policy, triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next, Now: f.now()})
 	if errors.Is(err, store.ErrTriggerMoved) {
 		return outcome{fault: err}
 	}
@@ -372,18 +376,6 @@ func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, cod
 		o.note.Slot = seen.NextRunAt.Format(session.TimeFormat)
 	}
 	return o
-}
-
-// runner is how the invocation's slots start their sessions
-// (triggerrun.Runner.StartSlot): on the table grouped for the invocation
-// (store.Table.Grouped), so that the new sessions' transactions of
-// triggers fired at the same moment go out together, about PerTransaction
-// of them in each when every worker waits on one.
-func (f *Firing) runner(ctx context.Context) *triggerrun.Runner {
-	grouped := f.Table.Grouped(ctx, Sends(f.concurrency()))
-	svc := *f.Start
-	svc.Table = grouped
-	return &triggerrun.Runner{Start: &svc, Table: grouped, Now: f.now}
 }
 
 func (f *Firing) now() time.Time {

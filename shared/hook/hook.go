@@ -35,7 +35,7 @@ type Service struct {
 	Table    *store.Table
 	Settings *settings.Settings
 	Secrets  *secrets.Keys
-	Start    *commit.Executor
+	Runs     *triggerrun.Runner
 	// Now defaults to the clock.
 	Now func() time.Time
 }
@@ -157,9 +157,8 @@ func (s *Service) start(ctx context.Context, tr *trigger.Trigger, read *store.De
 	if err != nil {
 		return o.failed(err), err
 	}
-	d.Limit = limit
-	runner := &triggerrun.Runner{Start: s.Start, Table: s.Table, Now: s.Now}
-	started, err := runner.StartDelivery(ctx, tr, policy, d)
+	d.Limit, d.Now = limit, now
+	started, err := s.Runs.StartDelivery(ctx, tr, policy, d)
 	de, racing := errors.AsType[*store.DeliveredError](err)
 	switch {
 	case racing:
@@ -186,8 +185,7 @@ func (s *Service) redelivered(ctx context.Context, tr *trigger.Trigger, d webhoo
 	if err != nil {
 		return o.failed(err), err
 	}
-	runner := &triggerrun.Runner{Start: s.Start, Table: s.Table, Now: s.Now}
-	out, err := runner.Redelivered(ctx, tr, policy, d)
+	out, err := s.Runs.Redelivered(ctx, tr, policy, d)
 	switch {
 	case err != nil:
 		return o.failed(err), err

@@ -13,8 +13,8 @@ import (
 // maxTransactItems is the most items DynamoDB takes in one transaction.
 const maxTransactItems = 100
 
-// Grouped is the table as one invocation's many starts write it (the
-// firing's slots): each new session's transaction (its session, its
+// Grouped is ctx as one invocation's many starts write the table with it
+// (the firing's slots): each new session's transaction (its session, its
 // ledger row and what goes beside them) is sent together with those of
 // other starts waiting at the same moment, in one TransactWriteItems of
 // up to maxTransactItems items, at most sends of them at a time. A start
@@ -30,13 +30,22 @@ const maxTransactItems = 100
 // error) sends each start alone, so that it is answered to the start it
 // is about. The transactions go out with ctx, the invocation's (its
 // requests counted there), and end with the starts: Grouped keeps no
-// goroutine once every start has its answer. The firing's transactions
+// goroutine once every start has its answer. The group travels in the
+// context, so that the executor and the runs built once per execution
+// environment write through it. The firing's transactions
 // are small (a session, a row, a trigger's update and its run, a few KB),
 // far under DynamoDB's 4 MB a transaction.
-func (t *Table) Grouped(ctx context.Context, sends int) *Table {
-	grouped := *t
-	grouped.group = &group{ctx: ctx, client: t.client, free: max(1, sends)}
-	return &grouped
+func (t *Table) Grouped(ctx context.Context, sends int) context.Context {
+	return context.WithValue(ctx, groupKey{}, &group{ctx: ctx, client: t.client, free: max(1, sends)})
+}
+
+// groupKey is the context key of a Grouped context's group.
+type groupKey struct{}
+
+// groupOf is ctx's group, or nil.
+func groupOf(ctx context.Context) *group {
+	g, _ := ctx.Value(groupKey{}).(*group)
+	return g
 }
 
 // group gathers the transactions of a Grouped table.
@@ -54,15 +63,14 @@ type member struct {
 	answer chan error
 }
 
-// transact sends items as one transaction, through the group when the
-// table is grouped: the answer is the SDK's as it would be for items sent
-// alone.
+// transact sends items as one transaction, through ctx's group when it
+// is Grouped: the answer is the SDK's as it would be for items sent alone.
 func (t *Table) transact(ctx context.Context, items []types.TransactWriteItem) error {
-	if t.group == nil {
-		_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
-		return err
+	if g := groupOf(ctx); g != nil {
+		return g.transact(items)
 	}
-	return t.group.transact(items)
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	return err
 }
 
 func (g *group) transact(items []types.TransactWriteItem) error {

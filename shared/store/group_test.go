@@ -54,21 +54,23 @@ func (s groupedStart) create(ctx context.Context, tbl *Table) (*ledger.Row, erro
 	return tbl.CreateSession(ctx, newRecord(s.id), *newRow(s.key, s.id, now.Add(24*time.Hour)), now, adv)
 }
 
-// throughProxy is a grouped table of sends at a time, whose requests go
-// through a fault proxy to the backend's table.
-func throughProxy(t *testing.T, b dynamotest.Backend, name string, sends int, optFns ...func(*dynamodb.Options)) (*Table, *faultproxy.Proxy) {
+// throughProxy is the backend's table through a fault proxy, and a
+// context Grouped on it, sends at a time.
+func throughProxy(t *testing.T, b dynamotest.Backend, name string, sends int, optFns ...func(*dynamodb.Options)) (*Table, context.Context, *faultproxy.Proxy) {
 	p := faultproxy.New(b.Endpoint(t))
 	t.Cleanup(p.Close)
-	return New(localdb.Client(p.URL(), optFns...), name).Grouped(context.Background(), sends), p
+	tbl := New(localdb.Client(p.URL(), optFns...), name)
+	return tbl, tbl.Grouped(context.Background(), sends), p
 }
 
-// queued waits until n starts wait in the grouped table's queue.
-func queued(t *testing.T, tbl *Table, n int) {
+// queued waits until n starts wait in the queue of ctx's group.
+func queued(t *testing.T, ctx context.Context, n int) {
 	deadline := time.Now().Add(10 * time.Second)
+	g := groupOf(ctx)
 	for {
-		tbl.group.mu.Lock()
-		k := len(tbl.group.queue)
-		tbl.group.mu.Unlock()
+		g.mu.Lock()
+		k := len(g.queue)
+		g.mu.Unlock()
 		if k >= n {
 			return
 		}
@@ -83,13 +85,13 @@ func queued(t *testing.T, tbl *Table, n int) {
 // startAll runs the starts at once, the first alone in a send held until
 // the others wait in the queue, so that they go out together; then come
 // the faults given, one a transaction.
-func startAll(t *testing.T, tbl *Table, p *faultproxy.Proxy, starts []groupedStart, faults ...faultproxy.Fault) (rows []*ledger.Row, errs []error) {
+func startAll(t *testing.T, ctx context.Context, tbl *Table, p *faultproxy.Proxy, starts []groupedStart, faults ...faultproxy.Fault) (rows []*ledger.Row, errs []error) {
 	// The others set out only once the first one's transaction is on its
 	// way, so that none of them can be the one sent alone.
 	first := make(chan struct{})
 	p.Inject("TransactWriteItems", 1, faultproxy.Before(func() {
 		close(first)
-		queued(t, tbl, len(starts)-1)
+		queued(t, ctx, len(starts)-1)
 	}))
 	for _, f := range faults {
 		p.Inject("TransactWriteItems", 1, f)
@@ -101,7 +103,7 @@ func startAll(t *testing.T, tbl *Table, p *faultproxy.Proxy, starts []groupedSta
 			if i > 0 {
 				<-first
 			}
-			rows[i], errs[i] = s.create(context.Background(), tbl)
+			rows[i], errs[i] = s.create(ctx, tbl)
 		})
 	}
 	wg.Wait()
@@ -117,7 +119,7 @@ func TestGrouped(t *testing.T) {
 	for _, b := range dynamotest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			direct, name := dynamotest.Table(t, b)
-			tbl, p := throughProxy(t, b, name, 1)
+			tbl, grouped, p := throughProxy(t, b, name, 1)
 			ctx := context.Background()
 			starts := groupedStarts(t, New(direct, name), 5)
 			standing := newRow(starts[1].key, "workspace_earlier", now.Add(24*time.Hour))
@@ -129,7 +131,7 @@ func TestGrouped(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := p.Count("TransactWriteItems")
-			rows, errs := startAll(t, tbl, p, starts)
+			rows, errs := startAll(t, grouped, tbl, p, starts)
 			for i, err := range errs {
 				switch i {
 				case 1:
@@ -169,10 +171,10 @@ func TestGroupedFaults(t *testing.T) {
 	b := dynamotest.Backends(t)[0]
 	t.Run("throttled", func(t *testing.T) {
 		direct, name := dynamotest.Table(t, b)
-		tbl, p := throughProxy(t, b, name, 1, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+		tbl, ctx, p := throughProxy(t, b, name, 1, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 		starts := groupedStarts(t, New(direct, name), 4)
 		items := count(t, direct, name)
-		_, errs := startAll(t, tbl, p, starts, faultproxy.DynamoThrottle)
+		_, errs := startAll(t, ctx, tbl, p, starts, faultproxy.DynamoThrottle)
 		for i, err := range errs {
 			if i == 0 && err != nil || i > 0 && problem.CodeOf(err) != problem.ServiceUnavailable {
 				t.Errorf("start %d: %v", i, err)
@@ -185,10 +187,10 @@ func TestGroupedFaults(t *testing.T) {
 	})
 	t.Run("refused whole", func(t *testing.T) {
 		direct, name := dynamotest.Table(t, b)
-		tbl, p := throughProxy(t, b, name, 1)
+		tbl, ctx, p := throughProxy(t, b, name, 1)
 		starts := groupedStarts(t, New(direct, name), 4)
 		before := p.Count("TransactWriteItems")
-		_, errs := startAll(t, tbl, p, starts,
+		_, errs := startAll(t, ctx, tbl, p, starts,
 			faultproxy.Status(http.StatusBadRequest, "ValidationException", "Transaction request cannot include multiple operations on one item"))
 		for i, err := range errs {
 			if err != nil {

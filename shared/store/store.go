@@ -39,7 +39,6 @@ func Counting(o *dynamodb.Options) {
 type Table struct {
 	client *dynamodb.Client
 	name   string
-	group  *group // Grouped's, or nil
 }
 
 // New returns the table name on the client. The client is built once per

@@ -11,7 +11,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/trigger"
-	"github.com/cloud-agent/control-plane/shared/triggerrun"
 )
 
 // NowResponse is the answer of POST /v1/triggers/{triggerId}/run: the
@@ -58,8 +57,7 @@ func (s *Service) runNow(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 // startNow starts the trigger tr's session now, as it was read, and
 // answers it as the route does.
 func (s *Service) startNow(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, key string) (httpapi.Response, error) {
-	runner := triggerrun.Runner{Start: s.Start, Table: s.Table, Secrets: s.Secrets, Now: s.now}
-	got, err := runner.StartNow(ctx, tr, policy, key)
+	got, err := s.Runs.StartNow(ctx, tr, policy, key, s.now())
 	if err != nil {
 		return httpapi.Response{}, err
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/jsonbody"
@@ -30,6 +29,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/triggerrun"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
@@ -46,8 +46,8 @@ const (
 type Service struct {
 	Table    *store.Table
 	Settings *settings.Settings
-	// Start starts a trigger's session now.
-	Start *commit.Executor
+	// Runs starts a trigger's session now.
+	Runs *triggerrun.Runner
 	// Secrets makes, seals and opens webhook triggers' secrets (KMS).
 	Secrets *secrets.Keys
 	// Now and NewTriggerID default to the clock and trg_<uuid v4>.

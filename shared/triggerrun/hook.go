@@ -3,6 +3,7 @@ package triggerrun
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -24,6 +25,9 @@ type Delivery struct {
 	Input webhook.Input
 	// Limit is the most new starts of the trigger in a minute.
 	Limit int
+	// Now is when the delivery is judged: its run's record and its
+	// minute's counter.
+	Now time.Time
 }
 
 // StartDelivery starts the session of the delivery d to the webhook
@@ -43,7 +47,7 @@ func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 	cmd, choice := Command(tr, policy, start.PlatformWebhook, key)
 	cmd.Request.Prompt, cmd.AnyRequest = &prompt, true
 	excerpt, length := trigger.Excerpt(prompt)
-	beside := &store.Delivery{Seen: tr, Key: key, Limit: d.Limit, Now: r.now().UTC(), Run: trigger.Run{
+	beside := &store.Delivery{Seen: tr, Key: key, Limit: d.Limit, Now: d.Now.UTC(), Run: trigger.Run{
 		Kind: trigger.KindWebhook, At: d.Input.ReceivedAt, Status: Status(choice, nil),
 		Delivery: d.ID, Event: d.Event, Prompt: excerpt, PromptLength: length,
 	}}

@@ -16,15 +16,15 @@ import (
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
-// Runner runs a trigger's starts on the executor and the table.
+// Runner runs a trigger's starts on the executor and the table. It is
+// built once per execution environment; the time of each start is its
+// caller's.
 type Runner struct {
 	Start *commit.Executor
 	Table *store.Table
 	// Secrets opens a webhook trigger's secrets (a start now's prompt
 	// redacts them); a scheduled trigger needs none.
 	Secrets Secrets
-	// Now defaults to the clock.
-	Now func() time.Time
 }
 
 // Started is what a trigger's start obtained: the session, new or
@@ -34,7 +34,7 @@ type Started struct {
 	Run trigger.Run
 }
 
-// StartNow starts the session of the trigger tr, as it was read, now,
+// StartNow starts the session of the trigger tr, as it was read, at now,
 // paused or not, created on trigger-now, with the Idempotency-Key key ("":
 // none, and every call starts a new session; else the operation key is
 // NowKey). A webhook trigger's prompt is its template rendered as for an
@@ -47,13 +47,13 @@ type Started struct {
 // was stored. The trigger's schedule state and version are left as they
 // are. store.ErrTriggerMoved when the trigger moved: read it and start
 // again.
-func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, key string) (*Started, error) {
+func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, key string, now time.Time) (*Started, error) {
 	if key != "" {
 		key = NowKey(tr.ID, key)
 	}
 	cmd, choice := Command(tr, policy, start.PlatformNow, key)
 	manual := &store.ManualRun{Seen: tr, Status: Status(choice, nil)}
-	now := r.now().UTC()
+	now = now.UTC()
 	clear, err := ClearSecrets(ctx, r.Secrets, tr, now)
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 		}
 	}
 	if out.Kind == ledger.Refused {
-		return nil, r.refusedNow(ctx, tr, out)
+		return nil, r.refusedNow(ctx, tr, out, now)
 	}
 	run := manual.Run(out.Record)
 	if out.Kind == ledger.Started {
@@ -97,17 +97,16 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 	return &Started{out, run}, nil
 }
 
-// refusedNow records a refused start now (out) as a failed manual run
-// when Failed counts it, on the condition that the trigger is as it was
+// refusedNow records a refused start now (out) as a failed manual run at
+// now when Failed counts it, on the condition that the trigger is as it was
 // read, and returns the refusal, or the fault that kept it from being
 // recorded (store.ErrTriggerMoved among them).
-func (r *Runner) refusedNow(ctx context.Context, tr *trigger.Trigger, out ledger.Outcome) error {
+func (r *Runner) refusedNow(ctx context.Context, tr *trigger.Trigger, out ledger.Outcome, now time.Time) error {
 	err := out.Refusal
 	code, failed := Failed(out)
 	if !failed {
 		return err
 	}
-	now := r.now().UTC()
 	run := trigger.Run{
 		Kind: trigger.KindManual, ID: "run_" + uuid.NewString(), At: now,
 		Status: trigger.StatusFailed, Error: string(code), RecordedAt: now,
@@ -116,11 +115,4 @@ func (r *Runner) refusedNow(ctx context.Context, tr *trigger.Trigger, out ledger
 		return perr
 	}
 	return err
-}
-
-func (r *Runner) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }

@@ -15,10 +15,11 @@ import (
 )
 
 // Slot is a trigger's slot to fire: the trigger as it was judged, the
-// slot, and its schedule's next time after the slot.
+// slot, its schedule's next time after the slot, and the time it is fired
+// at (its run's record).
 type Slot struct {
-	Trigger  *trigger.Trigger
-	At, Next time.Time
+	Trigger       *trigger.Trigger
+	At, Next, Now time.Time
 }
 
 // Fired is what firing a slot did: the run it recorded, whether the
@@ -44,7 +45,7 @@ func (r *Runner) StartSlot(ctx context.Context, policy *allocation.Policy, s Slo
 		return r.refusedSlot(ctx, s, choice, ledger.RefusedWith(err), err)
 	}
 	status := Status(choice, nil) // a new session's
-	out, err := r.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Slot: s.At, Status: status, Next: s.Next, At: r.now()})
+	out, err := r.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Slot: s.At, Status: status, Next: s.Next, At: s.Now})
 	switch {
 	case errors.Is(err, store.ErrTriggerMoved) || problem.CodeOf(err) == problem.ServiceUnavailable:
 		return Fired{}, err
@@ -69,7 +70,7 @@ func (r *Runner) refusedSlot(ctx context.Context, s Slot, choice allocation.Choi
 	switch {
 	case rerr != nil:
 		return Fired{}, rerr
-	case seen.Row != nil && !seen.Row.Expired(r.now()):
+	case seen.Row != nil && !seen.Row.Expired(s.Now):
 		rec, err := r.rowSession(ctx, seen)
 		if err != nil {
 			return Fired{}, err // not known what ran: leave the slot due
@@ -114,6 +115,6 @@ func (r *Runner) rowSession(ctx context.Context, seen ledger.Outcome) (*session.
 // record records the run of a slot whose session the start did not write
 // with the trigger's advance.
 func (r *Runner) record(ctx context.Context, s Slot, fd Fired) (Fired, error) {
-	fd.Run.RecordedAt = r.now()
+	fd.Run.RecordedAt = s.Now
 	return fd, r.Table.RecordRun(ctx, s.Trigger, fd.Run, s.Next)
 }

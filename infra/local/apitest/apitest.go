@@ -50,6 +50,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/startapi"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
+	"github.com/cloud-agent/control-plane/shared/triggerrun"
 )
 
 // ConfigPath is the settings path the harness serves.
@@ -117,10 +118,11 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	h.KMS = kms.NewTestServer(t, stackKeys(t))
 	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
 	h.Start = &commit.Executor{Table: tbl, Settings: cfg}
-	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Start: h.Start, Secrets: h.Secrets}
-	h.Hooks = &hook.Service{Table: tbl, Settings: cfg, Secrets: h.Secrets, Start: h.Start}
+	runs := &triggerrun.Runner{Start: h.Start, Table: tbl, Secrets: h.Secrets}
+	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Runs: runs, Secrets: h.Secrets}
+	h.Hooks = &hook.Service{Table: tbl, Settings: cfg, Secrets: h.Secrets, Runs: runs}
 	h.HookAPI = httpapi.New(log, h.Hooks.Routes()...).WithMetrics(invocation.NewMetrics(HookFunction, "$LATEST"))
-	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Start: h.Start, Log: log, Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")}
+	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Runs: runs, Log: log, Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")}
 	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers, h.Hooks)
 	tpl, err := templateRoutes()
 	if err != nil {

@@ -42,6 +42,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
+	"github.com/cloud-agent/control-plane/shared/triggerrun"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
@@ -85,7 +86,7 @@ func newHookStack(tb testing.TB, tbl *store.Table, cfg *settings.Settings, log i
 	tb.Helper()
 	ts := kms.NewTestServer(tb, nil)
 	keys := secrets.New(kms.Client(ts.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
-	svc := &hook.Service{Table: tbl, Settings: cfg, Secrets: keys, Start: &commit.Executor{Table: tbl, Settings: cfg}}
+	svc := &hook.Service{Table: tbl, Settings: cfg, Secrets: keys, Runs: &triggerrun.Runner{Start: &commit.Executor{Table: tbl, Settings: cfg}, Table: tbl}}
 	api := httpapi.New(slog.New(slog.NewJSONHandler(log, nil)), svc.Routes()...).
 		WithMetrics(invocation.NewMetrics("TriggerHookFunction", "$LATEST"))
 	return &hookStack{api: api, table: tbl, secrets: keys, kms: ts}
