@@ -164,7 +164,7 @@ func TestNoOrphan(t *testing.T) {
 		t.Run(end.name, func(t *testing.T) {
 			c := startChild(helpers, t.TempDir(), end.args)
 			if c.err != nil {
-				t.Fatalf("the child did not start its helpers: %v\n%s", c.err, c.stderr.String())
+				t.Fatalf("the child did not start its helpers: %v\n%s", c.err, c.ended())
 			}
 			if end.signal != nil {
 				if err := c.cmd.Process.Signal(end.signal); err != nil {
@@ -249,9 +249,19 @@ type child struct {
 	err    error
 }
 
+// ended is what the child wrote to its standard error, once it is killed
+// and waited for, so that nothing writes it still.
+func (c *child) ended() string {
+	if c.cmd.Process != nil {
+		_ = c.cmd.Process.Kill()
+		_ = c.cmd.Wait()
+	}
+	return c.stderr.String()
+}
+
 // startChild starts a child test binary that starts the helpers, with
-// the extra arguments, and reads its report; a child not ready within a
-// minute is killed.
+// the extra arguments, and reads its report; a child not ready within two
+// minutes (a loaded machine builds and starts moto slowly) is killed.
 func startChild(helpers []string, dir string, args []string) *child {
 	c := &child{addrs: map[string]string{}, procs: map[string]map[int]proc{}}
 	c.cmd = childproc.Command(os.Args[0], append([]string{"-test.run=^TestWait$"}, args...)...)
@@ -264,7 +274,7 @@ func startChild(helpers []string, dir string, args []string) *child {
 	if c.err = c.cmd.Start(); c.err != nil {
 		return c
 	}
-	timer := time.AfterFunc(time.Minute, func() { _ = c.cmd.Process.Kill() })
+	timer := time.AfterFunc(2*time.Minute, func() { _ = c.cmd.Process.Kill() })
 	defer timer.Stop()
 	for sc := bufio.NewScanner(c.stdout); sc.Scan(); {
 		f := strings.Fields(sc.Text())
