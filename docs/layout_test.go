@@ -1,7 +1,10 @@
 package docs_test
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +22,7 @@ func functionDeps(t *testing.T, folder string) []string {
 		t.Fatalf("%s: %v\n%s", folder, err, out)
 	}
 	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, "github.com/cloud-agent/control-plane/shared/lambdaenv") {
+	if !slices.Contains(deps, "github.com/cloud-agent/control-plane/shared/app") {
 		t.Fatalf("go list -deps of functions/%s gave no dependency list:\n%s", folder, out)
 	}
 	return deps
@@ -47,8 +50,8 @@ func TestZoneDataBuiltIn(t *testing.T) {
 }
 
 // TestKMSWhereSecrets: a function links the KMS client if and only if it
-// holds webhook secrets (its main calls secrets.Load): the KMS client's
-// initialisation costs the others' cold starts (docs/performance.md).
+// holds webhook secrets (its main runs it through package keyed): the KMS
+// client's initialisation costs the others' cold starts (docs/performance.md).
 func TestKMSWhereSecrets(t *testing.T) {
 	folders, err := os.ReadDir("../functions")
 	if err != nil {
@@ -63,7 +66,7 @@ func TestKMSWhereSecrets(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		holds := strings.Contains(string(main), "secrets.Load(")
+		holds := strings.Contains(string(main), "keyed.Run(")
 		if holds {
 			holders++
 		}
@@ -92,6 +95,39 @@ func TestDomainKnowsNoAWS(t *testing.T) {
 			if strings.HasPrefix(dep, "github.com/aws/") || slices.Contains([]string{shared + "store", shared + "settings", shared + "httpapi"}, dep) {
 				t.Errorf("shared/%s links %s", pkg, dep)
 			}
+		}
+	}
+}
+
+// TestOneWiring: every function is built by package app from one
+// configuration read once: no code of shared/ or functions/ but app's
+// reads the environment, and a function's main.go imports nothing of the
+// project but app and app/keyed.
+func TestOneWiring(t *testing.T) {
+	const project = `"github.com/cloud-agent/control-plane/`
+	for _, root := range []string{"../shared", "../functions"} {
+		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if !strings.HasPrefix(path, "../shared/app/") && regexp.MustCompile(`os\.(Getenv|LookupEnv|Environ)\(`).Match(src) {
+				t.Errorf("%s reads the environment; only shared/app does", path)
+			}
+			if root == "../functions" {
+				for _, line := range strings.Split(string(src), "\n") {
+					if i := strings.Index(line, project); i >= 0 && !slices.Contains([]string{project + `shared/app"`, project + `shared/app/keyed"`}, strings.TrimSpace(line[i:])) {
+						t.Errorf("%s imports %s: a main imports only app and app/keyed", path, strings.TrimSpace(line[i:]))
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }

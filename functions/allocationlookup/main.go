@@ -2,15 +2,6 @@
 // GET /v1/sessions/{sessionId}/allocation and GET /v1/allocations.
 package main
 
-import (
-	"github.com/cloud-agent/control-plane/shared/httpapi"
-	"github.com/cloud-agent/control-plane/shared/lambdaenv"
-	"github.com/cloud-agent/control-plane/shared/lookup"
-)
+import "github.com/cloud-agent/control-plane/shared/app"
 
-func main() {
-	lambdaenv.Start(func(env *lambdaenv.Env) (any, error) {
-		svc := &lookup.Service{Table: env.Table, Settings: env.Settings}
-		return httpapi.New(env.Log, svc.Routes()...).WithMetrics(env.Metrics).Handle, nil
-	})
-}
+func main() { app.Run(app.AllocationLookup) }

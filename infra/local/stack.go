@@ -27,7 +27,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/local/schedule"
 	"github.com/cloud-agent/control-plane/infra/template"
-	"github.com/cloud-agent/control-plane/shared/lambdaenv"
+	"github.com/cloud-agent/control-plane/shared/app"
 )
 
 // Config is what `make run` starts.
@@ -65,13 +65,13 @@ const DynamoAddr = "127.0.0.1:8000"
 
 // TuneGC sets the collector of the stack's process, which serves the
 // embedded endpoint, as the functions set theirs: GOGC
-// lambdaenv.GCPercent, unless GOGC is set (GOMEMLIMIT, when set, holds as
+// app.GCPercent, unless GOGC is set (GOMEMLIMIT, when set, holds as
 // Go reads it). At Go's default the collector took about an eighth of
 // the process's CPU in a burst of firings, at 400 next to none
 // (BenchmarkStackBurst, docs/decisions.md).
 func TuneGC() {
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(lambdaenv.GCPercent)
+		debug.SetGCPercent(app.GCPercent)
 	}
 }
 

@@ -16,15 +16,12 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/template"
-	"github.com/cloud-agent/control-plane/shared/commit"
-	"github.com/cloud-agent/control-plane/shared/hook"
+	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
-	"github.com/cloud-agent/control-plane/shared/lookup"
-	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
 // TestRouteTable holds a route to the four places it lives in: Go (each
-// function's routes as its main.go wires them, apitest.FunctionRoutes),
+// function's routes as the functions are built, app.Functions.Routes),
 // template.yaml (an HttpApi event on the same function), docs/openapi.yaml
 // (the path's operation) and events/ (a valid sample event of the
 // function, one that its router hands to that route). A route missing
@@ -36,7 +33,7 @@ func TestRouteTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served := apitest.FunctionRoutes(&commit.Executor{}, &lookup.Service{}, &triggerapi.Service{}, &hook.Service{})
+	served := app.Build(app.Parts{}).Routes()
 	tpl := apitest.TemplateRoutes(fns)
 	for _, line := range apitest.RouteDiff(apitest.GoRoutes(served), tpl, documentRoutes(t), sampleRoutes(t, fns, served)) {
 		t.Error(line)

@@ -15,9 +15,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
 	"github.com/cloud-agent/control-plane/infra/local/testkit"
-	"github.com/cloud-agent/control-plane/shared/firing"
-	"github.com/cloud-agent/control-plane/shared/lambdaenv"
-	"github.com/cloud-agent/control-plane/shared/secrets"
+	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
@@ -57,13 +55,7 @@ func TestTemplateFunctions(t *testing.T) {
 				names = append(names, k)
 			}
 			slices.Sort(names)
-			want := slices.Clone(lambdaenv.Variables)
-			if fn.LogicalID == "TriggerFireFunction" {
-				want = append(want, firing.VarConcurrency)
-			}
-			if main, _ := os.ReadFile("../../" + strings.TrimPrefix(folder, "./") + "/main.go"); strings.Contains(string(main), "secrets.Load(") {
-				want = append(want, secrets.VarMACKey, secrets.VarSealKey)
-			}
+			want := app.Variables(fn.LogicalID)
 			slices.Sort(want)
 			if !slices.Equal(names, want) {
 				t.Errorf("environment %v, the code reads %v", names, want)

@@ -1,4 +1,4 @@
-package lambdaenv_test
+package app_test
 
 import (
 	"bytes"

@@ -27,8 +27,8 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/firing"
-	"github.com/cloud-agent/control-plane/shared/lambdaenv"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -62,7 +62,7 @@ func newBurstTable(b *testing.B) *burstTable {
 	p := faultproxy.Separate(b, bk.URL)
 	bt := &burstTable{endpoint: ep, proxy: p, at: created.Truncate(time.Minute)}
 	bt.api = localdb.Client(p.URL(), store.Counting, func(o *dynamodb.Options) {
-		o.HTTPClient = lambdaenv.HTTPClient() // the functions'
+		o.HTTPClient = app.HTTPClient() // the functions'
 		o.APIOptions = append(o.APIOptions, bt.capture)
 	})
 	bt.h = apitest.NewOn(b, bt.api, direct, name)
@@ -318,7 +318,7 @@ func (bt *burstTable) endpointCPU(b *testing.B) time.Duration {
 }
 
 // BenchmarkBurst: size triggers due in one minute, fired by one
-// invocation (its collector at the functions' lambdaenv.GCPercent), on
+// invocation (its collector at the functions' app.GCPercent), on
 // the embedded endpoint behind the fault proxy at 5 ms per request, each
 // in a process of its own: 2,000 at concurrency 32 and 1,
 // then 10,000 at 32, over one table grown from the first size to the next
@@ -341,7 +341,7 @@ func (bt *burstTable) endpointCPU(b *testing.B) time.Duration {
 // process spends per call is what the SDK and the HTTP client cost a
 // slot that has a transaction of its own.
 func BenchmarkBurst(b *testing.B) {
-	percent := debug.SetGCPercent(lambdaenv.GCPercent) // the collector as the functions run it
+	percent := debug.SetGCPercent(app.GCPercent) // the collector as the functions run it
 	b.Cleanup(func() { debug.SetGCPercent(percent) })
 	bt := newBurstTable(b) // grown from one size to the next
 	for _, run := range []struct{ size, concurrency int }{{2000, 32}, {2000, 1}, {10000, 32}} {

@@ -50,23 +50,19 @@ const (
 // wait longer for a send (docs/decisions.md, "Grouped transactions").
 const PerTransaction = 8
 
-// VarConcurrency is the environment variable that bounds how many due
-// triggers an invocation fires at a time (template.yaml sets it).
-const VarConcurrency = "FIRING_CONCURRENCY"
-
-// MaxConcurrency bounds FIRING_CONCURRENCY: the functions keep as many
-// idle connections to an endpoint (lambdaenv).
+// MaxConcurrency bounds the concurrency (FIRING_CONCURRENCY): the
+// functions keep as many idle connections to an endpoint (app.HTTPClient).
 const MaxConcurrency = 256
 
-// ParseConcurrency reads FIRING_CONCURRENCY: a whole number from 1 to
-// MaxConcurrency, defaultConcurrency when empty.
+// ParseConcurrency reads a concurrency as the template sets it: a whole
+// number from 1 to MaxConcurrency, defaultConcurrency when empty.
 func ParseConcurrency(s string) (int, error) {
 	if s == "" {
 		return defaultConcurrency, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 || n > MaxConcurrency {
-		return 0, fmt.Errorf("%s must be a whole number from 1 to %d, not %q", VarConcurrency, MaxConcurrency, s)
+		return 0, fmt.Errorf("a whole number from 1 to %d, not %q", MaxConcurrency, s)
 	}
 	return n, nil
 }

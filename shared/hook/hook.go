@@ -21,7 +21,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -34,7 +33,7 @@ import (
 type Service struct {
 	Table    *store.Table
 	Settings *settings.Settings
-	Secrets  *secrets.Keys
+	Secrets  triggerrun.Secrets
 	Runs     *triggerrun.Runner
 	// Now defaults to the clock.
 	Now func() time.Time

@@ -12,8 +12,6 @@ package secrets
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -23,13 +21,6 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/webhook"
-)
-
-// The environment variables that name the keys (template.yaml sets them
-// from the keys' ARNs).
-const (
-	VarMACKey  = "WEBHOOK_KEY_ID"
-	VarSealKey = "WEBHOOK_SECRETS_KEY_ID"
 )
 
 // maxCached bounds the secrets kept per execution environment, derived
@@ -86,18 +77,6 @@ func (c *cache[K]) put(k K, s string) {
 // (SYMMETRIC_DEFAULT) on client: ids, ARNs or aliases.
 func New(client *kms.Client, macKey, sealKey string) *Keys {
 	return &Keys{client: client, macKey: macKey, sealKey: sealKey}
-}
-
-// Load returns the keys that WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID
-// name, both required, on a KMS client of cfg (lambdaenv.Env.Config), for
-// the functions that hold webhook secrets: the triggers and the trigger
-// hook. Nothing here does I/O.
-func Load(cfg aws.Config) (*Keys, error) {
-	mac, seal := os.Getenv(VarMACKey), os.Getenv(VarSealKey)
-	if mac == "" || seal == "" {
-		return nil, fmt.Errorf("%s and %s must be set", VarMACKey, VarSealKey)
-	}
-	return New(kms.NewFromConfig(cfg), mac, seal), nil
 }
 
 // Derive returns trigger triggerID's generated secret of version n:

@@ -6,12 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/shared/problem"
@@ -49,39 +45,6 @@ func TestDerive(t *testing.T) {
 	}
 	if n := calls.Load(); n != 3 {
 		t.Errorf("%d KMS calls, want 3 (the second derivation of trg_a:1 is cached)", n)
-	}
-}
-
-// TestLoad: the keys are those WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID
-// name, on a KMS client of the configuration given (its endpoint, region
-// and credentials); without either variable, no keys.
-func TestLoad(t *testing.T) {
-	keys, _, _, srv := standIn(t)
-	cfg := aws.Config{Region: kms.Region, BaseEndpoint: aws.String(srv.URL),
-		Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}
-	t.Setenv(secrets.VarMACKey, "alias/WebhookKey")
-	t.Setenv(secrets.VarSealKey, "alias/WebhookSecretsKey")
-	loaded, err := secrets.Load(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	got, err := loaded.Derive(ctx, "trg_a", 1)
-	want, _ := keys.Derive(ctx, "trg_a", 1)
-	if err != nil || got != want {
-		t.Errorf("derived %q (%v), want %q", got, err, want)
-	}
-	sealed, err := loaded.Seal(ctx, "trg_a", "whsec_x")
-	if opened, _ := keys.Open(ctx, "trg_a", sealed); err != nil || opened != "whsec_x" {
-		t.Errorf("sealed with the loaded keys, opened %q: %v", opened, err)
-	}
-	for _, name := range []string{secrets.VarMACKey, secrets.VarSealKey} {
-		t.Run(name, func(t *testing.T) {
-			t.Setenv(name, "")
-			if _, err := secrets.Load(cfg); err == nil || !strings.Contains(err.Error(), name) {
-				t.Errorf("loaded without %s: %v", name, err)
-			}
-		})
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/jsonbody"
 	"github.com/cloud-agent/control-plane/shared/problem"
-	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/start"
@@ -42,6 +41,12 @@ const (
 	maxLimit     = 100
 )
 
+// Secrets makes, seals and opens webhook triggers' secrets.
+type Secrets interface {
+	triggerrun.Secrets
+	Seal(ctx context.Context, triggerID, secret string) ([]byte, error)
+}
+
 // Service stores triggers.
 type Service struct {
 	Table    *store.Table
@@ -49,7 +54,7 @@ type Service struct {
 	// Runs starts a trigger's session now.
 	Runs *triggerrun.Runner
 	// Secrets makes, seals and opens webhook triggers' secrets (KMS).
-	Secrets *secrets.Keys
+	Secrets Secrets
 	// Now and NewTriggerID default to the clock and trg_<uuid v4>.
 	Now          func() time.Time
 	NewTriggerID func() string

@@ -1,5 +1,5 @@
 // Package apitest runs the API's handlers, as the functions wire them
-// (FunctionRoutes, held to template.yaml's routes), on a real table of the
+// (app.Build, its routes held to template.yaml's), on a real table of the
 // embedded DynamoDB endpoint (or another backend) with settings from the
 // local SSM stand-in, and calls them with payload 2.0 events the way the
 // gateway builds them.
@@ -39,18 +39,16 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
+	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
-	"github.com/cloud-agent/control-plane/shared/lookup"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
-	"github.com/cloud-agent/control-plane/shared/startapi"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
-	"github.com/cloud-agent/control-plane/shared/triggerrun"
 )
 
 // ConfigPath is the settings path the harness serves.
@@ -100,7 +98,7 @@ func New(t testing.TB, b *dynamotest.Backend, optFns ...func(*dynamodb.Options))
 // NewOn builds the API over table name, reached by api (which may go
 // through a fault proxy), while direct reaches the same table straight;
 // the settings' SSM client takes the given options. The API serves every
-// function's routes (FunctionRoutes) at once, and fails the test first
+// function's routes (app.Functions.Routes) at once, and fails the test first
 // when they are not template.yaml's, function by function: a route that
 // only Go serves would pass here and be dead in AWS.
 func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...func(*ssm.Options)) *Harness {
@@ -117,13 +115,11 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	tbl := store.New(api, name)
 	h.KMS = kms.NewTestServer(t, stackKeys(t))
 	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
-	h.Start = &commit.Executor{Table: tbl, Settings: cfg}
-	runs := &triggerrun.Runner{Start: h.Start, Table: tbl, Secrets: h.Secrets}
-	h.Triggers = &triggerapi.Service{Table: tbl, Settings: cfg, Runs: runs, Secrets: h.Secrets}
-	h.Hooks = &hook.Service{Table: tbl, Settings: cfg, Secrets: h.Secrets, Runs: runs}
+	built := app.Build(app.Parts{Log: log, Table: tbl, Settings: cfg, Secrets: h.Secrets,
+		Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")})
+	h.Start, h.Triggers, h.Hooks, h.Firing = built.Start, built.Triggers, built.Hooks, built.Firing
 	h.HookAPI = httpapi.New(log, h.Hooks.Routes()...).WithMetrics(invocation.NewMetrics(HookFunction, "$LATEST"))
-	h.Firing = &firing.Firing{Table: tbl, Settings: cfg, Runs: runs, Log: log, Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")}
-	fns := FunctionRoutes(h.Start, &lookup.Service{Table: tbl, Settings: cfg}, h.Triggers, h.Hooks)
+	fns := built.Routes()
 	tpl, err := templateRoutes()
 	if err != nil {
 		t.Fatal(err)
@@ -155,18 +151,6 @@ func stackKeys(t testing.TB) *kms.Keys {
 		t.Fatal(keysErr)
 	}
 	return keys
-}
-
-// FunctionRoutes are the routes of each API function, by its logical id
-// in template.yaml, as the function's main.go wires them over the
-// services.
-func FunctionRoutes(st *commit.Executor, lk *lookup.Service, tr *triggerapi.Service, hk *hook.Service) map[string][]httpapi.Route {
-	return map[string][]httpapi.Route{
-		"SessionStartFunction":     {startapi.Route(st)},
-		"AllocationLookupFunction": lk.Routes(),
-		"TriggersFunction":         tr.Routes(),
-		"TriggerHookFunction":      hk.Routes(),
-	}
 }
 
 // RouteSet is the routes one source knows: the function that serves each,

@@ -24,11 +24,9 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
-	"github.com/cloud-agent/control-plane/shared/commit"
+	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
-	"github.com/cloud-agent/control-plane/shared/lookup"
-	"github.com/cloud-agent/control-plane/shared/startapi"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -216,8 +214,9 @@ func newFloorBench(b testing.TB) *floorBench {
 	cfg := benchSettings(b, hookLimit)
 	tbl := store.New(f.client, name)
 	logger := slog.New(slog.NewJSONHandler(f.log, nil))
-	f.startAPI = httpapi.New(logger, startapi.Route(&commit.Executor{Table: tbl, Settings: cfg})).WithMetrics(invocation.NewMetrics("SessionStartFunction", "$LATEST"))
-	f.lookupAPI = httpapi.New(logger, (&lookup.Service{Table: tbl, Settings: cfg}).Routes()...).WithMetrics(invocation.NewMetrics("AllocationLookupFunction", "$LATEST"))
+	routes := app.Build(app.Parts{Log: logger, Table: tbl, Settings: cfg}).Routes()
+	f.startAPI = httpapi.New(logger, routes[app.SessionStart]...).WithMetrics(invocation.NewMetrics(app.SessionStart, "$LATEST"))
+	f.lookupAPI = httpapi.New(logger, routes[app.AllocationLookup]...).WithMetrics(invocation.NewMetrics(app.AllocationLookup, "$LATEST"))
 	f.hooks = newHookStack(b, tbl, cfg, f.log)
 
 	f.key = fmt.Sprintf("s-%09d", 0)

@@ -33,8 +33,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
-	"github.com/cloud-agent/control-plane/shared/commit"
-	"github.com/cloud-agent/control-plane/shared/hook"
+	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/secrets"
@@ -42,7 +41,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
-	"github.com/cloud-agent/control-plane/shared/triggerrun"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
@@ -86,9 +84,9 @@ func newHookStack(tb testing.TB, tbl *store.Table, cfg *settings.Settings, log i
 	tb.Helper()
 	ts := kms.NewTestServer(tb, nil)
 	keys := secrets.New(kms.Client(ts.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
-	svc := &hook.Service{Table: tbl, Settings: cfg, Secrets: keys, Runs: &triggerrun.Runner{Start: &commit.Executor{Table: tbl, Settings: cfg}, Table: tbl}}
-	api := httpapi.New(slog.New(slog.NewJSONHandler(log, nil)), svc.Routes()...).
-		WithMetrics(invocation.NewMetrics("TriggerHookFunction", "$LATEST"))
+	logger := slog.New(slog.NewJSONHandler(log, nil))
+	routes := app.Build(app.Parts{Log: logger, Table: tbl, Settings: cfg, Secrets: keys}).Routes()
+	api := httpapi.New(logger, routes[app.TriggerHook]...).WithMetrics(invocation.NewMetrics(app.TriggerHook, "$LATEST"))
 	return &hookStack{api: api, table: tbl, secrets: keys, kms: ts}
 }
 
@@ -223,7 +221,7 @@ func benchDeliveries(b *testing.B) {
 	b.Cleanup(func() { _ = d.Close(context.Background()) })
 	direct, name := dynamotest.Table(b, dynamotest.Backend{Name: "embedded", URL: d.URL})
 	client := localdb.Client(d.URL, store.Counting, func(o *dynamodb.Options) {
-		// As many idle connections as requests at once, as lambdaenv keeps.
+		// As many idle connections as requests at once, as the functions keep (app.HTTPClient).
 		o.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(t *http.Transport) { t.MaxIdleConnsPerHost = deliveryConnsIdle })
 	})
 	lines := &requestLines{}
