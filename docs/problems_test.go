@@ -106,7 +106,7 @@ func hookTrigger(t *testing.T, h *apitest.Harness) (string, string) {
 		Repository: session.Repository{Type: "github", Repo: "owner/name"}, Agent: session.Agent{Mode: "code", Model: "provider/model-name"},
 		Webhook: &trigger.Webhook{Verify: webhook.VerifyGitHub, Secret: trigger.Secret{Version: 1, CreatedAt: time.Now()}}, CreatedAt: time.Now(),
 	}
-	if err := h.Hooks.Table.CreateTrigger(t.Context(), tr, 100); err != nil {
+	if err := h.Triggers.Table.CreateTrigger(t.Context(), tr, 100); err != nil {
 		t.Fatal(err)
 	}
 	secret, err := h.Secrets.Derive(t.Context(), tr.ID, 1)

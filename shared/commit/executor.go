@@ -21,9 +21,19 @@ import (
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
+// SessionStore is what the executor reads and writes: sessions and
+// their ledger rows, with what goes beside them (store.Table).
+type SessionStore interface {
+	PutSession(ctx context.Context, rec *session.Record, beside store.Beside) error
+	CreateSession(ctx context.Context, rec *session.Record, row ledger.Row, now time.Time, beside store.Beside) (*ledger.Row, error)
+	ReplaceLedger(ctx context.Context, rec *session.Record, row ledger.Row, old *ledger.Row, beside store.Beside) (*ledger.Row, error)
+	GetLedger(ctx context.Context, userID, operationKey string) (*ledger.Row, error)
+	GetSession(ctx context.Context, sessionID string) (*session.Record, error)
+}
+
 // Executor starts sessions.
 type Executor struct {
-	Table    *store.Table
+	Table    SessionStore
 	Settings *settings.Settings
 	// Now and NewSessionID default to the clock and workspace_<uuid v4>.
 	Now          func() time.Time

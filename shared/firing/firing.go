@@ -67,10 +67,19 @@ func ParseConcurrency(s string) (int, error) {
 	return n, nil
 }
 
+// DueStore is what the firing reads and writes itself: the due index,
+// a due trigger read again, a trigger stopped (store.Table).
+type DueStore interface {
+	EachDue(ctx context.Context, at time.Time, shards []int, found func([]store.Due)) error
+	GetTrigger(ctx context.Context, id string) (*trigger.Trigger, error)
+	Park(ctx context.Context, id, code string, seen *trigger.Trigger, at time.Time) error
+	Grouped(ctx context.Context, sends int) context.Context
+}
+
 // Firing starts the sessions of due triggers through the executor,
 // once per trigger and slot.
 type Firing struct {
-	Table    *store.Table
+	Table    DueStore
 	Settings *settings.Settings
 	Runs     *triggerrun.Runner
 	Log      *slog.Logger

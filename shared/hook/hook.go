@@ -29,9 +29,15 @@ import (
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
+// DeliveryStore reads what a delivery is judged on in one request
+// (store.Table).
+type DeliveryStore interface {
+	ReadDelivery(ctx context.Context, id string, keys []string, now time.Time) (*store.DeliveryRead, error)
+}
+
 // Service answers webhook deliveries.
 type Service struct {
-	Table    *store.Table
+	Table    DeliveryStore
 	Settings *settings.Settings
 	Secrets  triggerrun.Secrets
 	Runs     *triggerrun.Runner

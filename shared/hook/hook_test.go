@@ -53,7 +53,7 @@ func newHook(t testing.TB, h *apitest.Harness, set func(*trigger.Trigger)) hooke
 		set(tr)
 	}
 	ctx := context.Background()
-	if err := h.Hooks.Table.CreateTrigger(ctx, tr, 100); err != nil {
+	if err := h.Triggers.Table.CreateTrigger(ctx, tr, 100); err != nil {
 		t.Fatal(err)
 	}
 	var secret string
@@ -112,7 +112,7 @@ func github(event, delivery string) map[string]string {
 // runs are the trigger's runs, newest first.
 func runs(t *testing.T, h *apitest.Harness, id string) []trigger.Run {
 	t.Helper()
-	_, rs, _, err := h.Hooks.Table.ListRuns(context.Background(), id, "", 100, clock)
+	_, rs, _, err := h.Triggers.Table.ListRuns(context.Background(), id, "", 100, clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,19 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/problem"
+	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
+// SessionReader reads a session (store.Table).
+type SessionReader interface {
+	GetSession(ctx context.Context, sessionID string) (*session.Record, error)
+}
+
 // Service reads sessions and settings.
 type Service struct {
-	Table    *store.Table
+	Table    SessionReader
 	Settings *settings.Settings
 }
 

@@ -47,9 +47,20 @@ type Secrets interface {
 	Seal(ctx context.Context, triggerID, secret string) ([]byte, error)
 }
 
+// TriggerStore reads and writes triggers and reads their runs
+// (store.Table).
+type TriggerStore interface {
+	CreateTrigger(ctx context.Context, tr *trigger.Trigger, limit int) error
+	GetTrigger(ctx context.Context, id string) (*trigger.Trigger, error)
+	ListTriggers(ctx context.Context, userID string, after *trigger.Position, limit int, keep func(*trigger.Trigger) bool) ([]*trigger.Trigger, bool, error)
+	UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigger) error
+	DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error
+	ListRuns(ctx context.Context, triggerID string, after store.RunPosition, limit int, now time.Time) (*trigger.Trigger, []trigger.Run, store.RunPosition, error)
+}
+
 // Service stores triggers.
 type Service struct {
-	Table    *store.Table
+	Table    TriggerStore
 	Settings *settings.Settings
 	// Runs starts a trigger's session now.
 	Runs *triggerrun.Runner

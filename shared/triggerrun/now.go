@@ -10,18 +10,30 @@ import (
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/ledger"
+	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/start"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
 
+// RunStore is what a trigger's runs read and record beside the
+// executor's writes (store.Table).
+type RunStore interface {
+	GetLedger(ctx context.Context, userID, operationKey string) (*ledger.Row, error)
+	GetSession(ctx context.Context, sessionID string) (*session.Record, error)
+	GetManualRun(ctx context.Context, triggerID string, rec *session.Record) (trigger.Run, error)
+	PutRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run) error
+	RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time) error
+	PutFailedDelivery(ctx context.Context, d *store.Delivery, code, detail string) error
+}
+
 // Runner runs a trigger's starts on the executor and the table. It is
 // built once per execution environment; the time of each start is its
 // caller's.
 type Runner struct {
 	Start *commit.Executor
-	Table *store.Table
+	Table RunStore
 	// Secrets opens a webhook trigger's secrets (a start now's prompt
 	// redacts them); a scheduled trigger needs none.
 	Secrets Secrets
