@@ -164,16 +164,15 @@ func (s *Service) start(ctx context.Context, tr *trigger.Trigger, read *store.De
 	}
 	d.Limit, d.Now = limit, now
 	started, err := s.Runs.StartDelivery(ctx, tr, policy, d)
-	de, racing := errors.AsType[*store.DeliveredError](err)
 	switch {
-	case racing:
-		return s.redelivered(ctx, tr, d.Delivery, de.Marker, o)
 	case errors.Is(err, store.ErrRateLimited):
 		return o.is(limited), rateLimited(now)
 	case errors.Is(err, store.ErrTriggerMoved):
 		return httpapi.Response{}, err
 	case err != nil:
 		return o.failed(err), err
+	case started.Delivered != nil: // a racing start of the key recorded first
+		return s.redelivered(ctx, tr, d.Delivery, *started.Delivered, o)
 	}
 	start.Count(ctx, started.Outcome) // as every start counts: by provider and allocation
 	return o.session(started.Record.SessionID, started.Kind == ledger.Replayed), nil

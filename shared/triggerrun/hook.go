@@ -38,10 +38,19 @@ type Delivery struct {
 // store.Delivery writes beside it (the run, the minute's counter, the
 // key's marker); a refused start that Failed counts records its failed
 // run and marker (store.Table.PutFailedDelivery), and the refusal is the
-// error, as it is the answer. Besides a start's errors: store.ErrTriggerMoved (read the
-// trigger and judge again), store.ErrRateLimited, and a
-// *store.DeliveredError, whose marker answers.
+// error, as it is the answer. When a racing start of the same key
+// recorded its marker first, Started.Delivered is that marker, which
+// answers. Besides a start's errors: store.ErrTriggerMoved (read the
+// trigger and judge again) and store.ErrRateLimited.
 func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d Delivery) (*Started, error) {
+	started, err := r.startDelivery(ctx, tr, policy, d)
+	if de, ok := errors.AsType[*store.DeliveredError](err); ok {
+		return &Started{Delivered: &de.Marker}, nil
+	}
+	return started, err
+}
+
+func (r *Runner) startDelivery(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d Delivery) (*Started, error) {
 	key := d.OperationKey(tr.ID)
 	prompt, err := Prompt(tr, d.Input)
 	cmd, choice := Command(tr, policy, start.PlatformWebhook, key)
@@ -66,7 +75,7 @@ func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 	case ledger.Replayed: // the key's row, met by a racing start: no run of this delivery's
 		return &Started{Outcome: out}, nil
 	}
-	return &Started{out, beside.RunOf(out.Record)}, nil
+	return &Started{Outcome: out, Run: beside.RunOf(out.Record)}, nil
 }
 
 // Redelivered is what the ledger row of the redelivered delivery d's

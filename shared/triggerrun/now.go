@@ -40,10 +40,12 @@ type Runner struct {
 }
 
 // Started is what a trigger's start obtained: the session, new or
-// replayed, and its run.
+// replayed, and its run; or, for a delivery, the marker that a racing
+// start of the same key recorded first (Delivered), which answers.
 type Started struct {
 	ledger.Outcome
-	Run trigger.Run
+	Run       trigger.Run
+	Delivered *store.Marker
 }
 
 // StartNow starts the session of the trigger tr, as it was read, at now,
@@ -94,7 +96,7 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 	}
 	run := manual.Run(out.Record)
 	if out.Kind == ledger.Started {
-		return &Started{out, run}, nil
+		return &Started{Outcome: out, Run: run}, nil
 	}
 	switch stored, err := r.Table.GetManualRun(ctx, tr.ID, out.Record); {
 	case err == nil:
@@ -106,7 +108,7 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 	default:
 		return nil, err
 	}
-	return &Started{out, run}, nil
+	return &Started{Outcome: out, Run: run}, nil
 }
 
 // refusedNow records a refused start now (out) as a failed manual run at
