@@ -72,7 +72,7 @@ func ParseConcurrency(s string) (int, error) {
 type DueStore interface {
 	EachDue(ctx context.Context, at time.Time, shards []int, found func([]store.Due)) error
 	GetTrigger(ctx context.Context, id string) (*trigger.Trigger, error)
-	Park(ctx context.Context, id, code string, seen *trigger.Trigger, at time.Time) error
+	Park(ctx context.Context, id string, seen *trigger.Trigger, run trigger.Run) error
 	Grouped(ctx context.Context, sends int) context.Context
 }
 
@@ -369,12 +369,17 @@ func indexSlot(d store.Due, at time.Time) time.Time {
 }
 
 // park stops a trigger that a retry cannot mend, counted as failed: seen
-// is the trigger as read, nil when it does not decode (store.Table.Park).
+// is the trigger as read, whose slot's run records it
+// (trigger.Trigger.Parked), nil when it does not decode (store.Table.Park).
 func (f *Firing) park(ctx context.Context, id string, seen *trigger.Trigger, code problem.Code, reason string) outcome {
+	run := trigger.Run{Status: trigger.StatusFailed, Error: string(code)}
+	if seen != nil {
+		run = seen.Parked(string(code), f.now())
+	}
 	o := outcome{
 		sum:   Summary{Due: 1, Failed: 1},
 		note:  &note{Trigger: id, Outcome: trigger.StatusFailed, Code: string(code), Reason: reason},
-		fault: f.Table.Park(ctx, id, string(code), seen, f.now()),
+		fault: f.Table.Park(ctx, id, seen, run),
 	}
 	if seen != nil {
 		o.slot = seen.NextRunAt

@@ -27,17 +27,15 @@ func (e *expr) runUpdate(run trigger.Run, next time.Time) string {
 }
 
 // Advance moves a trigger past a slot whose new session is written with
-// it, in the session's own transaction: it records the slot, the session,
-// the status and the next slot, on the condition that the trigger is
-// still as it was seen (unchangedSince), and adds the slot's run to the
-// trigger's history. When that condition fails nothing at all is written,
-// and the error is ErrTriggerMoved.
+// it, in the session's own transaction: it records the slot's run (Run,
+// with the session: trigger.Run.ForSession) and the next slot, on the
+// condition that the trigger is still as it was seen (unchangedSince),
+// and adds the run to the trigger's history. When that condition fails
+// nothing at all is written, and the error is ErrTriggerMoved.
 type Advance struct {
-	Seen   *trigger.Trigger
-	Slot   time.Time
-	Status string // fired or fallback
-	Next   time.Time
-	At     time.Time // when the run is recorded
+	Seen *trigger.Trigger
+	Run  trigger.Run
+	Next time.Time
 }
 
 // Beside is what a start writes in its new session's transaction: a
@@ -67,7 +65,7 @@ func movedFrom(r refusal, from int) error {
 // items are the advance as transaction items, for the session rec: the
 // trigger's update, then its run.
 func (a *Advance) items(table string, rec *session.Record) []types.TransactWriteItem {
-	run := trigger.Run{At: a.Slot, SessionID: rec.SessionID, Status: a.Status, RecordedAt: a.At}
+	run := a.Run.ForSession(rec)
 	return []types.TransactWriteItem{runUpdateItem(table, a.Seen, run, a.Next), runPut(table, a.Seen.ID, run)}
 }
 

@@ -170,8 +170,9 @@ func (d *DeliveryRead) add(item Item, byKey map[string]string, now time.Time) er
 // the key's marker stands (a *DeliveredError with the marker).
 type Delivery struct {
 	Seen *trigger.Trigger
-	// Run is the run without its session: kind webhook, its slot the
-	// receipt, status, delivery, event and prompt.
+	// Run is the run without its session (trigger.Run.ForSession adds
+	// it): kind webhook, its slot the receipt, status, delivery, event,
+	// prompt, and its record's time.
 	Run trigger.Run
 	// Key is the delivery's operation key, "" for none (no marker).
 	Key string
@@ -182,15 +183,8 @@ type Delivery struct {
 	Now   time.Time
 }
 
-// RunOf is the delivery's run with the session rec.
-func (d *Delivery) RunOf(rec *session.Record) trigger.Run {
-	run := d.Run
-	run.ID, run.SessionID, run.RecordedAt = rec.SessionID, rec.SessionID, d.Now
-	return run
-}
-
 func (d *Delivery) items(table string, rec *session.Record) []types.TransactWriteItem {
-	run := d.RunOf(rec)
+	run := d.Run.ForSession(rec)
 	items := []types.TransactWriteItem{seenCheck(table, d.Seen), runPut(table, d.Seen.ID, run), rateItem(table, d.Seen.ID, d.Limit, d.Now)}
 	if d.Key == "" {
 		return items

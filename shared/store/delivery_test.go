@@ -16,7 +16,7 @@ import (
 // hookRun is a webhook run received at now, before its session is set.
 func hookRun() trigger.Run {
 	return trigger.Run{Kind: trigger.KindWebhook, At: now, Status: trigger.StatusFired,
-		Delivery: "d1", Event: "push", Prompt: "Look at push", PromptLength: 12}
+		Delivery: "d1", Event: "push", Prompt: "Look at push", PromptLength: 12, RecordedAt: now}
 }
 
 // TestDelivery: a delivery's session goes in with its run, the minute's

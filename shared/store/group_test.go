@@ -50,7 +50,7 @@ func groupedStarts(t *testing.T, tbl *Table, n int) []groupedStart {
 }
 
 func (s groupedStart) create(ctx context.Context, tbl *Table) (*ledger.Row, error) {
-	adv := &Advance{Seen: s.seen, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}
+	adv := &Advance{Seen: s.seen, Run: trigger.Run{At: now, Status: trigger.StatusFired, RecordedAt: now}, Next: now.Add(time.Hour)}
 	return tbl.CreateSession(ctx, newRecord(s.id), *newRow(s.key, s.id, now.Add(24*time.Hour)), now, adv)
 }
 

@@ -88,26 +88,18 @@ func decodeRun(item Item) (trigger.Run, error) {
 	return run, nil
 }
 
-// ManualRun is the run of a trigger started now, written in its new
-// session's transaction on the condition that the trigger is still as it
-// was seen (unchangedSince): kind manual, keyed by the session's id, its
-// slot and recordedAt the session's creation. When the trigger moved,
-// nothing is written and the error is ErrTriggerMoved.
+// ManualRun is the run of a trigger started now (Run, a manual one, with
+// the session: trigger.Run.ForSession), written in its new session's
+// transaction on the condition that the trigger is still as it was seen
+// (unchangedSince). When the trigger moved, nothing is written and the
+// error is ErrTriggerMoved.
 type ManualRun struct {
-	Seen   *trigger.Trigger
-	Status string // fired or fallback
-}
-
-// Run is the manual run of the session rec.
-func (m *ManualRun) Run(rec *session.Record) trigger.Run {
-	return trigger.Run{
-		Kind: trigger.KindManual, ID: rec.SessionID, At: rec.CreatedAt,
-		SessionID: rec.SessionID, Status: m.Status, RecordedAt: rec.CreatedAt,
-	}
+	Seen *trigger.Trigger
+	Run  trigger.Run
 }
 
 func (m *ManualRun) items(table string, rec *session.Record) []types.TransactWriteItem {
-	return []types.TransactWriteItem{seenCheck(table, m.Seen), runPut(table, m.Seen.ID, m.Run(rec))}
+	return []types.TransactWriteItem{seenCheck(table, m.Seen), runPut(table, m.Seen.ID, m.Run.ForSession(rec))}
 }
 
 func (m *ManualRun) refused(r refusal, from int) error { return movedFrom(r, from) }

@@ -27,7 +27,7 @@ func TestRunHistory(t *testing.T) {
 		ctx := context.Background()
 		seen := createDue(t, tbl)
 		recorded := now.Add(30 * time.Second)
-		adv := &Advance{Seen: seen, Slot: now, Status: trigger.StatusFallback, Next: now.Add(time.Hour), At: recorded}
+		adv := &Advance{Seen: seen, Run: trigger.Run{At: now, Status: trigger.StatusFallback, RecordedAt: recorded}, Next: now.Add(time.Hour)}
 		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
 			t.Fatal(err)
 		}
@@ -199,13 +199,13 @@ func TestReplaceLedgerAdvance(t *testing.T) {
 		stale := *seen
 		stale.Version--
 		row := newRow("trigger:trg_a:1", "workspace_r", now.Add(24*time.Hour))
-		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), *row, old, &Advance{Seen: &stale, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}); !errors.Is(err, ErrTriggerMoved) {
+		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), *row, old, &Advance{Seen: &stale, Run: trigger.Run{At: now, Status: trigger.StatusFired, RecordedAt: now}, Next: now.Add(time.Hour)}); !errors.Is(err, ErrTriggerMoved) {
 			t.Fatalf("a stale advance: %v", err)
 		}
 		if _, err := tbl.GetSession(ctx, "workspace_r"); !errors.Is(err, ErrNotFound) {
 			t.Errorf("the session was written: %v", err)
 		}
-		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), *row, old, &Advance{Seen: seen, Slot: now, Status: trigger.StatusFired, Next: now.Add(time.Hour), At: now}); err != nil {
+		if _, err := tbl.ReplaceLedger(ctx, newRecord("workspace_r"), *row, old, &Advance{Seen: seen, Run: trigger.Run{At: now, Status: trigger.StatusFired, RecordedAt: now}, Next: now.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := tbl.GetTrigger(ctx, "trg_a")
@@ -235,11 +235,11 @@ func TestManualRuns(t *testing.T) {
 		stale.Version--
 		late, early := newRecord("workspace_late"), newRecord("workspace_early")
 		late.CreatedAt, early.CreatedAt = now.Add(900*time.Millisecond), now.Add(100*time.Millisecond)
-		if err := tbl.PutSession(ctx, early, &ManualRun{Seen: &stale, Status: trigger.StatusFired}); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.PutSession(ctx, early, &ManualRun{Seen: &stale, Run: trigger.Run{Kind: trigger.KindManual, Status: trigger.StatusFired}}); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("unkeyed, a stale read: %v", err)
 		}
 		row := newRow("trigger:trg_a:now:k1", "workspace_late", now.Add(24*time.Hour))
-		if _, err := tbl.CreateSession(ctx, late, *row, now, &ManualRun{Seen: &stale, Status: trigger.StatusFired}); !errors.Is(err, ErrTriggerMoved) {
+		if _, err := tbl.CreateSession(ctx, late, *row, now, &ManualRun{Seen: &stale, Run: trigger.Run{Kind: trigger.KindManual, Status: trigger.StatusFired}}); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("keyed, a stale read: %v", err)
 		}
 		failed := trigger.Run{Kind: trigger.KindManual, ID: "run_x", At: now.Add(500 * time.Millisecond), Status: trigger.StatusFailed, Error: "forbidden", RecordedAt: now}
@@ -255,10 +255,10 @@ func TestManualRuns(t *testing.T) {
 			t.Fatalf("runs written on a stale read: %+v %v", runs, err)
 		}
 
-		if err := tbl.PutSession(ctx, early, &ManualRun{Seen: seen, Status: trigger.StatusFired}); err != nil {
+		if err := tbl.PutSession(ctx, early, &ManualRun{Seen: seen, Run: trigger.Run{Kind: trigger.KindManual, Status: trigger.StatusFired}}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tbl.CreateSession(ctx, late, *row, now, &ManualRun{Seen: seen, Status: trigger.StatusFallback}); err != nil {
+		if _, err := tbl.CreateSession(ctx, late, *row, now, &ManualRun{Seen: seen, Run: trigger.Run{Kind: trigger.KindManual, Status: trigger.StatusFallback}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := tbl.PutRun(ctx, seen, failed); err != nil {
@@ -277,7 +277,7 @@ func TestManualRuns(t *testing.T) {
 			t.Errorf("runs of one second: %v, want %v: %v", order, want, err)
 		}
 		got, err := tbl.GetManualRun(ctx, "trg_a", late)
-		want := (&ManualRun{Status: trigger.StatusFallback}).Run(late)
+		want := trigger.Run{Kind: trigger.KindManual, Status: trigger.StatusFallback}.ForSession(late)
 		want.At, want.RecordedAt = want.At.Truncate(time.Second), want.RecordedAt.Truncate(time.Second) // shown to the second
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("the stored run: %+v, want %+v: %v", got, want, err)
@@ -285,7 +285,7 @@ func TestManualRuns(t *testing.T) {
 		// An older writer's run, keyed by the second of its start.
 		older := newRecord("workspace_older")
 		older.CreatedAt = now.Add(2*time.Second + 300*time.Millisecond)
-		item := encodeRun("trg_a", (&ManualRun{Status: trigger.StatusFired}).Run(older))
+		item := encodeRun("trg_a", trigger.Run{Kind: trigger.KindManual, Status: trigger.StatusFired}.ForSession(older))
 		item["SK"] = S("RUN#" + older.CreatedAt.Format(session.TimeFormat) + "#workspace_older")
 		item["slot"] = S(older.CreatedAt.Format(session.TimeFormat))
 		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {

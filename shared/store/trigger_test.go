@@ -361,7 +361,7 @@ func TestRecordRun(t *testing.T) {
 			t.Errorf("%+v", got.LastRun)
 		}
 		// Stopped since it was read.
-		if err := tbl.Park(ctx, "trg_a", "invalid_request", nil, now); err != nil {
+		if err := tbl.Park(ctx, "trg_a", nil, trigger.Run{Status: trigger.StatusFailed, Error: "invalid_request"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := tbl.RecordRun(ctx, got, trigger.Run{At: next.Add(time.Hour), Status: "fired"}, next.Add(2*time.Hour)); !errors.Is(err, ErrTriggerMoved) {
@@ -406,7 +406,7 @@ func TestAdvance(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
 		seen := createDue(t, tbl)
-		adv := &Advance{Seen: seen, Slot: now, Status: "fallback", Next: now.Add(time.Hour)}
+		adv := &Advance{Seen: seen, Run: trigger.Run{At: now, Status: "fallback"}, Next: now.Add(time.Hour)}
 		if _, err := tbl.CreateSession(ctx, newRecord("workspace_a"), *newRow("trigger:trg_a:1", "workspace_a", now.Add(24*time.Hour)), now, adv); err != nil {
 			t.Fatal(err)
 		}
@@ -524,13 +524,13 @@ func TestPark(t *testing.T) {
 		if err := tbl.UpdateTrigger(ctx, seen, &changed); err != nil {
 			t.Fatal(err)
 		}
-		if err := tbl.Park(ctx, "trg_a", "invalid_request", seen, now); !errors.Is(err, ErrTriggerMoved) {
+		if err := tbl.Park(ctx, "trg_a", seen, seen.Parked("invalid_request", now)); !errors.Is(err, ErrTriggerMoved) {
 			t.Errorf("changed since it was read: %v", err)
 		}
 		if got, _ := tbl.GetTrigger(ctx, "trg_a"); !got.Active {
 			t.Errorf("parked though changed: %+v", got)
 		}
-		if err := tbl.Park(ctx, "trg_a", "invalid_request", &changed, now); err != nil {
+		if err := tbl.Park(ctx, "trg_a", &changed, changed.Parked("invalid_request", now)); err != nil {
 			t.Fatal(err)
 		}
 		got, err := tbl.GetTrigger(ctx, "trg_a")
@@ -545,13 +545,13 @@ func TestPark(t *testing.T) {
 			t.Errorf("runs %+v: %v", runs, err)
 		}
 		// One that does not decode: as long as it exists, with no run.
-		if err := tbl.Park(ctx, "trg_a", "internal_error", nil, now); err != nil {
+		if err := tbl.Park(ctx, "trg_a", nil, trigger.Run{Status: trigger.StatusFailed, Error: "internal_error"}); err != nil {
 			t.Fatal(err)
 		}
 		if got, _ := tbl.GetTrigger(ctx, "trg_a"); got.LastRun.Error != "internal_error" || got.Version != changed.Version+1 {
 			t.Errorf("%+v", got)
 		}
-		if err := tbl.Park(ctx, "trg_gone", "invalid_request", nil, now); err != nil {
+		if err := tbl.Park(ctx, "trg_gone", nil, trigger.Run{Status: trigger.StatusFailed, Error: "invalid_request"}); err != nil {
 			t.Errorf("a deleted trigger: %v", err)
 		}
 		if _, err := tbl.GetTrigger(ctx, "trg_gone"); !errors.Is(err, ErrNotFound) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -150,18 +149,20 @@ func (t *Table) UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigge
 
 // Park stops a trigger that cannot fire (its item does not decode, or its
 // schedule no longer parses: a retry cannot mend either): it becomes
-// inactive, leaves the due index, and records its slot as failed with
-// code. It stays listed, and can be deleted, or mended by a change.
+// inactive, leaves the due index, and records the failed run (its Error
+// the problem code). It stays listed, and can be deleted, or mended by a
+// change.
 //
 // A trigger that decoded (seen) is parked on the condition that it is
 // still as seen (ErrTriggerMoved when it is not: a change may have mended
-// it), its version moved on, and its slot, its next run, goes into its
-// history, failed, in the same transaction. One that does not decode is
+// it), its version moved on, and run (trigger.Trigger.Parked) goes into
+// its history in the same transaction. One that does not decode is
 // parked as long as it exists, its version left as it is (the version may
-// be what does not decode), with no run: its slot is not known.
-func (t *Table) Park(ctx context.Context, id, code string, seen *trigger.Trigger, at time.Time) error {
+// be what does not decode), with no run in its history: its slot is not
+// known.
+func (t *Table) Park(ctx context.Context, id string, seen *trigger.Trigger, run trigger.Run) error {
 	var e expr
-	stop := []string{e.assign("active", Bool(false)), e.assign("lastRunStatus", S(trigger.StatusFailed)), e.assign("lastError", S(code))}
+	stop := []string{e.assign("active", Bool(false)), e.assign("lastRunStatus", S(trigger.StatusFailed)), e.assign("lastError", S(run.Error))}
 	remove := " REMOVE " + e.name("dueShard")
 	if seen == nil {
 		update, cond := set(stop...)+remove, "attribute_exists(PK)"
@@ -172,7 +173,6 @@ func (t *Table) Park(ctx context.Context, id, code string, seen *trigger.Trigger
 		})
 		return parkError(err)
 	}
-	run := trigger.Run{At: seen.NextRunAt, Status: trigger.StatusFailed, Error: code, RecordedAt: at}
 	update := set(append(stop, e.assign("lastRunAt", S(formatTime(run.At))), e.assign("lastSessionId", nil), e.nextVersion())...) + remove
 	cond := e.unchangedSince(seen)
 	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{

@@ -115,6 +115,27 @@ type Run struct {
 	PromptLength    int
 }
 
+// ForSession is the run r as the new session rec records it, in the
+// session's transaction: with its session; keyed by it for a manual or
+// webhook run; and, for a manual run, started and recorded at the
+// session's creation.
+func (r Run) ForSession(rec *session.Record) Run {
+	r.SessionID = rec.SessionID
+	switch r.Kind {
+	case KindManual:
+		r.ID, r.At, r.RecordedAt = rec.SessionID, rec.CreatedAt, rec.CreatedAt
+	case KindWebhook:
+		r.ID = rec.SessionID
+	}
+	return r
+}
+
+// Parked is the run that stopping the trigger records for its slot (its
+// next run): failed with code, recorded at.
+func (t *Trigger) Parked(code string, at time.Time) Run {
+	return Run{At: t.NextRunAt, Status: StatusFailed, Error: code, RecordedAt: at}
+}
+
 // RunPromptMax is how many code points of a webhook run's rendered prompt
 // its run keeps.
 const RunPromptMax = 1000

@@ -56,8 +56,9 @@ func (r *Runner) startDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 	cmd, choice := Command(tr, policy, start.PlatformWebhook, key)
 	cmd.Request.Prompt, cmd.AnyRequest = &prompt, true
 	excerpt, length := trigger.Excerpt(prompt)
-	beside := &store.Delivery{Seen: tr, Key: key, Limit: d.Limit, Now: d.Now.UTC(), Run: trigger.Run{
-		Kind: trigger.KindWebhook, At: d.Input.ReceivedAt, Status: Status(choice, nil),
+	now := d.Now.UTC()
+	beside := &store.Delivery{Seen: tr, Key: key, Limit: d.Limit, Now: now, Run: trigger.Run{
+		Kind: trigger.KindWebhook, At: d.Input.ReceivedAt, Status: Status(choice, nil), RecordedAt: now,
 		Delivery: d.ID, Event: d.Event, Prompt: excerpt, PromptLength: length,
 	}}
 	if err == nil {
@@ -75,7 +76,7 @@ func (r *Runner) startDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 	case ledger.Replayed: // the key's row, met by a racing start: no run of this delivery's
 		return &Started{Outcome: out}, nil
 	}
-	return &Started{Outcome: out, Run: beside.RunOf(out.Record)}, nil
+	return &Started{Outcome: out, Run: beside.Run.ForSession(out.Record)}, nil
 }
 
 // Redelivered is what the ledger row of the redelivered delivery d's
@@ -103,7 +104,7 @@ func (r *Runner) refusedDelivery(ctx context.Context, d *store.Delivery, out led
 	if pe, ok := errors.AsType[*problem.Error](err); ok {
 		detail = pe.Detail
 	}
-	d.Run.ID, d.Run.Status, d.Run.Error, d.Run.RecordedAt = "run_"+uuid.NewString(), trigger.StatusFailed, string(code), d.Now
+	d.Run.ID, d.Run.Status, d.Run.Error = "run_"+uuid.NewString(), trigger.StatusFailed, string(code)
 	if perr := r.Table.PutFailedDelivery(ctx, d, string(code), detail); perr != nil {
 		return perr
 	}

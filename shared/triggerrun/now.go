@@ -66,7 +66,7 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 		key = NowKey(tr.ID, key)
 	}
 	cmd, choice := Command(tr, policy, start.PlatformNow, key)
-	manual := &store.ManualRun{Seen: tr, Status: Status(choice, nil)}
+	manual := &store.ManualRun{Seen: tr, Run: trigger.Run{Kind: trigger.KindManual, Status: Status(choice, nil)}}
 	now = now.UTC()
 	clear, err := ClearSecrets(ctx, r.Secrets, tr, now)
 	if err != nil {
@@ -94,7 +94,7 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 	if out.Kind == ledger.Refused {
 		return nil, r.refusedNow(ctx, tr, out, now)
 	}
-	run := manual.Run(out.Record)
+	run := manual.Run.ForSession(out.Record)
 	if out.Kind == ledger.Started {
 		return &Started{Outcome: out, Run: run}, nil
 	}

@@ -45,7 +45,7 @@ func (r *Runner) StartSlot(ctx context.Context, policy *allocation.Policy, s Slo
 		return r.refusedSlot(ctx, s, choice, ledger.RefusedWith(err), err)
 	}
 	status := Status(choice, nil) // a new session's
-	out, err := r.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Slot: s.At, Status: status, Next: s.Next, At: s.Now})
+	out, err := r.Start.StartBeside(ctx, cmd, &store.Advance{Seen: tr, Run: trigger.Run{At: s.At, Status: status, RecordedAt: s.Now}, Next: s.Next})
 	switch {
 	case errors.Is(err, store.ErrTriggerMoved) || problem.CodeOf(err) == problem.ServiceUnavailable:
 		return Fired{}, err
