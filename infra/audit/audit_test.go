@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,8 +18,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/trigger"
@@ -345,6 +348,43 @@ func TestRewrite(t *testing.T) {
 
 // forEachBackend runs f on a fresh table of every backend, the backends
 // at once.
+// TestRewriteChanging: a trigger whose write is refused at every try
+// (commit.Tries), as when changes keep landing first, is read again after
+// each, left as it was and reported changing, to be run again; the next
+// rewrite clears it.
+func TestRewriteChanging(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := dynamotest.Backends(t)[0]
+	c, name := dynamotest.Table(t, b)
+	seed(t, c, name)
+	policy := seedPolicy()
+	r, err := Scan(ctx, store.New(c, name), policy, 4, nil)
+	if err != nil || len(r.Fallbacks) == 0 {
+		t.Fatalf("%d fallbacks: %v", len(r.Fallbacks), err)
+	}
+	one := r.Fallbacks[:1]
+	p := faultproxy.New(b.Endpoint(t))
+	t.Cleanup(p.Close)
+	tbl := store.New(localdb.Client(p.URL()), name)
+	before := items(t, c, name)
+	p.Inject("UpdateItem", commit.Tries, faultproxy.Status(http.StatusBadRequest,
+		"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException", "The conditional request failed"))
+	out := Rewrite(ctx, tbl, policy, one, false)
+	if len(out) != 1 || out[0].Result != Changing || out[0].Err != nil {
+		t.Fatalf("%+v", out)
+	}
+	if !reflect.DeepEqual(items(t, c, name), before) {
+		t.Error("a trigger that kept changing was written")
+	}
+	if p.Count("UpdateItem") != commit.Tries || p.Count("GetItem") != commit.Tries-1 {
+		t.Errorf("%d writes and %d reads, want %d and %d", p.Count("UpdateItem"), p.Count("GetItem"), commit.Tries, commit.Tries-1)
+	}
+	if out := Rewrite(ctx, tbl, policy, one, false); len(out) != 1 || out[0].Result != Cleared {
+		t.Errorf("run again: %+v", out)
+	}
+}
+
 func forEachBackend(t *testing.T, f func(t *testing.T, c *dynamodb.Client, name string)) {
 	dynamotest.ForEach(t, dynamotest.Backends(t), func(t *testing.T, c *dynamodb.Client, name string) {
 		t.Parallel()

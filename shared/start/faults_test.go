@@ -9,6 +9,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
+	"github.com/cloud-agent/control-plane/shared/commit"
 	"github.com/cloud-agent/control-plane/shared/store"
 )
 
@@ -88,6 +89,23 @@ func TestFaults(t *testing.T) {
 		again := post(h, user, withKey)
 		if first.Status != 201 || again.Status != 200 || again.Body["sessionId"] != first.Body["sessionId"] || len(h.Items()) != 2 {
 			t.Errorf("%d %d, %d items", first.Status, again.Status, len(h.Items()))
+		}
+	})
+	t.Run("a key kept busy by conflicts at every try", func(t *testing.T) {
+		// Each try of the ledger's rounds (commit.Tries) meets a conflict
+		// and finds no row: the start gives up with a 503, having written
+		// nothing, and its retry starts the session.
+		h, p := apitest.Faulty(t)
+		p.Inject("TransactWriteItems", commit.Tries, faultproxy.DynamoConflict)
+		res := post(h, user, withKey)
+		if res.Status != 503 || res.Headers["Retry-After"] == "" || !strings.Contains(res.Raw, "The operation key is busy.") || len(h.Items()) != 0 {
+			t.Fatalf("%d %v %s, %d items", res.Status, res.Headers, res.Raw, len(h.Items()))
+		}
+		if p.Count("TransactWriteItems") != commit.Tries || p.Count("GetItem") != commit.Tries {
+			t.Errorf("%d transactions and %d reads of the row, want %d of each", p.Count("TransactWriteItems"), p.Count("GetItem"), commit.Tries)
+		}
+		if again := post(h, user, withKey); again.Status != 201 || len(h.Items()) != 2 {
+			t.Errorf("the retry: %d %s, %d items", again.Status, again.Raw, len(h.Items()))
 		}
 	})
 	t.Run("the lookup when reads fail", func(t *testing.T) {
