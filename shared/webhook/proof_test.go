@@ -11,8 +11,9 @@ import (
 	"time"
 )
 
-// GitHub's published example ("Validating webhook deliveries"), as
-// docs/architecture.md quotes it.
+// GitHub's published example ("Validating webhook deliveries" in GitHub's
+// documentation), verbatim; shared/hook's TestGitHubExample runs it end to
+// end.
 const (
 	ghSecret = "It's a Secret to Everybody"
 	ghBody   = "Hello, World!"

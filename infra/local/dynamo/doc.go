@@ -33,5 +33,5 @@
 // serialized, so a conflict never happens: the product's handling of
 // TransactionConflict is tested directly), nor of the older parameters
 // (Expected, AttributesToGet, KeyConditions and the like: it refuses them).
-// docs/architecture.md lists what it still does differently.
+// docs/local.md lists what it still does differently.
 package dynamo
