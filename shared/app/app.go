@@ -10,7 +10,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"runtime/debug"
@@ -33,14 +32,46 @@ import (
 	"github.com/cloud-agent/control-plane/shared/triggerrun"
 )
 
-// The functions, by their logical ids in template.yaml.
-const (
-	SessionStart     = "SessionStartFunction"
-	AllocationLookup = "AllocationLookupFunction"
-	Triggers         = "TriggersFunction"
-	TriggerHook      = "TriggerHookFunction"
-	TriggerFire      = "TriggerFireFunction"
+// Function is one of the stack's functions: its logical id in
+// template.yaml, the services it is built of, and its handler on them. A
+// main links the code of its own function alone, which it reaches only
+// through its Function (a bootstrap's size and cold start pay for no
+// other): the values are static data, with no code run at init.
+type Function struct {
+	ID string
+	// build builds the function's own services on p.
+	build func(p Parts) *Functions
+	// routes are an API function's routes; nil for the firing.
+	routes func(*Functions) []httpapi.Route
+	// handle is its handler on its services, built once per execution
+	// environment.
+	handle func(fn Function, f *Functions, p Parts) any
+}
+
+// The functions.
+var (
+	SessionStart = Function{ID: "SessionStartFunction", handle: serve,
+		build:  func(p Parts) *Functions { return &Functions{Start: p.executor()} },
+		routes: func(f *Functions) []httpapi.Route { return []httpapi.Route{startapi.Route(f.Start)} }}
+	AllocationLookup = Function{ID: "AllocationLookupFunction", handle: serve,
+		build:  func(p Parts) *Functions { return &Functions{Lookup: p.lookup()} },
+		routes: func(f *Functions) []httpapi.Route { return f.Lookup.Routes() }}
+	Triggers = Function{ID: "TriggersFunction", handle: serve,
+		build:  func(p Parts) *Functions { f := p.runs(); f.Triggers = p.triggers(f.Runs); return f },
+		routes: func(f *Functions) []httpapi.Route { return f.Triggers.Routes() }}
+	TriggerHook = Function{ID: "TriggerHookFunction", handle: serve,
+		build:  func(p Parts) *Functions { f := p.runs(); f.Hooks = p.hooks(f.Runs); return f },
+		routes: func(f *Functions) []httpapi.Route { return f.Hooks.Routes() }}
+	TriggerFire = Function{ID: "TriggerFireFunction",
+		build:  func(p Parts) *Functions { f := p.runs(); f.Firing = p.firing(f.Runs); return f },
+		handle: func(_ Function, f *Functions, _ Parts) any { return f.Firing.Handle }}
 )
+
+// serve is an API function's handler: its routes' router, with the
+// execution environment's metrics.
+func serve(fn Function, f *Functions, p Parts) any {
+	return httpapi.New(p.Log, fn.routes(f)...).WithMetrics(p.Metrics).Handle
+}
 
 // Parts are what the functions are built on.
 type Parts struct {
@@ -68,46 +99,65 @@ type Functions struct {
 	Firing   *firing.Firing
 }
 
-// Build builds the functions on p. Nothing here does I/O.
+// Build builds every function on p, as one execution environment would
+// serve them all (the test harness's): one executor and one trigger
+// runner shared. Nothing here does I/O.
 func Build(p Parts) *Functions {
-	exec := &commit.Executor{Table: p.Table, Settings: p.Settings}
-	runs := &triggerrun.Runner{Start: exec, Table: p.Table, Secrets: p.Secrets}
-	return &Functions{
-		Start:    exec,
-		Runs:     runs,
-		Lookup:   &lookup.Service{Table: p.Table, Settings: p.Settings},
-		Triggers: &triggerapi.Service{Table: p.Table, Settings: p.Settings, Secrets: p.Secrets, Runs: runs},
-		Hooks:    &hook.Service{Table: p.Table, Settings: p.Settings, Secrets: p.Secrets, Runs: runs},
-		Firing: &firing.Firing{Table: p.Table, Settings: p.Settings, Runs: runs, Log: p.Log,
-			Concurrency: p.Concurrency, Metrics: p.Metrics},
-	}
+	f := p.runs()
+	f.Lookup, f.Triggers, f.Hooks, f.Firing = p.lookup(), p.triggers(f.Runs), p.hooks(f.Runs), p.firing(f.Runs)
+	return f
+}
+
+func (p Parts) executor() *commit.Executor {
+	return &commit.Executor{Table: p.Table, Settings: p.Settings}
+}
+
+// runs is the executor and the trigger runner on it.
+func (p Parts) runs() *Functions {
+	exec := p.executor()
+	return &Functions{Start: exec, Runs: &triggerrun.Runner{Start: exec, Table: p.Table, Secrets: p.Secrets}}
+}
+
+func (p Parts) lookup() *lookup.Service {
+	return &lookup.Service{Table: p.Table, Settings: p.Settings}
+}
+
+func (p Parts) triggers(runs *triggerrun.Runner) *triggerapi.Service {
+	return &triggerapi.Service{Table: p.Table, Settings: p.Settings, Secrets: p.Secrets, Runs: runs}
+}
+
+func (p Parts) hooks(runs *triggerrun.Runner) *hook.Service {
+	return &hook.Service{Table: p.Table, Settings: p.Settings, Secrets: p.Secrets, Runs: runs}
+}
+
+func (p Parts) firing(runs *triggerrun.Runner) *firing.Firing {
+	return &firing.Firing{Table: p.Table, Settings: p.Settings, Runs: runs, Log: p.Log, Concurrency: p.Concurrency, Metrics: p.Metrics}
 }
 
 // Routes are the routes of each API function, by its logical id: the one
 // table of them, which tests hold to template.yaml's, the API document's
 // and events/.
 func (f *Functions) Routes() map[string][]httpapi.Route {
-	return map[string][]httpapi.Route{
-		SessionStart:     {startapi.Route(f.Start)},
-		AllocationLookup: f.Lookup.Routes(),
-		Triggers:         f.Triggers.Routes(),
-		TriggerHook:      f.Hooks.Routes(),
+	m := map[string][]httpapi.Route{}
+	for _, fn := range []Function{SessionStart, AllocationLookup, Triggers, TriggerHook} {
+		m[fn.ID] = fn.routes(f)
 	}
+	return m
 }
 
-// Run builds the function id from the environment, once per execution
+// Run builds the function fn from the environment, once per execution
 // environment, and hands its handler to the Lambda runtime.
-func Run(id string) { RunWith(id, nil) }
+func Run(fn Function) { RunWith(fn, nil) }
 
 // RunWith is Run for a function that holds webhook secrets, whose keys
 // keys builds from the configuration. A function that cannot read its
 // configuration or be built logs one JSON line at level ERROR with the
 // cause (which names variables, never their secret values) and exits
 // with status 1, so that Lambda reports the init as failed.
-func RunWith(id string, keys func(Config) (triggerapi.Secrets, error)) {
+func RunWith(fn Function, keys func(Config) (triggerapi.Secrets, error)) {
 	tuneGC()
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	handler, err := handler(id, log, keys)
+	handler, err := handler(fn, log, keys)
 	if err != nil {
 		log.LogAttrs(context.Background(), slog.LevelError, "init", slog.String("error", err.Error()))
 		os.Exit(1)
@@ -128,8 +178,8 @@ func (c Config) Parts(log *slog.Logger) Parts {
 	}
 }
 
-// handler is the handler of the function id, built from the environment.
-func handler(id string, log *slog.Logger, keys func(Config) (triggerapi.Secrets, error)) (any, error) {
+// handler is the handler of the function fn, built from the environment.
+func handler(fn Function, log *slog.Logger, keys func(Config) (triggerapi.Secrets, error)) (any, error) {
 	c, err := FromEnv()
 	if err != nil {
 		return nil, err
@@ -140,15 +190,7 @@ func handler(id string, log *slog.Logger, keys func(Config) (triggerapi.Secrets,
 			return nil, err
 		}
 	}
-	fns := Build(p)
-	if id == TriggerFire {
-		return fns.Firing.Handle, nil
-	}
-	routes, ok := fns.Routes()[id]
-	if !ok {
-		return nil, fmt.Errorf("no function %q", id)
-	}
-	return httpapi.New(log, routes...).WithMetrics(p.Metrics).Handle, nil
+	return fn.handle(fn, fn.build(p), p), nil
 }
 
 // GCPercent is the functions' collector target (GOGC): a collection when

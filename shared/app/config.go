@@ -51,9 +51,9 @@ var services = []string{"DYNAMODB", "SSM", "KMS"}
 func Variables(id string) []string {
 	vars := []string{varTable, varConfig, varConfigTTL}
 	switch id {
-	case TriggerFire:
+	case TriggerFire.ID:
 		vars = append(vars, varConcurrency)
-	case Triggers, TriggerHook:
+	case Triggers.ID, TriggerHook.ID:
 		vars = append(vars, varWebhookKey, varWebhookSecretsKey)
 	}
 	return vars

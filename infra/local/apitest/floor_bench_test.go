@@ -215,8 +215,8 @@ func newFloorBench(b testing.TB) *floorBench {
 	tbl := store.New(f.client, name)
 	logger := slog.New(slog.NewJSONHandler(f.log, nil))
 	routes := app.Build(app.Parts{Log: logger, Table: tbl, Settings: cfg}).Routes()
-	f.startAPI = httpapi.New(logger, routes[app.SessionStart]...).WithMetrics(invocation.NewMetrics(app.SessionStart, "$LATEST"))
-	f.lookupAPI = httpapi.New(logger, routes[app.AllocationLookup]...).WithMetrics(invocation.NewMetrics(app.AllocationLookup, "$LATEST"))
+	f.startAPI = httpapi.New(logger, routes[app.SessionStart.ID]...).WithMetrics(invocation.NewMetrics(app.SessionStart.ID, "$LATEST"))
+	f.lookupAPI = httpapi.New(logger, routes[app.AllocationLookup.ID]...).WithMetrics(invocation.NewMetrics(app.AllocationLookup.ID, "$LATEST"))
 	f.hooks = newHookStack(b, tbl, cfg, f.log)
 
 	f.key = fmt.Sprintf("s-%09d", 0)

@@ -86,7 +86,7 @@ func newHookStack(tb testing.TB, tbl *store.Table, cfg *settings.Settings, log i
 	keys := secrets.New(kms.Client(ts.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
 	logger := slog.New(slog.NewJSONHandler(log, nil))
 	routes := app.Build(app.Parts{Log: logger, Table: tbl, Settings: cfg, Secrets: keys}).Routes()
-	api := httpapi.New(logger, routes[app.TriggerHook]...).WithMetrics(invocation.NewMetrics(app.TriggerHook, "$LATEST"))
+	api := httpapi.New(logger, routes[app.TriggerHook.ID]...).WithMetrics(invocation.NewMetrics(app.TriggerHook.ID, "$LATEST"))
 	return &hookStack{api: api, table: tbl, secrets: keys, kms: ts}
 }
 

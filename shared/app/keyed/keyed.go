@@ -15,9 +15,9 @@ import (
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
-// Run runs the function id (app.Triggers or app.TriggerHook) with the
+// Run runs the function fn (app.Triggers or app.TriggerHook) with the
 // keys the configuration names.
-func Run(id string) { app.RunWith(id, Keys) }
+func Run(fn app.Function) { app.RunWith(fn, Keys) }
 
 // Keys are the keys WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID name, both
 // required, on a KMS client of the configuration. Nothing here does I/O.
