@@ -135,3 +135,40 @@ func failed(op string, err error) error { return refusalOf(err).fault(op) }
 func errBusy(cause error) error {
 	return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", cause)
 }
+
+// transactionError maps the answer to a session-and-ledger transaction
+// (items: the session, its row, then what goes beside them, if any). A
+// failed condition on the session means its key is taken: its id is new,
+// so by an earlier attempt of this same write whose answer was lost, or,
+// for a replaced row, by the start that replaced it first. A refusal of
+// what goes beside them is what that says it is (a trigger's advance or
+// check: the trigger moved on). A conflict or a failed condition on the
+// ledger row means the row exists (real DynamoDB answers concurrent
+// transactions on one item with TransactionConflict), and a failed
+// condition carries the row. Anything else is a fault.
+func transactionError(err error, beside Beside) (*ledger.Row, error) {
+	r := refusalOf(err)
+	switch {
+	case err == nil:
+		return nil, nil
+	case r.on(0, condition):
+		return nil, ErrSessionExists
+	}
+	if beside != nil {
+		if err := beside.refused(r, 2); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case r.on(1, condition):
+		if item := r.old[1]; len(item) > 0 {
+			if row, err := DecodeLedger(item); err == nil {
+				return row, ErrLedgerExists
+			}
+		}
+		return nil, ErrLedgerExists
+	case r.conflicted || r.on(0, conflict) || r.on(1, conflict):
+		return nil, ErrLedgerExists
+	}
+	return nil, r.fault("create session")
+}
