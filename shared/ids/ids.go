@@ -27,3 +27,17 @@ func OfChars(s string, limit int, extra string) bool {
 	}
 	return true
 }
+
+// credentialMarkers are the prefixes of the credentials the contract
+// refuses in stored text (GitHub's and GitLab's tokens); case-sensitive.
+var credentialMarkers = []string{"ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-"}
+
+// HasCredential reports whether s holds one of the credential markers.
+func HasCredential(s string) bool {
+	for _, m := range credentialMarkers {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}

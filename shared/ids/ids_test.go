@@ -45,3 +45,20 @@ func candidates(alphabet string, limit int) []string {
 	}
 	return out
 }
+
+// TestHasCredential: every marker of the contract counts wherever it
+// stands in the text, case-sensitive; text without one does not.
+func TestHasCredential(t *testing.T) {
+	for _, r := range []struct {
+		s    string
+		want bool
+	}{
+		{"ghp_x", true}, {"token gho_x", true}, {"ghs_", true}, {"a ghu_b", true},
+		{"github_pat_11", true}, {"glpat-x", true},
+		{"GHP_1", false}, {"gh_p", false}, {"github-pat", false}, {"", false}, {"glpat_x", false},
+	} {
+		if got := HasCredential(r.s); got != r.want {
+			t.Errorf("HasCredential(%q) = %v, want %v", r.s, got, r.want)
+		}
+	}
+}

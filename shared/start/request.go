@@ -42,8 +42,6 @@ const (
 	PlatformWebhook = "webhook"
 )
 
-var secretMarkers = []string{"ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-"}
-
 // validOperationKey: 1 to 128 of A-Z, a-z, 0-9, "_", ".", ":" and "-".
 func validOperationKey(key string) bool { return ids.OfChars(key, 128, "_.:-") }
 
@@ -301,11 +299,7 @@ func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) 
 func hasSecret(v any) bool {
 	switch x := v.(type) {
 	case string:
-		for _, m := range secretMarkers {
-			if strings.Contains(x, m) {
-				return true
-			}
-		}
+		return ids.HasCredential(x)
 	case map[string]any:
 		for _, e := range x {
 			if hasSecret(e) {
