@@ -86,7 +86,7 @@ func TestKMSWhereSecrets(t *testing.T) {
 // are handed.
 func TestDomainKnowsNoAWS(t *testing.T) {
 	const shared = "github.com/cloud-agent/control-plane/shared/"
-	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook", "ids", "jsonbody", "start"} {
+	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook", "ids", "jsonbody", "start", "environment"} {
 		out, err := childproc.Command("go", "list", "-deps", "../shared/"+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", pkg, err, out)

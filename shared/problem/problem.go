@@ -30,6 +30,7 @@ const (
 	OperationKeyPayloadMismatch  Code = "operation_key_payload_mismatch"
 	CreationInProgress           Code = "creation_in_progress"
 	TriggerLimitReached          Code = "trigger_limit_reached"
+	EnvironmentNotFound          Code = "environment_not_found"
 	SessionRecordInvalid         Code = "session_record_invalid"
 	InternalError                Code = "internal_error"
 	UnsupportedMediaType         Code = "unsupported_media_type"
@@ -54,6 +55,7 @@ var statuses = map[Code]int{
 	OperationKeyPayloadMismatch:  http.StatusUnprocessableEntity,
 	CreationInProgress:           http.StatusConflict,
 	TriggerLimitReached:          http.StatusUnprocessableEntity,
+	EnvironmentNotFound:          http.StatusUnprocessableEntity,
 	SessionRecordInvalid:         http.StatusInternalServerError,
 	InternalError:                http.StatusInternalServerError,
 	UnsupportedMediaType:         http.StatusUnsupportedMediaType,
