@@ -83,6 +83,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./shared/allocation
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeSession$$' -fuzztime $(FUZZTIME) ./shared/store
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeItem$$' -fuzztime $(FUZZTIME) ./shared/store
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeEnvironment$$' -fuzztime $(FUZZTIME) ./shared/store
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRequest$$' -fuzztime $(FUZZTIME) ./shared/start
 	$(GO) test -run '^$$' -fuzz '^FuzzCallerFrom$$' -fuzztime $(FUZZTIME) ./shared/httpapi
 	$(GO) test -run '^$$' -fuzz '^FuzzParseSchedule$$' -fuzztime $(FUZZTIME) ./shared/trigger

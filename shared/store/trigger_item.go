@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
@@ -122,15 +121,7 @@ func decodeTrigger(item Item) (*trigger.Trigger, error) {
 	}
 	tr.Prompt = r.Str(item, "", "prompt")
 	tr.SavedAllocation = r.Str(item, "", "sandboxAllocation")
-	if req, ok := r.Map(item, "", "sandboxAllocationRequest"); ok {
-		const p = "sandboxAllocationRequest."
-		tr.SavedRequest = &allocation.Request{}
-		if prov, ok := r.Map(req, p, "provider"); ok {
-			const pp = p + "provider."
-			tr.SavedRequest.Provider = allocation.RequestProvider{ID: allocation.Provider(r.Str(prov, pp, "id")), Account: r.Str(prov, pp, "account")}
-		}
-		tr.SavedRequest.InstanceType = r.Str(req, p, "instanceType")
-	}
+	tr.SavedRequest = decodeSavedRequest(&r, item)
 	tr.CreatedAt = r.Time(item, "", "createdAt", session.TimeFormat)
 	if r.Str(item, "", "listedAt") != "" {
 		tr.CreatedAt = r.Time(item, "", "listedAt", listedAtFormat) // to the nanosecond

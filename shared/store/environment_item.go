@@ -1,0 +1,171 @@
+package store
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/environment"
+	"github.com/cloud-agent/control-plane/shared/session"
+)
+
+// An environment's item is ENVIRONMENT#<id> / ENVIRONMENT. Its owner's
+// default is copied, whole, to the owner's default pointer,
+// DEFAULTENV#u#<userId> or DEFAULTENV#o#<orgId> / DEFAULTENV, so that a
+// start reads a default and its content in one request.
+const (
+	environmentPrefix  = "ENVIRONMENT#"
+	environmentSortKey = "ENVIRONMENT"
+	defaultPrefix      = "DEFAULTENV#"
+	defaultOfUser      = "u#"
+	defaultOfOrg       = "o#"
+	defaultSortKey     = "DEFAULTENV"
+)
+
+func environmentKey(id string) Item { return key(environmentPrefix+id, environmentSortKey) }
+
+// defaultKey is the default pointer of the owner of environments of user
+// in org ("" for none): the org's when there is one.
+func defaultKey(userID, orgID string) Item {
+	if orgID != "" {
+		return key(defaultPrefix+defaultOfOrg+orgID, defaultSortKey)
+	}
+	return key(defaultPrefix+defaultOfUser+userID, defaultSortKey)
+}
+
+// errUnsealed is a secret variable whose value is not yet its KMS
+// ciphertext: the table never keeps a secret in clear.
+var errUnsealed = errors.New("store: a secret variable is not sealed")
+
+// encodeEnvironment returns an environment's item: PK, SK, environmentId,
+// ownerUserId, orgId?, name, description?, variables (M: each {secret
+// (BOOL), value (S) for a plain one, sealed (B, its KMS ciphertext) for a
+// secret one}), setupCommands (L), sandboxAllocation? or
+// sandboxAllocationRequest?, createdAt, listedAt (the creation to the
+// nanosecond), updatedAt, version (N) and triggers? (N, the triggers that
+// name it, left out when none). A secret not yet sealed is errUnsealed.
+func encodeEnvironment(e *environment.Environment) (Item, error) {
+	item := environmentKey(e.ID)
+	item["environmentId"] = S(e.ID)
+	item["ownerUserId"] = S(e.OwnerUserID)
+	PutS(item, "orgId", e.OrgID)
+	item["name"] = S(e.Name)
+	PutS(item, "description", e.Description)
+	vars := Item{}
+	for name, v := range e.Variables {
+		switch {
+		case v.Secret && v.Sealed == nil:
+			return nil, errUnsealed
+		case v.Secret:
+			vars[name] = M(Item{"secret": Bool(true), "sealed": &types.AttributeValueMemberB{Value: v.Sealed}})
+		default:
+			vars[name] = M(Item{"secret": Bool(false), "value": S(v.Value)})
+		}
+	}
+	item["variables"] = M(vars)
+	item["setupCommands"] = L(e.SetupCommands)
+	PutS(item, "sandboxAllocation", e.SavedAllocation)
+	if r := e.SavedRequest; r != nil {
+		item["sandboxAllocationRequest"] = encodeRequest(*r)
+	}
+	item["createdAt"] = S(formatTime(e.CreatedAt))
+	item["listedAt"] = S(listedAt(e.CreatedAt))
+	item["updatedAt"] = S(formatTime(e.UpdatedAt))
+	item["version"] = N(int64(e.Version))
+	if e.Triggers != 0 {
+		item["triggers"] = N(int64(e.Triggers))
+	}
+	return item, nil
+}
+
+// encodeDefault returns the default pointer of e's owner: e's item under
+// the pointer's key.
+func encodeDefault(e *environment.Environment) (Item, error) {
+	item, err := encodeEnvironment(e)
+	if err == nil {
+		maps.Copy(item, defaultKey(e.OwnerUserID, e.OrgID))
+	}
+	return item, err
+}
+
+// decodeEnvironment reads an environment's item, or a default pointer's
+// copy of one; its id is the environmentId attribute, which an
+// environment's item holds as its key does. Absent and NULL attributes are
+// unset, as is an empty string; a secret variable holding a value in
+// clear, or without its ciphertext, does not decode. A shared-era saved
+// allocation (cloudflare-shared) decodes as stored: the policy judges it
+// as a saved value.
+func decodeEnvironment(item Item) (*environment.Environment, error) {
+	var r AttrReader
+	pk, sk := r.Str(item, "", "PK"), r.Str(item, "", "SK")
+	e := &environment.Environment{
+		ID: r.Str(item, "", "environmentId"), OwnerUserID: r.Str(item, "", "ownerUserId"), OrgID: r.Str(item, "", "orgId"),
+		Name: r.Str(item, "", "name"), Description: r.Str(item, "", "description"),
+	}
+	if vars, ok := r.Map(item, "", "variables"); ok {
+		e.Variables = decodeVariables(&r, vars)
+	}
+	e.SetupCommands, _ = r.Strings(item, "", "setupCommands")
+	e.SavedAllocation = r.Str(item, "", "sandboxAllocation")
+	e.SavedRequest = decodeSavedRequest(&r, item)
+	e.CreatedAt = r.Time(item, "", "listedAt", listedAtFormat)
+	e.UpdatedAt = r.Time(item, "", "updatedAt", session.TimeFormat)
+	e.Version = int(r.Int(item, "", "version"))
+	e.Triggers = int(r.Int(item, "", "triggers"))
+	switch {
+	case r.Err() != nil:
+		return nil, failed("read environment", r.Err())
+	case e.ID == "" || e.OwnerUserID == "" || e.Name == "":
+		return nil, failed("read environment", errors.New("environmentId, ownerUserId or name is missing"))
+	case sk == environmentSortKey && pk != environmentPrefix+e.ID:
+		return nil, failed("read environment", errors.New("environmentId differs from the key"))
+	case sk != environmentSortKey && !strings.HasPrefix(pk, defaultPrefix):
+		return nil, failed("read environment", errors.New("neither an environment nor a default pointer"))
+	}
+	return e, nil
+}
+
+// decodeVariables reads an environment's variables, by name.
+func decodeVariables(r *AttrReader, vars Item) map[string]environment.Variable {
+	out := make(map[string]environment.Variable, len(vars))
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		p := "variables." + name + "."
+		m, ok := r.Map(vars, "variables.", name)
+		if !ok {
+			r.Fail("variables.%s is not a variable", name)
+			return nil
+		}
+		v := environment.Variable{Secret: r.Bool(m, p, "secret")}
+		if v.Secret {
+			v.Sealed = r.Bytes(m, p, "sealed")
+			if m["value"] != nil || v.Sealed == nil {
+				r.Fail("%s a secret variable holds a value, or no ciphertext", p)
+			}
+		} else {
+			v.Value = r.Str(m, p, "value")
+		}
+		out[name] = v
+	}
+	return out
+}
+
+// decodeSavedRequest reads a saved byoc object (sandboxAllocationRequest)
+// of a trigger or an environment; nil when none is saved.
+func decodeSavedRequest(r *AttrReader, item Item) *allocation.Request {
+	req, ok := r.Map(item, "", "sandboxAllocationRequest")
+	if !ok {
+		return nil
+	}
+	const p = "sandboxAllocationRequest."
+	saved := &allocation.Request{}
+	if prov, ok := r.Map(req, p, "provider"); ok {
+		const pp = p + "provider."
+		saved.Provider = allocation.RequestProvider{ID: allocation.Provider(r.Str(prov, pp, "id")), Account: r.Str(prov, pp, "account")}
+	}
+	saved.InstanceType = r.Str(req, p, "instanceType")
+	return saved
+}
