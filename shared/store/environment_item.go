@@ -68,12 +68,8 @@ func encodeEnvironment(e *environment.Environment) (Item, error) {
 	}
 	item["variables"] = M(vars)
 	item["setupCommands"] = L(e.SetupCommands)
-	PutS(item, "sandboxAllocation", e.SavedAllocation)
-	if r := e.SavedRequest; r != nil {
-		item["sandboxAllocationRequest"] = encodeRequest(*r)
-	}
-	item["createdAt"] = S(formatTime(e.CreatedAt))
-	item["listedAt"] = S(listedAt(e.CreatedAt))
+	putSaved(item, e.SavedAllocation, e.SavedRequest)
+	putCreated(item, e.CreatedAt)
 	item["updatedAt"] = S(formatTime(e.UpdatedAt))
 	item["version"] = N(int64(e.Version))
 	if e.Triggers != 0 {
@@ -151,6 +147,15 @@ func decodeVariables(r *AttrReader, vars Item) map[string]environment.Variable {
 		out[name] = v
 	}
 	return out
+}
+
+// putSaved puts a saved allocation, of a trigger or an environment: its
+// name (sandboxAllocation), or its byoc object (sandboxAllocationRequest).
+func putSaved(item Item, name string, req *allocation.Request) {
+	PutS(item, "sandboxAllocation", name)
+	if req != nil {
+		item["sandboxAllocationRequest"] = encodeRequest(*req)
+	}
 }
 
 // decodeSavedRequest reads a saved byoc object (sandboxAllocationRequest)

@@ -37,6 +37,13 @@ const listedAtFormat = "2006-01-02T15:04:05.000000000Z"
 
 func listedAt(t time.Time) string { return t.UTC().Format(listedAtFormat) }
 
+// putCreated puts an item's creation: createdAt, and listedAt, to the
+// nanosecond, which lists sort on.
+func putCreated(item Item, t time.Time) {
+	item["createdAt"] = S(formatTime(t))
+	item["listedAt"] = S(listedAt(t))
+}
+
 func formatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -80,12 +87,8 @@ func encodeTrigger(tr *trigger.Trigger) Item {
 	PutS(agent, "variant", tr.Agent.Variant)
 	item["agent"] = M(agent)
 	item["prompt"] = S(tr.Prompt)
-	PutS(item, "sandboxAllocation", tr.SavedAllocation)
-	if r := tr.SavedRequest; r != nil {
-		item["sandboxAllocationRequest"] = encodeRequest(*r)
-	}
-	item["createdAt"] = S(formatTime(tr.CreatedAt))
-	item["listedAt"] = S(listedAt(tr.CreatedAt))
+	putSaved(item, tr.SavedAllocation, tr.SavedRequest)
+	putCreated(item, tr.CreatedAt)
 	PutS(item, "lastRunAt", formatTime(tr.LastRun.At))
 	PutS(item, "lastSessionId", tr.LastRun.SessionID)
 	PutS(item, "lastRunStatus", tr.LastRun.Status)
