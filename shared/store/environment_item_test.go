@@ -104,12 +104,12 @@ func TestEnvironmentItemStrict(t *testing.T) {
 // their saved allocation as stored: cloudflare-shared by name, or a
 // request map as it is.
 func TestEnvironmentFixtures(t *testing.T) {
-	e, err := decodeEnvironment(fixture(t, "environments", "shared-era"))
+	e, err := decodeEnvironment(fixture(t, "", "environment-shared-era"))
 	if err != nil || e.SavedAllocation != allocation.CloudflareShared || !e.Variables["NPM_TOKEN"].Secret ||
 		string(e.Variables["NPM_TOKEN"].Sealed) != "\x01\x02\x03\x04\x05\x06\x07\x08" || e.Variables["NODE_ENV"].Value != "production" {
 		t.Errorf("shared-era: %+v %v", e, err)
 	}
-	d, err := decodeEnvironment(fixture(t, "environments", "request-shared"))
+	d, err := decodeEnvironment(fixture(t, "", "environment-request-shared"))
 	if err != nil || d.SavedRequest == nil || d.SavedRequest.Provider.ID != allocation.Cloudflare || d.Triggers != 2 || d.Version != 3 {
 		t.Errorf("request-shared: %+v %v", d, err)
 	}
