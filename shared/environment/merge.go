@@ -10,8 +10,8 @@ import (
 // Patch is one variable as a PATCH sends it (a JSON merge patch, member by
 // member); a nil *Patch, JSON null, removes the variable.
 type Patch struct {
-	Value  *string // nil when null or not sent
-	Secret *bool   // nil when not sent
+	Value  *string `json:"value"`  // nil when null or not sent
+	Secret *bool   `json:"secret"` // nil when not sent
 }
 
 // MergeVariables is vars with the PATCH's variables applied: null removes
