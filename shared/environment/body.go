@@ -63,12 +63,7 @@ func ParseCreate(body []byte) (*Create, error) {
 		c.Variables[name] = Variable{Value: *v.Value, Secret: v.Secret != nil && *v.Secret}
 	}
 	c.SetupCommands = b.SetupCommands
-	if raw := jsonbody.Value(b.SandboxAllocation); raw != nil {
-		if k := raw.Kind(); k != '"' && k != '{' {
-			m.Fail("sandboxAllocation", "must be a name or an object")
-		}
-		c.Allocation = raw
-	}
+	c.Allocation = jsonbody.NameOrObject(&m, "sandboxAllocation", b.SandboxAllocation)
 	c.Default = b.Default != nil && *b.Default
 	if err := m.Err(); err != nil {
 		return nil, err

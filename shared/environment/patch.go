@@ -59,12 +59,7 @@ func ParsePatch(body []byte) (*Update, error) {
 	if u.body.Description != nil && *u.body.Description == "" {
 		m.Fail("description", "may not be empty: null removes it")
 	}
-	if raw := jsonbody.Value(u.body.SandboxAllocation); raw != nil {
-		if k := raw.Kind(); k != '"' && k != '{' {
-			m.Fail("sandboxAllocation", "must be a name or an object")
-		}
-		u.Allocation = raw
-	}
+	u.Allocation = jsonbody.NameOrObject(&m, "sandboxAllocation", u.body.SandboxAllocation)
 	u.ClearsAllocation = u.sent.SandboxAlloc != nil && u.Allocation == nil
 	u.Default = u.body.Default
 	return u, m.Err()

@@ -171,3 +171,14 @@ func Value(v jsontext.Value) jsontext.Value {
 	}
 	return v
 }
+
+// NameOrObject is a member that must be a name (a string) or an object,
+// kept as sent (a sandbox allocation, judged later by its own checks):
+// nil when it was not sent or was null; anything else fails on m.
+func NameOrObject(m *problem.Members, name string, v jsontext.Value) jsontext.Value {
+	raw := Value(v)
+	if raw != nil && raw.Kind() != '"' && raw.Kind() != '{' {
+		m.Fail(name, "must be a name or an object")
+	}
+	return raw
+}

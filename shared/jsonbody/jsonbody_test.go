@@ -74,3 +74,24 @@ func TestDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestNameOrObject: a name or an object is kept as sent; absent and null
+// are nil; any other kind fails naming the member.
+func TestNameOrObject(t *testing.T) {
+	for _, r := range []struct {
+		sent string
+		want string // "" for nil
+		ok   bool
+	}{
+		{`"vercel-large"`, `"vercel-large"`, true}, {`{"provider": {}}`, `{"provider": {}}`, true},
+		{``, ``, true}, {`null`, ``, true},
+		{`1`, `1`, false}, {`true`, `true`, false}, {`["a"]`, `["a"]`, false},
+	} {
+		var m problem.Members
+		got := NameOrObject(&m, "x.sandboxAllocation", jsontext.Value(r.sent))
+		err := m.Err()
+		if string(got) != r.want || (err == nil) != r.ok || err != nil && !strings.HasPrefix(err.Error(), "invalid_request: x.sandboxAllocation ") {
+			t.Errorf("%q: %q %v", r.sent, got, err)
+		}
+	}
+}

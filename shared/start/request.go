@@ -127,12 +127,7 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 	}
 	var kind *string
 	if rt := b.Runtime; rt != nil {
-		if raw := jsonbody.Value(rt.SandboxAllocation); raw != nil {
-			if k := raw.Kind(); k != '"' && k != '{' {
-				m.Fail("runtime.sandboxAllocation", "must be a name or an object")
-			}
-			r.Allocation = raw
-		}
+		r.Allocation = jsonbody.NameOrObject(&m, "runtime.sandboxAllocation", rt.SandboxAllocation)
 		kind = rt.SandboxKind
 	}
 	r.CreatedOnPlatform = m.Optional("createdOnPlatform", b.CreatedOnPlatform)

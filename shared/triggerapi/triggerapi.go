@@ -139,12 +139,7 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 		r.agent = session.ParseAgent(&m, "agent", b.Agent)
 	}
 	r.prompt = m.Required("prompt", b.Prompt)
-	if raw := jsonbody.Value(b.SandboxAllocation); raw != nil {
-		if k := raw.Kind(); k != '"' && k != '{' {
-			m.Fail("sandboxAllocation", "must be a name or an object")
-		}
-		r.allocation = raw
-	}
+	r.allocation = jsonbody.NameOrObject(&m, "sandboxAllocation", b.SandboxAllocation)
 	if b.Active != nil {
 		r.active = *b.Active
 	}
