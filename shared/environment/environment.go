@@ -88,7 +88,10 @@ func (e *Environment) OwnedBy(userID, orgID string) bool {
 func (e *Environment) Check() error {
 	var m problem.Members
 	checkText(&m, "name", e.Name, 1, maxName)
-	if e.Name != strings.TrimSpace(e.Name) {
+	switch {
+	case strings.IndexFunc(e.Name, unicode.IsControl) >= 0:
+		m.Fail("name", "may not hold control characters")
+	case e.Name != strings.TrimSpace(e.Name):
 		m.Fail("name", "may not start or end with white space")
 	}
 	checkText(&m, "description", e.Description, 0, maxDescription)
@@ -105,14 +108,13 @@ func (e *Environment) Check() error {
 	return m.Err()
 }
 
-// checkText holds a text member to min to max code points, one line, and
-// no credential.
+// checkText holds a text member to min to max code points and no
+// credential. Only the name must be one line: a description or a setup
+// command may hold line breaks.
 func checkText(m *problem.Members, name, s string, min, max int) {
 	switch n := utf8.RuneCountInString(s); {
 	case n < min || n > max:
 		m.Fail(name, fmt.Sprintf("must be %d to %d characters", min, max))
-	case strings.IndexFunc(s, unicode.IsControl) >= 0:
-		m.Fail(name, "may not hold control characters")
 	case ids.HasCredential(s):
 		m.Fail(name, "holds what looks like a credential; keep credentials in secret variables")
 	}

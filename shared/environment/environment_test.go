@@ -46,6 +46,8 @@ func TestCheck(t *testing.T) {
 		{"a name holding a credential", func(e *Environment) { e.Name = "ghp_abc" }, "name"},
 		{"a description of 500 code points", func(e *Environment) { e.Description = strings.Repeat("é", 500) }, ""},
 		{"a description of 501", func(e *Environment) { e.Description = strings.Repeat("é", 501) }, "description"},
+		{"a description of several lines", func(e *Environment) { e.Description = "Node 22\n\tand npm" }, ""},
+		{"a setup command of several lines", func(e *Environment) { e.SetupCommands = []string{"npm ci &&\n\tnpm test"} }, ""},
 		{"a description holding a credential", func(e *Environment) { e.Description = "see glpat-x" }, "description"},
 		{"50 variables", func(e *Environment) { e.Variables = many(50) }, ""},
 		{"51 variables", func(e *Environment) { e.Variables = many(51) }, "variables"},
