@@ -76,10 +76,10 @@ type Config struct {
 	// Concurrency bounds how many due triggers the firing fires at a time
 	// (FIRING_CONCURRENCY).
 	Concurrency int
-	// WebhookKey and WebhookSecretsKey are the keys of webhook secrets
+	// webhookKey and webhookSecretsKey are the keys of webhook secrets
 	// (WEBHOOK_KEY_ID, WEBHOOK_SECRETS_KEY_ID), set for the triggers and
-	// the trigger hook only.
-	WebhookKey, WebhookSecretsKey string
+	// the trigger hook only (WebhookKeys).
+	webhookKey, webhookSecretsKey string
 	// Function and Version are the metrics' dimensions: the function's
 	// name (the local stack sets it to the logical id), "local" where it
 	// is not set, as when a bootstrap is run by hand; the version the
@@ -100,7 +100,7 @@ type Config struct {
 func FromEnv() (Config, error) {
 	c := Config{
 		Table: os.Getenv(varTable), SettingsPath: os.Getenv(varConfig),
-		WebhookKey: os.Getenv(varWebhookKey), WebhookSecretsKey: os.Getenv(varWebhookSecretsKey),
+		webhookKey: os.Getenv(varWebhookKey), webhookSecretsKey: os.Getenv(varWebhookSecretsKey),
 		Function: cmp.Or(os.Getenv(varFunction), unnamed), Version: cmp.Or(os.Getenv(varVersion), unpublished),
 		Region: cmp.Or(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
 	}
@@ -128,6 +128,15 @@ func FromEnv() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// WebhookKeys are the keys of webhook secrets, both required by the
+// functions that hold them.
+func (c Config) WebhookKeys() (mac, seal string, err error) {
+	if c.webhookKey == "" || c.webhookSecretsKey == "" {
+		return "", "", fmt.Errorf("%s and %s must be set", varWebhookKey, varWebhookSecretsKey)
+	}
+	return c.webhookKey, c.webhookSecretsKey, nil
 }
 
 // AWS is the configuration of a client of the AWS service whose SDK id

@@ -6,8 +6,6 @@
 package keyed
 
 import (
-	"fmt"
-
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/cloud-agent/control-plane/shared/app"
@@ -22,8 +20,9 @@ func Run(fn app.Function) { app.RunWith(fn, Keys) }
 // Keys are the keys WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID name, both
 // required, on a KMS client of the configuration. Nothing here does I/O.
 func Keys(c app.Config) (triggerapi.Secrets, error) {
-	if c.WebhookKey == "" || c.WebhookSecretsKey == "" {
-		return nil, fmt.Errorf("%s and %s must be set", "WEBHOOK_KEY_ID", "WEBHOOK_SECRETS_KEY_ID")
+	mac, seal, err := c.WebhookKeys()
+	if err != nil {
+		return nil, err
 	}
-	return secrets.New(kms.NewFromConfig(c.AWS("KMS")), c.WebhookKey, c.WebhookSecretsKey), nil
+	return secrets.New(kms.NewFromConfig(c.AWS("KMS")), mac, seal), nil
 }
