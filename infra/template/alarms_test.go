@@ -26,7 +26,7 @@ const MetricNamespace = "CloudAgent/ControlPlane"
 // APIFunctions are the functions behind the HTTP API, FiringFunction the
 // firing, by logical id.
 var (
-	APIFunctions   = []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction"}
+	APIFunctions   = []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "EnvironmentsFunction"}
 	FiringFunction = "TriggerFireFunction"
 )
 
@@ -105,6 +105,7 @@ var WantAlarms = map[string]Alarm{
 	"AllocationLookupReleaseAlarm": apiRelease("AllocationLookupFunction"),
 	"TriggersReleaseAlarm":         apiRelease("TriggersFunction"),
 	"TriggerHookReleaseAlarm":      apiRelease("TriggerHookFunction"),
+	"EnvironmentsReleaseAlarm":     apiRelease("EnvironmentsFunction"),
 	"TriggerFireReleaseAlarm": {
 		Metrics:    []AlarmMetric{onVersion("Errors", FiringFunction)},
 		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 1, DatapointsToAlarm: 1,
@@ -141,14 +142,16 @@ var WantAlarms = map[string]Alarm{
 		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 5, EvaluationPeriods: 3, DatapointsToAlarm: 2,
 		TreatMissingData: "notBreaching",
 	},
-	// Throttle events on the table or either index in 2 of 5 minutes.
+	// Throttle events on the table or any index in 2 of 5 minutes.
 	"SessionsTableThrottleAlarm": {
 		Metrics: []AlarmMetric{
 			throttles("ReadThrottleEvents", ""), throttles("WriteThrottleEvents", ""),
 			throttles("ReadThrottleEvents", "TriggersByUser"), throttles("WriteThrottleEvents", "TriggersByUser"),
 			throttles("ReadThrottleEvents", "DueTriggersAll"), throttles("WriteThrottleEvents", "DueTriggersAll"),
+			throttles("ReadThrottleEvents", "EnvironmentsByOwner"), throttles("WriteThrottleEvents", "EnvironmentsByOwner"),
 		},
-		Expression: "FILL(tableRead, 0) + FILL(tableWrite, 0) + FILL(byUserRead, 0) + FILL(byUserWrite, 0) + FILL(dueRead, 0) + FILL(dueWrite, 0)",
+		Expression: "FILL(tableRead, 0) + FILL(tableWrite, 0) + FILL(byUserRead, 0) + FILL(byUserWrite, 0) + FILL(dueRead, 0) + FILL(dueWrite, 0) + " +
+			"FILL(byOwnerRead, 0) + FILL(byOwnerWrite, 0)",
 		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 5, DatapointsToAlarm: 2,
 		TreatMissingData: "notBreaching",
 	},

@@ -250,7 +250,7 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	}
 
 	checkTable(t, ddb, table, tpl.Resources["SessionsTable"].Properties)
-	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction"} {
+	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "EnvironmentsFunction", "TriggerFireFunction"} {
 		// moto's CloudFormation drops a function's Architectures (its
 		// LambdaFunction.create_from_cloudformation_json does not read them:
 		// the functions report x86_64), so arm64 is asserted on the template
@@ -340,7 +340,7 @@ func checkTable(t *testing.T, ddb *dynamodb.Client, table string, props map[stri
 	for _, a := range d.AttributeDefinitions {
 		attrs[aws.ToString(a.AttributeName)] = a.AttributeType
 	}
-	for _, a := range []string{"PK", "SK", "ownerUserId", "listedAt", "dueShard", "nextRunAt"} {
+	for _, a := range []string{"PK", "SK", "ownerUserId", "listedAt", "dueShard", "nextRunAt", "environmentOwner", "environmentListedAt"} {
 		if attrs[a] != ddbtypes.ScalarAttributeTypeS {
 			t.Errorf("attribute %s: %q", a, attrs[a])
 		}
@@ -350,8 +350,9 @@ func checkTable(t *testing.T, ddb *dynamodb.Client, table string, props map[stri
 		indexes[aws.ToString(g.IndexName)] = keys(g.KeySchema) + " / " + string(g.Projection.ProjectionType)
 	}
 	want := map[string]string{
-		"TriggersByUser": "ownerUserId HASH, listedAt RANGE / ALL",
-		"DueTriggersAll": "dueShard HASH, nextRunAt RANGE / ALL",
+		"TriggersByUser":      "ownerUserId HASH, listedAt RANGE / ALL",
+		"DueTriggersAll":      "dueShard HASH, nextRunAt RANGE / ALL",
+		"EnvironmentsByOwner": "environmentOwner HASH, environmentListedAt RANGE / ALL",
 	}
 	if !reflect.DeepEqual(indexes, want) {
 		t.Errorf("indexes %v, want %v", indexes, want)
@@ -402,8 +403,11 @@ func checkFunctions(t *testing.T, lc *lambda.Client, physical map[string]string,
 		"WEBHOOK_KEY_ID":         "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["WebhookKey"],
 		"WEBHOOK_SECRETS_KEY_ID": "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["WebhookSecretsKey"],
 	}
+	environmentsEnv := map[string]string{
+		"ENVIRONMENT_SECRETS_KEY_ID": "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["EnvironmentSecretsKey"],
+	}
 	for k, v := range env {
-		fireEnv[k], keysEnv[k] = v, v
+		fireEnv[k], keysEnv[k], environmentsEnv[k] = v, v, v
 	}
 	type want struct {
 		memory, timeout int32
@@ -414,6 +418,7 @@ func checkFunctions(t *testing.T, lc *lambda.Client, physical map[string]string,
 		"AllocationLookupFunction": {256, 10, env},
 		"TriggersFunction":         {256, 10, keysEnv},
 		"TriggerHookFunction":      {256, 10, keysEnv},
+		"EnvironmentsFunction":     {256, 10, environmentsEnv},
 		"TriggerFireFunction":      {512, 60, fireEnv},
 	}
 	var fireARN string
@@ -462,6 +467,8 @@ func checkPermissions(t *testing.T, lc *lambda.Client, physical map[string]strin
 			"apigateway /*/GET/v1/triggers", "apigateway /*/GET/v1/triggers/*", "apigateway /*/GET/v1/triggers/*/runs", "apigateway /*/PATCH/v1/triggers/*", "apigateway /*/POST/v1/triggers", "apigateway /*/POST/v1/triggers/*/run",
 			"apigateway /*/POST/v1/triggers/*/secret"},
 		"TriggerHookFunction": {"apigateway /*/*/v1/hooks/*", "apigateway /*/*/v1/hooks/*", "apigateway /*/POST/v1/hooks/*"},
+		"EnvironmentsFunction": {"apigateway /*/*/v1/environments", "apigateway /*/*/v1/environments/*", "apigateway /*/DELETE/v1/environments/*",
+			"apigateway /*/GET/v1/environments", "apigateway /*/GET/v1/environments/*", "apigateway /*/PATCH/v1/environments/*", "apigateway /*/POST/v1/environments"},
 	}
 	for n := range deployFiringSchedules {
 		want["TriggerFireFunction"] = append(want["TriggerFireFunction"], "events arn:aws:events:"+deployRegion+":123456789012:rule/"+physical[fmt.Sprint("FiringSchedule", n)])

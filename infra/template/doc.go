@@ -12,7 +12,8 @@
 // values (template_test.go), the routes that Go, the template,
 // docs/openapi.yaml and events/ must agree on (routes_test.go), the alarms and the dashboard (alarms_test.go, whose
 // WantAlarms a new alarm joins), least privilege on the SAM translator's
-// output (iam_test.go), the releases through each function's alias and
+// output (iam_test.go), who may use the secrets keys, on the same output
+// (kms_test.go), the releases through each function's alias and
 // CodeDeploy, and the release alarms that see the new version
 // (release_test.go), cfn-lint, and a deploy on moto's
 // CloudFormation (deploy_test.go). Development and tests only: no

@@ -189,6 +189,9 @@ Resources:
 		{"every KMS key for the hook's Decrypt", "              Action: kms:Decrypt\n              Resource: !GetAtt WebhookSecretsKey.Arn\n",
 			"              Action: kms:Decrypt\n              Resource: \"*\"\n"},
 		{"dynamodb:Scan on the hook function", "Action: [dynamodb:BatchGetItem, dynamodb:GetItem,", "Action: [dynamodb:Scan, dynamodb:BatchGetItem, dynamodb:GetItem,"},
+		{"kms:Decrypt beside kms:Encrypt for the environments' role in EnvironmentSecretsKey's policy",
+			"              AWS: !GetAtt EnvironmentsFunctionRole.Arn\n            Action: kms:Encrypt\n",
+			"              AWS: !GetAtt EnvironmentsFunctionRole.Arn\n            Action: [kms:Encrypt, kms:Decrypt]\n"},
 		{"dynamodb:Query taken from the firing's policy", `            - Effect: Allow
               Action: dynamodb:Query
               Resource: !Sub ${SessionsTable.Arn}/index/DueTriggersAll
@@ -261,7 +264,7 @@ func usedGrants(t *testing.T) map[string][]string {
 	direct, name := dynamotest.Table(t, b)
 	harness := map[string]*apitest.Harness{}
 	used := map[string]*grants{}
-	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction"} {
+	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction", "EnvironmentsFunction"} {
 		g := &grants{used: map[string]bool{}}
 		used[fn] = g
 		api := localdb.Client(b.URL, store.Counting, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, g.recordOn) })
@@ -362,6 +365,18 @@ func usedGrants(t *testing.T) map[string][]string {
 	harness["TriggersFunction"].SetTrigger(hooked, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
 	deliver(hooked, webhook.VerifyGitHub, rotated, `{"a":2}`, 400) // recorded as a failed webhook run
 
+	// Environments: a user's, with a secret variable (encrypted), made the
+	// default, and an org's; one read, both lists, a change (a secret
+	// replaced, the default given up), a delete.
+	env := call("EnvironmentsFunction", "POST", "/v1/environments", `{"name":"web","variables":{"NODE_ENV":{"value":"production"},`+
+		`"NPM_TOKEN":{"value":"s3cret","secret":true}},"setupCommands":["npm ci"],"default":true}`, 201)["environmentId"].(string)
+	call("EnvironmentsFunction", "POST", "/v1/environments", `{"orgId":"o1","name":"web"}`, 201)
+	call("EnvironmentsFunction", "GET", "/v1/environments/"+env, "", 200)
+	call("EnvironmentsFunction", "GET", "/v1/environments", "", 200)
+	call("EnvironmentsFunction", "GET", "/v1/environments?orgId=o1", "", 200)
+	call("EnvironmentsFunction", "PATCH", "/v1/environments/"+env, `{"variables":{"NPM_TOKEN":{"value":"n3w"}},"default":false}`, 200)
+	call("EnvironmentsFunction", "DELETE", "/v1/environments/"+env, "", 204)
+
 	// The firing: a slot fired, a duplicate, a trigger stopped.
 	fired, stopped := trigger("* * * * *"), trigger("* * * * *")
 	set := func(id, attr string, v types.AttributeValue) {
@@ -406,14 +421,16 @@ func usedGrants(t *testing.T) map[string][]string {
 // judgeWritten judges a template as written (short-form intrinsics in long
 // form, none resolved), without the SAM translator, which alone would show
 // what most properties grant: a function's grants must all be inline
-// policy documents in its Policies and SQS destinations of its
-// EventInvokeConfig (SAM grants sqs:SendMessage on each); its other
+// policy documents in its Policies, SQS destinations of its
+// EventInvokeConfig (SAM grants sqs:SendMessage on each) and KMS key
+// policies' statements that name its role (keyGrants); its other
 // properties, and those of the functions' Globals, must be among quiet,
 // its events of the quietEvents types. It reports every way the grants
 // differ from what the code uses, every property and event outside these,
 // and every function whose code is not run.
 func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 	var v []string
+	resources, _ := tpl["Resources"].(map[string]any)
 	globals, _ := dig(tpl, "Globals", "Function").(map[string]any)
 	v = append(v, unjudged("Globals", globals)...)
 	for fn, needed := range used {
@@ -436,9 +453,14 @@ func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 			g, bad := statements(fn, p)
 			granted, v = append(granted, g...), append(v, bad...)
 		}
+		for id, r := range resources {
+			if dig(r, "Type") == "AWS::KMS::Key" {
+				g, bad := keyGrants(fn, id, r, fn+"Role")
+				granted, v = append(granted, g...), append(v, bad...)
+			}
+		}
 		v = append(v, compare(fn, needed, granted)...)
 	}
-	resources, _ := tpl["Resources"].(map[string]any)
 	for id, r := range resources {
 		switch _, judged := used[id]; {
 		case dig(r, "Type") == "AWS::Serverless::Function" && !judged:
@@ -447,7 +469,7 @@ func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 			v = append(v, fmt.Sprintf("%s: a connector, which adds policies to its source's role", id))
 		}
 		for fn := range used {
-			if references(r, fn+"Role") {
+			if references(r, fn+"Role") && dig(r, "Type") != "AWS::KMS::Key" { // a key's: keyGrants
 				v = append(v, fmt.Sprintf("%s: names %sRole, the role SAM makes for %s", id, fn, fn))
 			}
 		}
@@ -533,7 +555,8 @@ func invokeGrants(fn string, config any) (granted, bad []string) {
 // judgeTransformed judges the SAM translator's output: each function's
 // grants are the inline policies and the managed policies of its role,
 // and the policies of every AWS::IAM::Policy, AWS::IAM::ManagedPolicy and
-// AWS::IAM::RolePolicy attached to it. Any other resource that names the
+// AWS::IAM::RolePolicy attached to it, and the statements of KMS key
+// policies that name it (keyGrants). Any other resource that names the
 // role is a violation too, and so is any role but the functions' and
 // CodeDeploy's exactly as SAM makes it (codeDeployRole). It reports every
 // way the grants differ from what the code uses.
@@ -567,6 +590,10 @@ func judgeTransformed(tpl map[string]any, used map[string][]string) []string {
 				continue
 			}
 			switch dig(r, "Type") {
+			case "AWS::KMS::Key":
+				g, bad := keyGrants(fn, id, r, role)
+				granted, v = append(granted, g...), append(v, bad...)
+				continue
 			case "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy":
 				if references(dig(r, "Properties", "Roles"), role) || references(dig(r, "Properties", "RoleName"), role) {
 					g, bad := statements(fn+" by "+id, dig(r, "Properties", "PolicyDocument"))
@@ -584,11 +611,13 @@ func judgeTransformed(tpl map[string]any, used map[string][]string) []string {
 
 // statements are the grants of a policy document, each action on each
 // resource ("action resource"), and what in it cannot be read as grants.
+// A statement's Condition only narrows it (kms_test.go judges those of
+// the KMS grants).
 func statements(who string, doc any) (granted, bad []string) {
 	for _, st := range list(dig(doc, "Statement")) {
 		m, _ := st.(map[string]any)
 		for k := range m {
-			if k != "Sid" && k != "Effect" && k != "Action" && k != "Resource" {
+			if k != "Sid" && k != "Effect" && k != "Action" && k != "Resource" && k != "Condition" {
 				bad = append(bad, fmt.Sprintf("%s: statement %s has %s", who, testkit.JSON(st), k))
 			}
 		}
@@ -599,6 +628,43 @@ func statements(who string, doc any) (granted, bad []string) {
 			for _, res := range list(m["Resource"]) {
 				granted = append(granted, policyText(action)+" "+policyText(res))
 			}
+		}
+	}
+	return granted, bad
+}
+
+// keyGrants are the grants that the policy of the KMS key key gives a
+// function's role, each action on the key ("action ${<key>.Arn}"), by the
+// statements that name the role as their principal; and what cannot be
+// read so: a statement that names it beside another principal, that is not
+// an Allow of actions on the key ("*"), or any other mention of the role.
+// Its conditions only narrow it (kms_test.go judges them).
+func keyGrants(fn, key string, r any, role string) (granted, bad []string) {
+	props, _ := dig(r, "Properties").(map[string]any)
+	for k, val := range props {
+		if k != "KeyPolicy" && references(val, role) {
+			bad = append(bad, fmt.Sprintf("%s: %s's %s names %s", fn, key, k, role))
+		}
+	}
+	for _, st := range list(dig(props, "KeyPolicy", "Statement")) {
+		m, _ := st.(map[string]any)
+		if !references(m["Principal"], role) {
+			if references(st, role) {
+				bad = append(bad, fmt.Sprintf("%s: %s's statement %s names %s other than as its principal", fn, key, testkit.JSON(st), role))
+			}
+			continue
+		}
+		principal, _ := m["Principal"].(map[string]any)
+		for k := range m {
+			if !slices.Contains([]string{"Sid", "Effect", "Principal", "Action", "Resource", "Condition"}, k) {
+				bad = append(bad, fmt.Sprintf("%s: %s's statement %s has %s", fn, key, testkit.JSON(st), k))
+			}
+		}
+		if m["Effect"] != "Allow" || m["Resource"] != "*" || len(principal) != 1 || len(list(principal["AWS"])) != 1 {
+			bad = append(bad, fmt.Sprintf("%s: %s's statement %s is not an Allow on the key to %s alone", fn, key, testkit.JSON(st), role))
+		}
+		for _, action := range list(m["Action"]) {
+			granted = append(granted, policyText(action)+" ${"+key+".Arn}")
 		}
 	}
 	return granted, bad

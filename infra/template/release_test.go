@@ -29,6 +29,7 @@ var wantRelease = map[string]struct {
 	"AllocationLookupFunction": {"Canary10Percent15Minutes", []string{"AllocationLookupReleaseAlarm", "ApiServerErrorRateAlarm"}},
 	"TriggersFunction":         {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "TriggersReleaseAlarm"}},
 	"TriggerHookFunction":      {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "TriggerHookReleaseAlarm"}},
+	"EnvironmentsFunction":     {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "EnvironmentsReleaseAlarm"}},
 	"TriggerFireFunction":      {"Linear10PercentEvery1Minute", []string{"FiringLagAlarm", "TriggerFireDeadLetterAlarm", "TriggerFireErrorsAlarm", "TriggerFireReleaseAlarm"}},
 }
 

@@ -354,31 +354,64 @@ func TestTemplateDashboard(t *testing.T) {
 	}
 }
 
-// TestWebhookKeys: the webhook keys are the contract's (WebhookKey an
-// HMAC_256 key for GenerateMac, WebhookSecretsKey a symmetric key for
-// Encrypt and Decrypt), and both outlive the stack and a replacement
-// (Retain): a generated secret is derived from WebhookKey alone, stored
-// nowhere, and an imported one opens only with WebhookSecretsKey.
-func TestWebhookKeys(t *testing.T) {
+// TestKMSKeys: the keys are the contract's (WebhookKey an HMAC_256 key
+// for GenerateMac; WebhookSecretsKey and EnvironmentSecretsKey symmetric
+// keys for Encrypt and Decrypt, rotated every year), and each outlives the
+// stack and a replacement (Retain): a generated webhook secret is derived
+// from WebhookKey alone, stored nowhere, and a sealed secret opens only
+// with the key that sealed it. Who may use EnvironmentSecretsKey is
+// judged on the SAM translator's output (kms_test.go).
+func TestKMSKeys(t *testing.T) {
 	raw := templateJSON(t)
 	var tpl struct {
 		Resources map[string]struct {
 			Type, DeletionPolicy, UpdateReplacePolicy string
-			Properties                                struct{ KeySpec, KeyUsage string }
+			Properties                                struct {
+				KeySpec, KeyUsage string
+				EnableKeyRotation bool
+			}
 		}
 	}
 	if err := json.Unmarshal(raw, &tpl); err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[string][2]string{
-		"WebhookKey":        {"HMAC_256", "GENERATE_VERIFY_MAC"},
-		"WebhookSecretsKey": {"SYMMETRIC_DEFAULT", "ENCRYPT_DECRYPT"},
+		"WebhookKey":            {"HMAC_256", "GENERATE_VERIFY_MAC"},
+		"WebhookSecretsKey":     {"SYMMETRIC_DEFAULT", "ENCRYPT_DECRYPT"},
+		"EnvironmentSecretsKey": {"SYMMETRIC_DEFAULT", "ENCRYPT_DECRYPT"},
 	} {
 		r := tpl.Resources[id]
 		if r.Type != "AWS::KMS::Key" || r.Properties.KeySpec != want[0] || r.Properties.KeyUsage != want[1] ||
-			r.DeletionPolicy != "Retain" || r.UpdateReplacePolicy != "Retain" {
+			r.DeletionPolicy != "Retain" || r.UpdateReplacePolicy != "Retain" ||
+			r.Properties.EnableKeyRotation != (want[0] == "SYMMETRIC_DEFAULT") {
 			t.Errorf("%s: %+v", id, r)
 		}
+	}
+}
+
+// TestExecutionPlaneRoleParameter: ExecutionPlaneRoleArn is empty by
+// default, so that `sam deploy --guided` may leave it so, and takes an
+// IAM role's ARN or nothing; HasExecutionPlaneRole holds when it is set.
+func TestExecutionPlaneRoleParameter(t *testing.T) {
+	tpl := rawTemplate(t)
+	param, _ := tpl["Parameters"].(map[string]any)["ExecutionPlaneRoleArn"].(map[string]any)
+	if param["Type"] != "String" || param["Default"] != "" || param["Description"] == nil {
+		t.Errorf("parameter ExecutionPlaneRoleArn %v", param)
+	}
+	pattern, _ := param["AllowedPattern"].(string)
+	allowed := regexp.MustCompile("^(?:" + pattern + ")$") // CloudFormation matches the whole value
+	for value, ok := range map[string]bool{
+		"": true, "arn:aws:iam::123456789012:role/execution-plane": true, "arn:aws-cn:iam::123456789012:role/service/plane_runner@x.y": true,
+		"arn:aws:iam::123456789012:user/someone": false, "arn:aws:iam::123456789012:root": false, "*": false,
+		"arn:aws:iam::123456789012:role/": false, "execution-plane": false, "arn:aws:iam::1234:role/plane": false,
+	} {
+		if allowed.MatchString(value) != ok {
+			t.Errorf("AllowedPattern %q on %q: %v", pattern, value, !ok)
+		}
+	}
+	cond := testkit.JSON(tpl["Conditions"].(map[string]any)["HasExecutionPlaneRole"])
+	if cond != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"ExecutionPlaneRoleArn"},""]}]}` {
+		t.Errorf("condition HasExecutionPlaneRole %s", cond)
 	}
 }
 

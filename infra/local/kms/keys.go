@@ -44,12 +44,15 @@ type Spec struct {
 	Env       string
 }
 
-// Specs are contract v6's keys: WebhookKey derives the generated webhook
-// secrets (GenerateMac), WebhookSecretsKey encrypts the imported ones
-// (Encrypt, Decrypt).
+// Specs are the template's keys: contract v6's WebhookKey derives the
+// generated webhook secrets (GenerateMac), WebhookSecretsKey encrypts the
+// imported ones (Encrypt, Decrypt); contract v7's EnvironmentSecretsKey
+// encrypts environments' secret variables (Encrypt here, Decrypt by the
+// execution plane).
 var Specs = []Spec{
 	{LogicalID: "WebhookKey", KeySpec: SpecHMAC256, KeyUsage: UsageMAC, Env: "WEBHOOK_KEY_ID"},
 	{LogicalID: "WebhookSecretsKey", KeySpec: SpecSymmetric, KeyUsage: UsageEncrypt, Env: "WEBHOOK_SECRETS_KEY_ID"},
+	{LogicalID: "EnvironmentSecretsKey", KeySpec: SpecSymmetric, KeyUsage: UsageEncrypt, Env: "ENVIRONMENT_SECRETS_KEY_ID"},
 }
 
 // EndpointEnv is the variable that points the functions' KMS client at
@@ -252,7 +255,8 @@ func (ks *Keys) Key(logicalID string) *Key {
 
 // Environment is what every function gets to reach the stand-in served
 // at endpoint: AWS_ENDPOINT_URL_KMS, and each key's ARN under its Spec's
-// variable (WEBHOOK_KEY_ID, WEBHOOK_SECRETS_KEY_ID).
+// variable (WEBHOOK_KEY_ID, WEBHOOK_SECRETS_KEY_ID,
+// ENVIRONMENT_SECRETS_KEY_ID).
 func (ks *Keys) Environment(endpoint string) []string {
 	env := []string{EndpointEnv + "=" + endpoint}
 	for i, sp := range ks.specs {

@@ -197,6 +197,7 @@ func TestEnvironment(t *testing.T) {
 		"AWS_ENDPOINT_URL_KMS=http://127.0.0.1:4599",
 		"WEBHOOK_KEY_ID=arn:aws:kms:us-east-1:000000000000:key/" + ks.Key("WebhookKey").KeyID,
 		"WEBHOOK_SECRETS_KEY_ID=arn:aws:kms:us-east-1:000000000000:key/" + ks.Key("WebhookSecretsKey").KeyID,
+		"ENVIRONMENT_SECRETS_KEY_ID=arn:aws:kms:us-east-1:000000000000:key/" + ks.Key("EnvironmentSecretsKey").KeyID,
 	}
 	if !slices.Equal(env, want) {
 		t.Errorf("got %v\nwant %v", env, want)

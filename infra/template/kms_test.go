@@ -1,0 +1,226 @@
+package template_test
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
+)
+
+// The principals and conditions of the secrets keys' grants, as the SAM
+// translator's output writes them (policyText, testkit.JSON).
+const (
+	environmentsRole = "${EnvironmentsFunctionRole.Arn}"
+	executionPlane   = "${ExecutionPlaneRoleArn}"
+	accountRoot      = "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"
+	// An environment's secret: the context is exactly {"environmentId":
+	// "env_…", "variable": <name>}.
+	environmentContext = `{"ForAllValues:StringEquals":{"kms:EncryptionContextKeys":["environmentId","variable"]},` +
+		`"Null":{"kms:EncryptionContext:environmentId":"false","kms:EncryptionContext:variable":"false"},` +
+		`"StringLike":{"kms:EncryptionContext:environmentId":"env_*"}}`
+	// A trigger's secret: the context is exactly {"triggerId": "trg_…"}.
+	triggerContext = `{"ForAllValues:StringEquals":{"kms:EncryptionContextKeys":["triggerId"]},` +
+		`"StringLike":{"kms:EncryptionContext:triggerId":"trg_*"}}`
+)
+
+// keyUses are the actions by which a principal uses a symmetric key's
+// secrets rather than administers the key: CreateGrant hands them on.
+var keyUses = []string{"kms:Encrypt", "kms:Decrypt", "kms:ReEncryptFrom", "kms:ReEncryptTo", "kms:GenerateDataKey",
+	"kms:GenerateDataKeyWithoutPlaintext", "kms:GenerateDataKeyPair", "kms:GenerateDataKeyPairWithoutPlaintext", "kms:CreateGrant"}
+
+// webhookGrants are the roles' grants on WebhookSecretsKey, each under a
+// trigger's context.
+var webhookGrants = []string{"TriggerHookFunctionRole kms:Decrypt", "TriggersFunctionRole kms:Decrypt", "TriggersFunctionRole kms:Encrypt"}
+
+// TestSecretsKeys judges the secrets keys' grants on the SAM translator's
+// output (judgeSecretsKeys), with ExecutionPlaneRoleArn empty and set, and
+// each of a set of mutations of the template, which must be refused for
+// the fault it makes.
+func TestSecretsKeys(t *testing.T) {
+	needSAMTranslator(t, "the KMS keys' grants are not judged")
+	written, err := os.ReadFile(templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const plane = "arn:aws:iam::123456789012:role/execution-plane"
+	const encrypt = "              AWS: !GetAtt EnvironmentsFunctionRole.Arn\n            Action: kms:Encrypt\n"
+	const encryptContext = encrypt + "            Resource: \"*\"\n            Condition:\n"
+	const decrypt = "            - Sid: TheExecutionPlaneDecrypts\n"
+	const hookDecrypt = "              Action: kms:Decrypt\n              Resource: !GetAtt WebhookSecretsKey.Arn\n"
+	const environmentsPolicies = "          ENVIRONMENT_SECRETS_KEY_ID: !GetAtt EnvironmentSecretsKey.Arn\n      Policies:\n        - Statement:\n"
+	const triggersTable = "            - Effect: Allow\n              # ConditionCheckItem: a start now's transaction holds the\n"
+	cases := []struct{ name, plane, old, new, want string }{
+		{name: "the template as it is, without an execution plane"},
+		{name: "the template as it is, with an execution plane", plane: plane},
+		{"an Encrypt grant without its conditions", "", encryptContext, encrypt + "            Resource: \"*\"\n            Unconditioned:\n", environmentsRole + " may [kms:Encrypt]"},
+		{"an Encrypt grant without the Null condition", "", "              \"Null\":\n                kms:EncryptionContext:environmentId: \"false\"\n                kms:EncryptionContext:variable: \"false\"\n          - !If\n",
+			"          - !If\n", environmentsRole + " may [kms:Encrypt]"},
+		{"kms:Decrypt beside kms:Encrypt for the environments' role", "", encrypt, strings.Replace(encrypt, "kms:Encrypt", "[kms:Encrypt, kms:Decrypt]", 1), "kms:Decrypt"},
+		{"kms:Encrypt for the triggers' role too", "", encrypt, strings.Replace(encrypt, "!GetAtt EnvironmentsFunctionRole.Arn", "[!GetAtt EnvironmentsFunctionRole.Arn, !GetAtt TriggersFunctionRole.Arn]", 1), "${TriggersFunctionRole.Arn}"},
+		{"kms:Encrypt on EnvironmentSecretsKey in the environments' role policy too", "", environmentsPolicies,
+			environmentsPolicies + "            - Effect: Allow\n              Action: kms:Encrypt\n              Resource: !GetAtt EnvironmentSecretsKey.Arn\n", "EnvironmentsFunctionRole may kms:Encrypt"},
+		{"kms:Decrypt on EnvironmentSecretsKey in the triggers' role policy", "", triggersTable,
+			"            - Effect: Allow\n              Action: kms:Decrypt\n              Resource: !GetAtt EnvironmentSecretsKey.Arn\n" + triggersTable, "TriggersFunctionRole may kms:Decrypt"},
+		{"kms:* on every key in the hook's role policy", "", hookDecrypt, "              Action: kms:*\n              Resource: \"*\"\n", "TriggerHookFunctionRole may kms:Encrypt, kms:Decrypt"},
+		{"kms:* for the account", "", "              - kms:CreateAlias\n", "              - kms:*\n", accountRoot + " may [kms:Encrypt kms:Decrypt"},
+		{"kms:Decrypt for the account", "", "              - kms:CreateAlias\n", "              - kms:CreateAlias\n              - kms:Decrypt\n", accountRoot + " may [kms:Decrypt]"},
+		{"kms:Create* for the account, CreateGrant in it", "", "              - kms:CreateAlias\n", "              - kms:Create*\n", accountRoot + " may [kms:CreateGrant]"},
+		{"the execution plane's statement without its parameter", "", "          - !If\n            - HasExecutionPlaneRole\n", "          - !If\n            - HasAlarmTopic\n", "HasAlarmTopic"},
+		{"the execution plane's Decrypt without its conditions", plane, decrypt + "              Effect: Allow\n              Principal:\n                AWS: !Ref ExecutionPlaneRoleArn\n              Action: kms:Decrypt\n              Resource: \"*\"\n              Condition:\n",
+			decrypt + "              Effect: Allow\n              Principal:\n                AWS: !Ref ExecutionPlaneRoleArn\n              Action: kms:Decrypt\n              Resource: \"*\"\n              Unconditioned:\n", executionPlane + " may [kms:Decrypt]"},
+		{"the hook's Decrypt without its trigger's context", "", hookDecrypt + "              # Only under the context the code gives a trigger's\n              # secret: exactly {\"triggerId\": <the trigger's id>}.\n              Condition:\n",
+			hookDecrypt + "              Unconditioned:\n", "TriggerHookFunctionRole kms:Decrypt on WebhookSecretsKey"},
+	}
+	inputs := make([]samInput, len(cases))
+	for i, c := range cases {
+		text := string(written)
+		if c.old != "" {
+			if n := strings.Count(text, c.old); n != 1 {
+				t.Fatalf("%s: the mutation's text is %d times in the template, not once:\n%s", c.name, n, c.old)
+			}
+			text = strings.Replace(text, c.old, c.new, 1)
+		}
+		params := map[string]string{"ExecutionPlaneRoleArn": c.plane}
+		for k, v := range deployParams {
+			params[k] = v
+		}
+		inputs[i] = samInput{text, "s3://code/bootstrap.zip", params}
+	}
+	for i, out := range transformAll(t, inputs) {
+		c := cases[i]
+		t.Run(c.name, func(t *testing.T) {
+			v := judgeSecretsKeys(decodeTemplate(t, out), c.plane != "")
+			verdict(t, c.old != "", v)
+			if c.want != "" && !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, c.want) }) {
+				t.Errorf("no violation says %q", c.want)
+			}
+		})
+	}
+}
+
+// judgeSecretsKeys judges a template as the SAM translator writes it, with
+// the parameter ExecutionPlaneRoleArn set (plane) or empty, and reports:
+//   - on EnvironmentSecretsKey's policy, any statement but the account's
+//     administration (no use of keyUses), kms:Encrypt to
+//     EnvironmentsFunction's role alone under an environment's context,
+//     and, when plane, kms:Decrypt to the parameter's role alone under the
+//     same context; either of the two missing, or the Decrypt present
+//     without plane;
+//   - any role policy (an IAM::Role's, or an IAM::Policy, ManagedPolicy or
+//     RolePolicy) that allows a use of EnvironmentSecretsKey, or of every
+//     key;
+//   - any of the roles' grants of WebhookSecretsKey's use but those of
+//     webhookGrants, each under a trigger's context.
+func judgeSecretsKeys(tpl map[string]any, plane bool) []string {
+	var v []string
+	resources, _ := tpl["Resources"].(map[string]any)
+	if c := testkit.JSON(dig(tpl, "Conditions", "HasExecutionPlaneRole")); c != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"ExecutionPlaneRoleArn"},""]}]}` {
+		v = append(v, "condition HasExecutionPlaneRole "+c)
+	}
+	var encrypts, decrypts bool
+	for _, st := range list(dig(resources, "EnvironmentSecretsKey", "Properties", "KeyPolicy", "Statement")) {
+		if when := list(dig(st, "Fn::If")); len(when) == 3 {
+			if when[0] != "HasExecutionPlaneRole" {
+				v = append(v, fmt.Sprintf("EnvironmentSecretsKey: a statement on the condition %v", when[0]))
+			}
+			if st = when[2]; plane {
+				st = when[1]
+			}
+			if dig(st, "Ref") == "AWS::NoValue" {
+				continue
+			}
+		}
+		who, actions := principals(st), list(dig(st, "Action"))
+		uses := usesOf(st)
+		switch cond := testkit.JSON(dig(st, "Condition")); {
+		case dig(st, "Effect") == "Deny":
+		case dig(st, "NotAction") != nil || dig(st, "NotPrincipal") != nil:
+			v = append(v, "EnvironmentSecretsKey: a statement with NotAction or NotPrincipal: "+testkit.JSON(st))
+		case slices.Equal(who, []string{accountRoot}) && len(uses) == 0:
+		case slices.Equal(who, []string{environmentsRole}) && slices.Equal(actions, []any{"kms:Encrypt"}) && cond == environmentContext:
+			encrypts = true
+		case plane && slices.Equal(who, []string{executionPlane}) && slices.Equal(actions, []any{"kms:Decrypt"}) && cond == environmentContext:
+			decrypts = true
+		default:
+			v = append(v, fmt.Sprintf("EnvironmentSecretsKey: %s may %v: %s", strings.Join(who, ", "), uses, testkit.JSON(st)))
+		}
+	}
+	if !encrypts {
+		v = append(v, "EnvironmentSecretsKey: EnvironmentsFunction's role may not kms:Encrypt under an environment's context")
+	}
+	if plane && !decrypts {
+		v = append(v, "EnvironmentSecretsKey: the execution plane's role may not kms:Decrypt under an environment's context")
+	}
+	var hooks []string
+	for id, r := range resources {
+		var docs []any
+		switch dig(r, "Type") {
+		case "AWS::IAM::Role":
+			for _, p := range list(dig(r, "Properties", "Policies")) {
+				docs = append(docs, dig(p, "PolicyDocument"))
+			}
+		case "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy":
+			docs = append(docs, dig(r, "Properties", "PolicyDocument"))
+		}
+		for _, doc := range docs {
+			for _, st := range list(dig(doc, "Statement")) {
+				uses := usesOf(st)
+				if dig(st, "Effect") != "Allow" || len(uses) == 0 {
+					continue
+				}
+				for _, res := range list(dig(st, "Resource")) {
+					switch text := policyText(res); {
+					case strings.Contains(text, "*") || references(res, "EnvironmentSecretsKey"):
+						v = append(v, fmt.Sprintf("%s may %s on %s", id, strings.Join(uses, ", "), text))
+					case references(res, "WebhookSecretsKey") && testkit.JSON(dig(st, "Condition")) != triggerContext:
+						v = append(v, fmt.Sprintf("%s %s on WebhookSecretsKey without a trigger's context: %s", id, strings.Join(uses, ", "), testkit.JSON(st)))
+					case references(res, "WebhookSecretsKey"):
+						for _, u := range uses {
+							hooks = append(hooks, id+" "+u)
+						}
+					}
+				}
+			}
+		}
+	}
+	if slices.Sort(hooks); !slices.Equal(hooks, webhookGrants) {
+		v = append(v, fmt.Sprintf("the grants of WebhookSecretsKey under a trigger's context are %v, want %v", hooks, webhookGrants))
+	}
+	slices.Sort(v)
+	return v
+}
+
+// principals are a statement's principals as text: "*" for everyone.
+func principals(st any) []string {
+	p := dig(st, "Principal")
+	if p == "*" {
+		return []string{"*"}
+	}
+	var out []string
+	m, _ := p.(map[string]any)
+	for _, kind := range []string{"AWS", "Service", "Federated", "CanonicalUser"} {
+		for _, id := range list(m[kind]) {
+			out = append(out, policyText(id))
+		}
+	}
+	return out
+}
+
+// usesOf are the keyUses that a statement's actions allow, wildcards
+// matched as IAM does (without regard to case).
+func usesOf(st any) []string {
+	var uses []string
+	for _, u := range keyUses {
+		if slices.ContainsFunc(list(dig(st, "Action")), func(a any) bool {
+			ok, _ := path.Match(strings.ToLower(fmt.Sprint(a)), strings.ToLower(u))
+			return ok
+		}) {
+			uses = append(uses, u)
+		}
+	}
+	return uses
+}
