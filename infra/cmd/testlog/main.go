@@ -4,8 +4,10 @@
 // of a package that failed outside its tests, and the build errors as
 // they come: the results in the order the packages end, not in the order
 // of their names, which keeps a slow package from holding back the lines
-// of those after it. Lines that are not test2json's pass through. It
-// exits 1 when a package or a build failed.
+// of those after it. Lines that are not test2json's pass through. Its
+// last line names the failed packages and their failed tests, so that the
+// tail of a long log says what failed. It exits 1 when a package or a
+// build failed.
 package main
 
 import (
@@ -38,8 +40,9 @@ type event struct {
 // pkg is what a package has said so far: each running test's output, and
 // the package's own.
 type pkg struct {
-	tests map[string]*strings.Builder
-	own   strings.Builder
+	tests  map[string]*strings.Builder
+	own    strings.Builder
+	failed []string
 }
 
 // run reads the events from r and writes the lines to w; it reports
@@ -62,6 +65,9 @@ func run(r io.Reader, w io.Writer) bool {
 		}
 	}
 	fmt.Fprintf(w, "%d packages passed, %d failed, %d without tests\n", t.passed, t.failed, t.noTests)
+	if len(t.failures) > 0 {
+		fmt.Fprintf(w, "failed: %s\n", strings.Join(t.failures, "; "))
+	}
 	return t.ok && t.failed == 0
 }
 
@@ -71,6 +77,8 @@ type tally struct {
 	pkgs                    map[string]*pkg
 	ok                      bool
 	passed, failed, noTests int
+	// failures are the failed packages, each with its failed tests.
+	failures []string
 }
 
 // add takes one event: a test's output is kept until the test ends, and
@@ -98,6 +106,7 @@ func (t *tally) add(e event, w io.Writer) {
 			p.own.WriteString(out.String())
 		}
 		delete(p.tests, e.Test)
+		p.failed = append(p.failed, e.Test)
 	case e.Test != "" && (e.Action == "pass" || e.Action == "skip"):
 		delete(p.tests, e.Test)
 	case e.Action == "skip":
@@ -112,8 +121,10 @@ func (t *tally) add(e event, w io.Writer) {
 		// timeout) say what they were doing.
 		for _, name := range slices.Sorted(maps.Keys(p.tests)) {
 			p.own.WriteString(p.tests[name].String())
+			p.failed = append(p.failed, name)
 		}
 		fmt.Fprint(w, p.own.String())
+		t.failures = append(t.failures, strings.TrimSpace(short(e.Package)+" "+strings.Join(p.failed, " ")))
 		fmt.Fprintf(w, "FAIL  %-60s %6.1fs\n", short(e.Package), e.Elapsed)
 	}
 	if e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {

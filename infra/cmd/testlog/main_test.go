@@ -8,7 +8,7 @@ import (
 // TestRun: a line for each package as it ends, in that order; the
 // output of a failed test only, and of the tests still running when
 // their package failed; build errors as they come; other lines as they
-// are; and the result is a failure when a package or a build failed.
+// are; a last line naming the failed packages and tests; and the result is a failure when a package or a build failed.
 func TestRun(t *testing.T) {
 	const m = "github.com/cloud-agent/control-plane/"
 	stream := strings.Join([]string{
@@ -34,7 +34,8 @@ func TestRun(t *testing.T) {
 		"ok    fast" + strings.Repeat(" ", 56) + "    0.2s\n" +
 		"    a_test.go:2: the reason\nFAIL\npanic: test timed out\n" +
 		"FAIL  slow" + strings.Repeat(" ", 56) + "   12.3s\n" +
-		"1 packages passed, 1 failed, 1 without tests\n"
+		"1 packages passed, 1 failed, 1 without tests\n" +
+		"failed: slow TestFails TestHangs\n"
 	if out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
