@@ -19,6 +19,7 @@ folder_AllocationLookupFunction := allocationlookup
 folder_TriggersFunction         := triggers
 folder_TriggerFireFunction      := triggerfire
 folder_TriggerHookFunction      := triggerhook
+folder_EnvironmentsFunction     := environments
 # The template's functions run on arm64; tests build for the machine's own.
 LAMBDA_GOARCH ?= arm64
 ARTIFACTS_DIR ?= build/$*

@@ -50,14 +50,15 @@ func TestZoneDataBuiltIn(t *testing.T) {
 }
 
 // TestKMSWhereSecrets: a function links the KMS client if and only if it
-// holds webhook secrets (its main runs it through package keyed): the KMS
-// client's initialisation costs the others' cold starts (docs/performance.md).
+// holds a KMS key (its main runs it through package keyed): the webhook
+// secrets' or the environments' secret variables'. The KMS client's
+// initialisation costs the others' cold starts (docs/performance.md).
 func TestKMSWhereSecrets(t *testing.T) {
 	folders, err := os.ReadDir("../functions")
 	if err != nil {
 		t.Fatal(err)
 	}
-	holders := 0
+	var holders []string
 	for _, f := range folders {
 		if !f.IsDir() {
 			continue
@@ -68,14 +69,14 @@ func TestKMSWhereSecrets(t *testing.T) {
 		}
 		holds := strings.Contains(string(main), "keyed.Run(")
 		if holds {
-			holders++
+			holders = append(holders, f.Name())
 		}
 		if links := slices.Contains(functionDeps(t, f.Name()), "github.com/aws/aws-sdk-go-v2/service/kms"); links != holds {
-			t.Errorf("functions/%s links KMS: %v; holds webhook secrets: %v", f.Name(), links, holds)
+			t.Errorf("functions/%s links KMS: %v; holds a key: %v", f.Name(), links, holds)
 		}
 	}
-	if holders != 2 {
-		t.Errorf("%d functions hold webhook secrets, want 2 (the triggers and the trigger hook)", holders)
+	if want := []string{"environments", "triggerhook", "triggers"}; !slices.Equal(holders, want) {
+		t.Errorf("%v hold KMS keys, want %v", holders, want)
 	}
 }
 

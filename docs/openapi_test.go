@@ -110,6 +110,11 @@ var wantStatuses = map[string][]int{
 	"POST /v1/triggers/{triggerId}/run":       {200, 201, 400, 401, 404, 405, 409, 413, 422, 500, 503},
 	"POST /v1/triggers/{triggerId}/secret":    {200, 400, 401, 404, 405, 413, 500, 503},
 	"POST /v1/hooks/{triggerId}":              {200, 201, 202, 400, 401, 404, 405, 409, 413, 415, 422, 429, 500, 503},
+	"POST /v1/environments":                   {201, 400, 401, 403, 405, 409, 413, 422, 500, 503},
+	"GET /v1/environments":                    {200, 400, 401, 403, 405, 413, 500, 503},
+	"GET /v1/environments/{environmentId}":    {200, 400, 401, 404, 405, 413, 500, 503},
+	"PATCH /v1/environments/{environmentId}":  {200, 400, 401, 403, 404, 405, 409, 413, 422, 500, 503},
+	"DELETE /v1/environments/{environmentId}": {204, 400, 401, 404, 405, 409, 413, 500, 503},
 }
 
 func TestResponses(t *testing.T) {
@@ -181,7 +186,9 @@ func checkResponse(t *testing.T, name string, status int, r *openapi3.Response, 
 		"Allow":    status == 405,
 		// A delivery's 409 is a redelivery's operation_key_reuse_mismatch
 		// only (its key's row is judged whatever its lease).
-		"Retry-After": status == 409 && name != "POST /v1/hooks/{triggerId} 409" || status == 429 || status == 503,
+		// A 409 creation_in_progress may pass later; a hook's or an
+		// environment's 409 will not.
+		"Retry-After": status == 409 && (name == "POST /v1/sessions 409" || name == "POST /v1/triggers/{triggerId}/run 409") || status == 429 || status == 503,
 	}
 	for header, want := range wantHeaders {
 		if got := r.Headers[header] != nil; got != want {
@@ -422,7 +429,9 @@ func TestProblemCodes(t *testing.T) {
 		problem.AllocationRoutingConflict, problem.SandboxAllocationRetired, problem.SandboxRuntimeRetired,
 		problem.SandboxSelectionDisabled, problem.SandboxAllocationUnavailable,
 		problem.OperationKeyReuseMismatch, problem.OperationKeyPayloadMismatch, problem.CreationInProgress,
-		problem.TriggerLimitReached, problem.SessionRecordInvalid, problem.InternalError,
+		problem.TriggerLimitReached,
+		problem.EnvironmentNameTaken, problem.EnvironmentInUse, problem.EnvironmentLimitReached, problem.EnvironmentNotFound,
+		problem.SessionRecordInvalid, problem.InternalError,
 		problem.UnsupportedMediaType, problem.RateLimited, problem.ServiceUnavailable,
 	}
 	if len(codes) != len(want) {

@@ -92,6 +92,23 @@ var ordinary = map[string]apitest.Call{
 	"POST /v1/triggers/{triggerId}/run":       call("POST", "/v1/triggers/"+absent+"/run", nil),
 	"POST /v1/triggers/{triggerId}/secret":    call("POST", "/v1/triggers/"+absent+"/secret", nil),
 	"POST /v1/hooks/{triggerId}":              call("POST", "/v1/hooks/"+absentTrigger, map[string]any{}),
+	"POST /v1/environments":                   createEnvironment(nil),
+	"GET /v1/environments":                    call("GET", "/v1/environments", nil),
+	"GET /v1/environments/{environmentId}":    call("GET", "/v1/environments/"+absent, nil),
+	"PATCH /v1/environments/{environmentId}":  call("PATCH", "/v1/environments/"+absent, map[string]any{}),
+	"DELETE /v1/environments/{environmentId}": call("DELETE", "/v1/environments/"+absent, nil),
+}
+
+func createEnvironment(set map[string]any) apitest.Call {
+	return call("POST", "/v1/environments", with(map[string]any{"name": "Node"}, set))
+}
+
+// patchEnvironment stores an environment of u1 and returns a PATCH of it
+// with body.
+func patchEnvironment(t *testing.T, h *apitest.Harness, body map[string]any) apitest.Call {
+	t.Helper()
+	id := do(t, h, createEnvironment(map[string]any{"name": "Patched", "variables": map[string]any{"NPM_TOKEN": map[string]any{"value": "x", "secret": true}}}))["environmentId"].(string)
+	return call("PATCH", "/v1/environments/"+id, body)
 }
 
 // absentTrigger is a trigger id that no table of these tests holds.
@@ -355,6 +372,63 @@ var provokes = map[string]provoke{
 	},
 	"POST /v1/hooks/{triggerId} operation_key_reuse_mismatch": func(t *testing.T, h *apitest.Harness) apitest.Call {
 		return redelivered(t, h, func(pk string) { setMember(t, h, pk, "orgId", "o9") })
+	},
+	"POST /v1/environments invalid_request": fixed(createEnvironment(map[string]any{
+		"variables": map[string]any{"NPM_TOKEN": map[string]any{"value": "ghp_abcdefghijklmnopqrstuvwxyz0123456789"}},
+	})),
+	"POST /v1/environments invalid_sandbox_allocation": fixed(createEnvironment(map[string]any{"sandboxAllocation": "large"})),
+	"POST /v1/environments forbidden":                  fixed(createEnvironment(map[string]any{"orgId": "o9"})),
+	"POST /v1/environments sandbox_selection_disabled": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		noSelection(h)
+		return createEnvironment(map[string]any{"sandboxAllocation": "vercel-small"})
+	},
+	"POST /v1/environments sandbox_allocation_retired": fixed(createEnvironment(map[string]any{"sandboxAllocation": "cloudflare-shared"})),
+	"POST /v1/environments sandbox_runtime_retired":    fixed(createEnvironment(map[string]any{"sandboxAllocation": "cloudflare-single"})),
+	"POST /v1/environments sandbox_allocation_unavailable": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		selectable(h, "vercel-small")
+		return createEnvironment(map[string]any{"sandboxAllocation": "vercel-large"})
+	},
+	"POST /v1/environments environment_name_taken": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		do(t, h, createEnvironment(nil))
+		return createEnvironment(map[string]any{"name": "NODE"})
+	},
+	"POST /v1/environments environment_limit_reached": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		for i := range 100 {
+			do(t, h, createEnvironment(map[string]any{"name": fmt.Sprint("env ", i)}))
+		}
+		return createEnvironment(nil)
+	},
+	"GET /v1/environments invalid_request": fixed(call("GET", "/v1/environments?limit=0", nil)),
+	"GET /v1/environments forbidden":       fixed(call("GET", "/v1/environments?orgId=o9", nil)),
+	"PATCH /v1/environments/{environmentId} invalid_request": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		return patchEnvironment(t, h, map[string]any{"variables": map[string]any{"NPM_TOKEN": map[string]any{"secret": false}}})
+	},
+	"PATCH /v1/environments/{environmentId} invalid_sandbox_allocation": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		return patchEnvironment(t, h, map[string]any{"sandboxAllocation": "large"})
+	},
+	"PATCH /v1/environments/{environmentId} sandbox_selection_disabled": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		c := patchEnvironment(t, h, map[string]any{"sandboxAllocation": "vercel-small"})
+		noSelection(h)
+		return c
+	},
+	"PATCH /v1/environments/{environmentId} sandbox_allocation_retired": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		return patchEnvironment(t, h, map[string]any{"sandboxAllocation": "cloudflare-shared"})
+	},
+	"PATCH /v1/environments/{environmentId} sandbox_runtime_retired": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		return patchEnvironment(t, h, map[string]any{"sandboxAllocation": "cloudflare-single"})
+	},
+	"PATCH /v1/environments/{environmentId} sandbox_allocation_unavailable": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		selectable(h, "vercel-small")
+		return patchEnvironment(t, h, map[string]any{"sandboxAllocation": "vercel-large"})
+	},
+	"PATCH /v1/environments/{environmentId} environment_name_taken": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		do(t, h, createEnvironment(nil))
+		return patchEnvironment(t, h, map[string]any{"name": "node"})
+	},
+	"DELETE /v1/environments/{environmentId} environment_in_use": func(t *testing.T, h *apitest.Harness) apitest.Call {
+		id := do(t, h, createEnvironment(nil))["environmentId"].(string)
+		h.SetItem("ENVIRONMENT#"+id, "ENVIRONMENT", "triggers", &types.AttributeValueMemberN{Value: "1"})
+		return call("DELETE", "/v1/environments/"+id, nil)
 	},
 	"POST /v1/triggers/{triggerId}/run operation_key_payload_mismatch": func(t *testing.T, h *apitest.Harness) apitest.Call {
 		id := do(t, h, createTrigger(nil))["triggerId"].(string)

@@ -370,7 +370,7 @@ func usedGrants(t *testing.T) map[string][]string {
 	// replaced, the default given up), a delete.
 	env := call("EnvironmentsFunction", "POST", "/v1/environments", `{"name":"web","variables":{"NODE_ENV":{"value":"production"},`+
 		`"NPM_TOKEN":{"value":"s3cret","secret":true}},"setupCommands":["npm ci"],"default":true}`, 201)["environmentId"].(string)
-	call("EnvironmentsFunction", "POST", "/v1/environments", `{"orgId":"o1","name":"web"}`, 201)
+	call("EnvironmentsFunction", "POST", "/v1/environments", `{"orgId":"o1","name":"web","sandboxAllocation":"vercel-small"}`, 201)
 	call("EnvironmentsFunction", "GET", "/v1/environments/"+env, "", 200)
 	call("EnvironmentsFunction", "GET", "/v1/environments", "", 200)
 	call("EnvironmentsFunction", "GET", "/v1/environments?orgId=o1", "", 200)

@@ -125,6 +125,19 @@ type Request struct {
 	InstanceType string          `json:"instanceType"`
 }
 
+// SavedView is a saved allocation (a trigger's, an environment's) as the
+// API answers it: its byoc request object (req), its name, or nil (null)
+// when none is saved.
+func SavedView(name string, req *Request) any {
+	switch {
+	case req != nil:
+		return *req
+	case name != "":
+		return name
+	}
+	return nil
+}
+
 // RequestProvider is the provider member of a request object.
 type RequestProvider struct {
 	ID      Provider `json:"id"`

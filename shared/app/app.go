@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 
 	"github.com/cloud-agent/control-plane/shared/commit"
+	"github.com/cloud-agent/control-plane/shared/environmentapi"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
@@ -62,6 +63,9 @@ var (
 	TriggerHook = Function{ID: "TriggerHookFunction", handle: serve,
 		build:  func(p Parts) *Functions { f := p.runs(); f.Hooks = p.hooks(f.Runs); return f },
 		routes: func(f *Functions) []httpapi.Route { return f.Hooks.Routes() }}
+	Environments = Function{ID: "EnvironmentsFunction", handle: serve,
+		build:  func(p Parts) *Functions { return &Functions{Environments: p.environments()} },
+		routes: func(f *Functions) []httpapi.Route { return f.Environments.Routes() }}
 	TriggerFire = Function{ID: "TriggerFireFunction",
 		build:  func(p Parts) *Functions { f := p.runs(); f.Firing = p.firing(f.Runs); return f },
 		handle: func(_ Function, f *Functions, _ Parts) any { return f.Firing.Handle }}
@@ -81,6 +85,9 @@ type Parts struct {
 	// Secrets are the webhook secrets' keys, nil in a function that holds
 	// none.
 	Secrets triggerapi.Secrets
+	// Variables seal environments' secret variables, nil but in the
+	// environments' function.
+	Variables environmentapi.Sealer
 	// Metrics is the execution environment's part of each log line's
 	// metrics (the firing's; an API's goes on its router).
 	Metrics *invocation.Metrics
@@ -91,12 +98,13 @@ type Parts struct {
 // Functions are every function's services, sharing one executor and one
 // trigger runner.
 type Functions struct {
-	Start    *commit.Executor
-	Runs     *triggerrun.Runner
-	Lookup   *lookup.Service
-	Triggers *triggerapi.Service
-	Hooks    *hook.Service
-	Firing   *firing.Firing
+	Start        *commit.Executor
+	Runs         *triggerrun.Runner
+	Lookup       *lookup.Service
+	Triggers     *triggerapi.Service
+	Hooks        *hook.Service
+	Firing       *firing.Firing
+	Environments *environmentapi.Service
 }
 
 // Build builds every function on p, as one execution environment would
@@ -105,6 +113,7 @@ type Functions struct {
 func Build(p Parts) *Functions {
 	f := p.runs()
 	f.Lookup, f.Triggers, f.Hooks, f.Firing = p.lookup(), p.triggers(f.Runs), p.hooks(f.Runs), p.firing(f.Runs)
+	f.Environments = p.environments()
 	return f
 }
 
@@ -130,6 +139,10 @@ func (p Parts) hooks(runs *triggerrun.Runner) *hook.Service {
 	return &hook.Service{Table: p.Table, Settings: p.Settings, Secrets: p.Secrets, Runs: runs}
 }
 
+func (p Parts) environments() *environmentapi.Service {
+	return &environmentapi.Service{Table: p.Table, Settings: p.Settings, Secrets: p.Variables}
+}
+
 func (p Parts) firing(runs *triggerrun.Runner) *firing.Firing {
 	return &firing.Firing{Table: p.Table, Settings: p.Settings, Runs: runs, Log: p.Log, Concurrency: p.Concurrency, Metrics: p.Metrics}
 }
@@ -139,7 +152,7 @@ func (p Parts) firing(runs *triggerrun.Runner) *firing.Firing {
 // and events/.
 func (f *Functions) Routes() map[string][]httpapi.Route {
 	m := map[string][]httpapi.Route{}
-	for _, fn := range []Function{SessionStart, AllocationLookup, Triggers, TriggerHook} {
+	for _, fn := range []Function{SessionStart, AllocationLookup, Triggers, TriggerHook, Environments} {
 		m[fn.ID] = fn.routes(f)
 	}
 	return m
@@ -149,12 +162,13 @@ func (f *Functions) Routes() map[string][]httpapi.Route {
 // environment, and hands its handler to the Lambda runtime.
 func Run(fn Function) { RunWith(fn, nil) }
 
-// RunWith is Run for a function that holds webhook secrets, whose keys
-// keys builds from the configuration. A function that cannot read its
+// RunWith is Run for a function that holds KMS keys (webhook secrets, or
+// environments' secret variables), which keys puts on its parts from the
+// configuration. A function that cannot read its
 // configuration or be built logs one JSON line at level ERROR with the
 // cause (which names variables, never their secret values) and exits
 // with status 1, so that Lambda reports the init as failed.
-func RunWith(fn Function, keys func(Config) (triggerapi.Secrets, error)) {
+func RunWith(fn Function, keys func(Config, *Parts) error) {
 	tuneGC()
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	handler, err := handler(fn, log, keys)
@@ -179,14 +193,14 @@ func (c Config) Parts(log *slog.Logger) Parts {
 }
 
 // handler is the handler of the function fn, built from the environment.
-func handler(fn Function, log *slog.Logger, keys func(Config) (triggerapi.Secrets, error)) (any, error) {
+func handler(fn Function, log *slog.Logger, keys func(Config, *Parts) error) (any, error) {
 	c, err := FromEnv()
 	if err != nil {
 		return nil, err
 	}
 	p := c.Parts(log)
 	if keys != nil {
-		if p.Secrets, err = keys(c); err != nil {
+		if err := keys(c, &p); err != nil {
 			return nil, err
 		}
 	}

@@ -24,6 +24,7 @@ const (
 	varConcurrency       = "FIRING_CONCURRENCY"
 	varWebhookKey        = "WEBHOOK_KEY_ID"
 	varWebhookSecretsKey = "WEBHOOK_SECRETS_KEY_ID"
+	varEnvironmentsKey   = "ENVIRONMENT_SECRETS_KEY_ID"
 )
 
 // varFunction and varVersion are the function's name and the version of
@@ -55,6 +56,8 @@ func Variables(id string) []string {
 		vars = append(vars, varConcurrency)
 	case Triggers.ID, TriggerHook.ID:
 		vars = append(vars, varWebhookKey, varWebhookSecretsKey)
+	case Environments.ID:
+		vars = append(vars, varEnvironmentsKey)
 	}
 	return vars
 }
@@ -80,6 +83,10 @@ type Config struct {
 	// (WEBHOOK_KEY_ID, WEBHOOK_SECRETS_KEY_ID), set for the triggers and
 	// the trigger hook only (WebhookKeys).
 	webhookKey, webhookSecretsKey string
+	// environmentsKey seals environments' secret variables
+	// (ENVIRONMENT_SECRETS_KEY_ID), set for the environments' function
+	// only (EnvironmentsKey).
+	environmentsKey string
 	// Function and Version are the metrics' dimensions: the function's
 	// name (the local stack sets it to the logical id), "local" where it
 	// is not set, as when a bootstrap is run by hand; the version the
@@ -101,7 +108,8 @@ func FromEnv() (Config, error) {
 	c := Config{
 		Table: os.Getenv(varTable), SettingsPath: os.Getenv(varConfig),
 		webhookKey: os.Getenv(varWebhookKey), webhookSecretsKey: os.Getenv(varWebhookSecretsKey),
-		Function: cmp.Or(os.Getenv(varFunction), unnamed), Version: cmp.Or(os.Getenv(varVersion), unpublished),
+		environmentsKey: os.Getenv(varEnvironmentsKey),
+		Function:        cmp.Or(os.Getenv(varFunction), unnamed), Version: cmp.Or(os.Getenv(varVersion), unpublished),
 		Region: cmp.Or(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
 	}
 	if c.Table == "" || c.SettingsPath == "" {
@@ -128,6 +136,15 @@ func FromEnv() (Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// EnvironmentsKey is the key that seals environments' secret variables,
+// required by the function that writes environments.
+func (c Config) EnvironmentsKey() (string, error) {
+	if c.environmentsKey == "" {
+		return "", fmt.Errorf("%s must be set", varEnvironmentsKey)
+	}
+	return c.environmentsKey, nil
 }
 
 // WebhookKeys are the keys of webhook secrets, both required by the

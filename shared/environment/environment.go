@@ -164,3 +164,17 @@ func (e *Environment) StoredSize() int {
 	}
 	return n
 }
+
+// FoldName is name as an owner's names are compared, without regard to
+// case: each character as the smallest of its simple case folding's
+// orbit (strings.EqualFold's rule), so that two names are equal without
+// regard to case exactly when their FoldNames are equal.
+func FoldName(name string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, name)
+}

@@ -56,6 +56,9 @@ func ParsePatch(body []byte) (*Update, error) {
 	if u.sent.Name != nil && u.body.Name == nil {
 		m.Fail("name", "may not be removed")
 	}
+	if u.sent.Default != nil && u.body.Default == nil {
+		m.Fail("default", "must be true or false")
+	}
 	if u.body.Description != nil && *u.body.Description == "" {
 		m.Fail("description", "may not be empty: null removes it")
 	}

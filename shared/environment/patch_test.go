@@ -34,6 +34,7 @@ func TestPatch(t *testing.T) {
 		{"a name", `{"name": "Web"}`, func(e *Environment) bool { return e.Name == "Web" }, true, ""},
 		{"the same name", `{"name": "Node"}`, func(e *Environment) bool { return e.Name == "Node" }, false, ""},
 		{"a null name", `{"name": null}`, nil, false, "name"},
+		{"a null default", `{"default": null}`, nil, false, "default"},
 		{"a name that breaks a rule", `{"name": " Web"}`, nil, false, "name"},
 		{"null removes the description", `{"description": null}`, func(e *Environment) bool { return e.Description == "" }, true, ""},
 		{"an empty description", `{"description": ""}`, nil, false, "description"},

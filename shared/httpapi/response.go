@@ -85,3 +85,11 @@ func problemResponse(err error, requestID string) Response {
 	}
 	return r
 }
+
+// Nullable is s as an answer's member that may be null: nil for "".
+func Nullable(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -30,6 +30,9 @@ const (
 	OperationKeyPayloadMismatch  Code = "operation_key_payload_mismatch"
 	CreationInProgress           Code = "creation_in_progress"
 	TriggerLimitReached          Code = "trigger_limit_reached"
+	EnvironmentNameTaken         Code = "environment_name_taken"
+	EnvironmentInUse             Code = "environment_in_use"
+	EnvironmentLimitReached      Code = "environment_limit_reached"
 	EnvironmentNotFound          Code = "environment_not_found"
 	SessionRecordInvalid         Code = "session_record_invalid"
 	InternalError                Code = "internal_error"
@@ -55,6 +58,9 @@ var statuses = map[Code]int{
 	OperationKeyPayloadMismatch:  http.StatusUnprocessableEntity,
 	CreationInProgress:           http.StatusConflict,
 	TriggerLimitReached:          http.StatusUnprocessableEntity,
+	EnvironmentNameTaken:         http.StatusConflict,
+	EnvironmentInUse:             http.StatusConflict,
+	EnvironmentLimitReached:      http.StatusUnprocessableEntity,
 	EnvironmentNotFound:          http.StatusUnprocessableEntity,
 	SessionRecordInvalid:         http.StatusInternalServerError,
 	InternalError:                http.StatusInternalServerError,

@@ -16,7 +16,8 @@ func TestStatuses(t *testing.T) {
 		"operation_key_reuse_mismatch": 409, "operation_key_payload_mismatch": 422, "creation_in_progress": 409,
 		"trigger_limit_reached": 422, "session_record_invalid": 500, "internal_error": 500, "unsupported_media_type": 415,
 		"rate_limited": 429, "service_unavailable": 503,
-		"environment_not_found": 422, // v7
+		// v7
+		"environment_name_taken": 409, "environment_in_use": 409, "environment_limit_reached": 422, "environment_not_found": 422,
 	}
 	if len(rows) != len(statuses) {
 		t.Errorf("the contract has %d codes, the code %d", len(rows), len(statuses))

@@ -1,5 +1,6 @@
-// Package secrets holds webhook triggers' secrets through AWS KMS, the
-// only package that calls it: a generated secret is derived, never stored
+// Package secrets holds webhook triggers' secrets, and seals environments'
+// secret variables (Variables), through AWS KMS, the only package that
+// calls it. Webhook secrets: a generated secret is derived, never stored
 // (GenerateMac under the stack's HMAC key over webhook.SecretMessage),
 // and cached per execution environment by trigger and version; an
 // imported one is sealed (Encrypt under the stack's symmetric key, with
@@ -155,4 +156,32 @@ func unavailable(err error) error {
 		return problem.Wrap(problem.ServiceUnavailable, "The service is temporarily unavailable. Try again shortly.", err)
 	}
 	return problem.Wrap(problem.InternalError, "An unexpected error occurred.", err)
+}
+
+// Variables seal environments' secret variables (contract v7): Encrypt
+// under the environments' own key, with the encryption context exactly
+// {"environmentId": …, "variable": <name>}. Nothing here decrypts them:
+// only the execution plane may. Safe for concurrent use.
+type Variables struct {
+	client *kms.Client
+	key    string
+}
+
+// NewVariables returns the environments' key (SYMMETRIC_DEFAULT: an id,
+// ARN or alias) on client.
+func NewVariables(client *kms.Client, key string) *Variables {
+	return &Variables{client: client, key: key}
+}
+
+// Seal encrypts the value of environment environmentID's secret variable
+// name: the ciphertext is what the table keeps.
+func (v *Variables) Seal(ctx context.Context, environmentID, name, value string) ([]byte, error) {
+	out, err := v.client.Encrypt(ctx, &kms.EncryptInput{
+		KeyId: aws.String(v.key), Plaintext: []byte(value),
+		EncryptionContext: map[string]string{"environmentId": environmentID, "variable": name},
+	})
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	return out.CiphertextBlob, nil
 }

@@ -6,8 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+
+	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/shared/problem"
@@ -107,5 +110,46 @@ func TestOpenCached(t *testing.T) {
 	srv.Close()
 	if _, err := keys.Open(ctx, "trg_a", first); err != nil {
 		t.Errorf("a cached secret with KMS down: %v", err)
+	}
+}
+
+// TestSealVariable: an environment's secret variable is encrypted under
+// the environments' key with the context exactly {environmentId,
+// variable}: it decrypts with that context alone; KMS down is
+// service_unavailable.
+func TestSealVariable(t *testing.T) {
+	ts := kms.NewTestServer(t, nil)
+	vars := secrets.NewVariables(kms.Client(ts.URL), "alias/EnvironmentSecretsKey")
+	ctx := context.Background()
+	sealed, err := vars.Seal(ctx, "env_a", "NPM_TOKEN", "npm_secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(sealed), "npm_secret") {
+		t.Error("the ciphertext holds the value")
+	}
+	open := func(context map[string]string) (string, error) {
+		out, err := kms.Client(ts.URL).Decrypt(ctx, &awskms.DecryptInput{CiphertextBlob: sealed, EncryptionContext: context})
+		if err != nil {
+			return "", err
+		}
+		return string(out.Plaintext), nil
+	}
+	if got, err := open(map[string]string{"environmentId": "env_a", "variable": "NPM_TOKEN"}); err != nil || got != "npm_secret" {
+		t.Errorf("opened %q: %v", got, err)
+	}
+	for _, other := range []map[string]string{
+		{"environmentId": "env_b", "variable": "NPM_TOKEN"}, {"environmentId": "env_a", "variable": "OTHER"}, {"environmentId": "env_a"}, nil,
+	} {
+		if _, err := open(other); err == nil {
+			t.Errorf("opened with the context %v", other)
+		}
+	}
+	if got := ts.Used(); !slices.Contains(got, "Encrypt alias/EnvironmentSecretsKey") {
+		t.Errorf("asked of KMS: %q", got)
+	}
+	ts.Close()
+	if _, err := vars.Seal(ctx, "env_a", "NPM_TOKEN", "npm_secret"); problem.CodeOf(err) != problem.ServiceUnavailable {
+		t.Errorf("KMS down: %v", err)
 	}
 }

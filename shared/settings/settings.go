@@ -10,6 +10,7 @@ package settings
 
 import (
 	"context"
+	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
 	"fmt"
@@ -102,6 +103,29 @@ func (s *Settings) Policy(ctx context.Context) (*allocation.Policy, error) {
 		return nil, err
 	}
 	return v.policy, nil
+}
+
+// Saved is an allocation sent to be saved (a trigger's, an
+// environment's), judged as a saved one is at creation: parsed (check 1)
+// and held to the policy for owner (checks 3 to 6); its saved form is a
+// name, or a byoc request object.
+func (s *Settings) Saved(ctx context.Context, raw jsontext.Value, owner string) (name string, req *allocation.Request, err error) {
+	a, err := allocation.Parse(raw)
+	if err != nil {
+		return "", nil, err
+	}
+	policy, err := s.Policy(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := policy.Check(a, owner); err != nil {
+		return "", nil, err
+	}
+	if a.BYOC() {
+		ar := a.Request()
+		return "", &ar, nil
+	}
+	return a.Name(), nil, nil
 }
 
 // DeliveriesPerMinute returns webhook/deliveries-per-minute as Policy

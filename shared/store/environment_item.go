@@ -17,24 +17,50 @@ import (
 // default is copied, whole, to the owner's default pointer,
 // DEFAULTENV#u#<userId> or DEFAULTENV#o#<orgId> / DEFAULTENV, so that a
 // start reads a default and its content in one request.
+//
+// An owner's names are claimed, compared without regard to case, by
+// ENVNAME#<owner>#<folded name> / ENVNAME, and its environments counted
+// by ENVIRONMENTS#<owner> / COUNT, where <owner> is u#<userId> or
+// o#<orgId> (ownerOf). The owner's environments are listed by the index
+// EnvironmentsByOwner (environmentOwner, environmentListedAt): an
+// environment's item holds neither listedAt nor dueShard, so that it is
+// in no trigger index.
 const (
-	environmentPrefix  = "ENVIRONMENT#"
-	environmentSortKey = "ENVIRONMENT"
-	defaultPrefix      = "DEFAULTENV#"
-	defaultOfUser      = "u#"
-	defaultOfOrg       = "o#"
-	defaultSortKey     = "DEFAULTENV"
+	environmentPrefix   = "ENVIRONMENT#"
+	environmentSortKey  = "ENVIRONMENT"
+	defaultPrefix       = "DEFAULTENV#"
+	defaultSortKey      = "DEFAULTENV"
+	namePrefix          = "ENVNAME#"
+	nameSortKey         = "ENVNAME"
+	envCountPrefix      = "ENVIRONMENTS#"
+	environmentsByOwner = "EnvironmentsByOwner"
 )
 
 func environmentKey(id string) Item { return key(environmentPrefix+id, environmentSortKey) }
 
+// ownerOf is the owner of the environments of user in org ("" for none):
+// o#<orgId> when there is an org, else u#<userId>.
+func ownerOf(userID, orgID string) string {
+	if orgID != "" {
+		return "o#" + orgID
+	}
+	return "u#" + userID
+}
+
 // defaultKey is the default pointer of the owner of environments of user
 // in org ("" for none): the org's when there is one.
 func defaultKey(userID, orgID string) Item {
-	if orgID != "" {
-		return key(defaultPrefix+defaultOfOrg+orgID, defaultSortKey)
-	}
-	return key(defaultPrefix+defaultOfUser+userID, defaultSortKey)
+	return key(defaultPrefix+ownerOf(userID, orgID), defaultSortKey)
+}
+
+// nameKey is the claim of e's name among its owner's.
+func nameKey(e *environment.Environment) Item {
+	return key(namePrefix+ownerOf(e.OwnerUserID, e.OrgID)+"#"+environment.FoldName(e.Name), nameSortKey)
+}
+
+// envCountKey is the count of the environments of e's owner.
+func envCountKey(e *environment.Environment) Item {
+	return key(envCountPrefix+ownerOf(e.OwnerUserID, e.OrgID), countSortKey)
 }
 
 // errUnsealed is a secret variable whose value is not yet its KMS
@@ -45,9 +71,10 @@ var errUnsealed = errors.New("store: a secret variable is not sealed")
 // ownerUserId, orgId?, name, description?, variables (M: each {secret
 // (BOOL), value (S) for a plain one, sealed (B, its KMS ciphertext) for a
 // secret one}), setupCommands (L), sandboxAllocation? or
-// sandboxAllocationRequest?, createdAt, listedAt (the creation to the
-// nanosecond), updatedAt, version (N) and triggers? (N, the triggers that
-// name it, left out when none). A secret not yet sealed is errUnsealed.
+// sandboxAllocationRequest?, createdAt, environmentOwner and
+// environmentListedAt (the creation to the nanosecond: the listing's
+// index), updatedAt, version (N) and triggers? (N, the triggers that name
+// it, left out when none). A secret not yet sealed is errUnsealed.
 func encodeEnvironment(e *environment.Environment) (Item, error) {
 	item := environmentKey(e.ID)
 	item["environmentId"] = S(e.ID)
@@ -69,7 +96,9 @@ func encodeEnvironment(e *environment.Environment) (Item, error) {
 	item["variables"] = M(vars)
 	item["setupCommands"] = L(e.SetupCommands)
 	putSaved(item, e.SavedAllocation, e.SavedRequest)
-	putCreated(item, e.CreatedAt)
+	item["createdAt"] = S(formatTime(e.CreatedAt))
+	item["environmentOwner"] = S(ownerOf(e.OwnerUserID, e.OrgID))
+	item["environmentListedAt"] = S(listedAt(e.CreatedAt))
 	item["updatedAt"] = S(formatTime(e.UpdatedAt))
 	item["version"] = N(int64(e.Version))
 	if e.Triggers != 0 {
@@ -79,11 +108,15 @@ func encodeEnvironment(e *environment.Environment) (Item, error) {
 }
 
 // encodeDefault returns the default pointer of e's owner: e's item under
-// the pointer's key.
+// the pointer's key, out of the listing's index, without the count of
+// its triggers (which moves without its content).
 func encodeDefault(e *environment.Environment) (Item, error) {
 	item, err := encodeEnvironment(e)
 	if err == nil {
 		maps.Copy(item, defaultKey(e.OwnerUserID, e.OrgID))
+		delete(item, "environmentOwner")
+		delete(item, "environmentListedAt")
+		delete(item, "triggers")
 	}
 	return item, err
 }
@@ -108,7 +141,10 @@ func decodeEnvironment(item Item) (*environment.Environment, error) {
 	e.SetupCommands, _ = r.Strings(item, "", "setupCommands")
 	e.SavedAllocation = r.Str(item, "", "sandboxAllocation")
 	e.SavedRequest = decodeSavedRequest(&r, item)
-	e.CreatedAt = r.Time(item, "", "listedAt", listedAtFormat)
+	e.CreatedAt = r.Time(item, "", "createdAt", session.TimeFormat)
+	if r.Str(item, "", "environmentListedAt") != "" {
+		e.CreatedAt = r.Time(item, "", "environmentListedAt", listedAtFormat) // to the nanosecond
+	}
 	e.UpdatedAt = r.Time(item, "", "updatedAt", session.TimeFormat)
 	e.Version = int(r.Int(item, "", "version"))
 	e.Triggers = int(r.Int(item, "", "triggers"))

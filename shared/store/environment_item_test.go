@@ -28,7 +28,8 @@ func sampleEnvironment() *environment.Environment {
 }
 
 // TestEnvironmentItem: an environment and its owner's default pointer
-// decode as they were encoded; a secret is kept as its ciphertext alone,
+// decode as they were encoded, neither in a trigger's index, the pointer
+// in no index; a secret is kept as its ciphertext alone,
 // and one not yet sealed is never encoded.
 func TestEnvironmentItem(t *testing.T) {
 	e := sampleEnvironment()
@@ -48,8 +49,20 @@ func TestEnvironmentItem(t *testing.T) {
 	if err != nil || pointer["PK"].(*types.AttributeValueMemberS).Value != "DEFAULTENV#o#o1" || pointer["SK"].(*types.AttributeValueMemberS).Value != "DEFAULTENV" {
 		t.Fatalf("%v %v", pointer["PK"], err)
 	}
-	if got, err := decodeEnvironment(pointer); err != nil || !reflect.DeepEqual(got, e) {
+	// The copy is out of the listing (its creation to the second) and
+	// counts no triggers.
+	copied := *e
+	copied.CreatedAt, copied.Triggers = e.CreatedAt.Truncate(time.Second), 0
+	if got, err := decodeEnvironment(pointer); err != nil || !reflect.DeepEqual(got, &copied) {
 		t.Errorf("the pointer's copy: %+v %v", got, err)
+	}
+	for _, a := range []string{"environmentOwner", "environmentListedAt", "listedAt", "triggers"} {
+		if _, ok := pointer[a]; ok {
+			t.Errorf("the pointer holds %s", a)
+		}
+	}
+	if _, ok := item["listedAt"]; ok {
+		t.Error("an environment is in the triggers' index")
 	}
 	own := *e
 	own.OrgID = ""

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -20,11 +21,18 @@ func (t *Table) GetTrigger(ctx context.Context, id string) (*trigger.Trigger, er
 	return decodeTrigger(item)
 }
 
+// Position is where a page of items listed newest first ended: the last
+// item's id and creation.
+type Position struct {
+	ID        string
+	CreatedAt time.Time
+}
+
 // ListTriggers returns up to limit of a user's triggers that keep accepts,
 // newest first, after the position (nil: from the start). more says
 // whether further accepted triggers follow. The index is eventually
 // consistent: a trigger created a moment ago may show only a moment later.
-func (t *Table) ListTriggers(ctx context.Context, userID string, after *trigger.Position, limit int, keep func(*trigger.Trigger) bool) (page []*trigger.Trigger, more bool, err error) {
+func (t *Table) ListTriggers(ctx context.Context, userID string, after *Position, limit int, keep func(*trigger.Trigger) bool) (page []*trigger.Trigger, more bool, err error) {
 	kc, err := expression.NewBuilder().WithKeyCondition(expression.Key("ownerUserId").Equal(expression.Value(userID))).Build()
 	if err != nil {
 		return nil, false, err

@@ -208,7 +208,7 @@ func TestListTriggers(t *testing.T) {
 		}
 		noO2 := func(tr *trigger.Trigger) bool { return tr.OrgID != "o2" }
 		var ids []string
-		var after *trigger.Position
+		var after *Position
 		for pages := 0; ; pages++ {
 			page, more, err := tbl.ListTriggers(ctx, "u1", after, 2, noO2)
 			if err != nil {
@@ -221,7 +221,7 @@ func TestListTriggers(t *testing.T) {
 				break
 			}
 			last := page[len(page)-1]
-			after = &trigger.Position{ID: last.ID, CreatedAt: last.CreatedAt}
+			after = &Position{ID: last.ID, CreatedAt: last.CreatedAt}
 		}
 		want := []string{"trg_5", "trg_4", "trg_2", "trg_1"}
 		if !reflect.DeepEqual(ids, want) {

@@ -140,13 +140,6 @@ func (t *Trigger) Parked(code string, at time.Time) Run {
 // its run keeps.
 const RunPromptMax = 1000
 
-// Position is where a page of a user's triggers ends: the last trigger
-// returned.
-type Position struct {
-	ID        string
-	CreatedAt time.Time
-}
-
 // Excerpt is what a webhook run keeps of its rendered prompt: the first
 // RunPromptMax code points, and the prompt's length in code points.
 func Excerpt(prompt string) (excerpt string, length int) {

@@ -146,7 +146,7 @@ func TestRunNowRefused(t *testing.T) {
 		{"no such trigger", "user", "trg_none", "", "", 404, "not_found"},
 	} {
 		t.Run(row.rule, func(t *testing.T) {
-			before := snapshot(h)
+			before := h.Snapshot()
 			claims := user
 			if row.claims == "other" {
 				claims = other
@@ -155,7 +155,7 @@ func TestRunNowRefused(t *testing.T) {
 			if r.Status != row.status || r.Code() != row.code {
 				t.Errorf("%d %s", r.Status, r.Raw)
 			}
-			if snapshot(h) != before {
+			if h.Snapshot() != before {
 				t.Error("the table changed")
 			}
 		})

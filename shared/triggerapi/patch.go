@@ -248,25 +248,9 @@ func fixedMode(tr *trigger.Trigger, p patch) error {
 // save runs allocation checks 1 and 3 to 6 on an allocation a trigger is
 // to save, and saves it: a kilo object by its name, a byoc one as its
 // request.
-func (s *Service) save(ctx context.Context, tr *trigger.Trigger, raw jsontext.Value) error {
-	a, err := allocation.Parse(raw)
-	if err != nil {
-		return err
-	}
-	policy, err := s.Settings.Policy(ctx)
-	if err != nil {
-		return err
-	}
-	if err := policy.Check(a, allocation.Owner(tr.UserID, tr.OrgID)); err != nil {
-		return err
-	}
-	if a.BYOC() {
-		ar := a.Request()
-		tr.SavedRequest = &ar
-	} else {
-		tr.SavedAllocation = a.Name()
-	}
-	return nil
+func (s *Service) save(ctx context.Context, tr *trigger.Trigger, raw jsontext.Value) (err error) {
+	tr.SavedAllocation, tr.SavedRequest, err = s.Settings.Saved(ctx, raw, allocation.Owner(tr.UserID, tr.OrgID))
+	return err
 }
 
 // patch changes one of the caller's triggers. The change is written on

@@ -73,15 +73,16 @@ func FuzzPatch(f *testing.F) {
 
 // FuzzCursors: a cursor from outside decodes, or is 400; never a panic.
 func FuzzCursors(f *testing.F) {
-	for _, seed := range []string{"", "e30", "bm90IGEgY3Vyc29y", *encodeCursor(runCursor{Trigger: "trg_a", After: "RUN#2026-11-30T10:05:00.000Z"}), *encodeCursor(runCursor{Trigger: "trg_a", Slot: "2026-11-30T10:05:00Z", Run: "workspace_x"}),
-		*encodeCursor(cursor{"trg_a", "2026-11-30T10:00:30.5Z"}), "!!", "eyJzbG90IjoxfQ"} {
+	for _, seed := range []string{"", "e30", "bm90IGEgY3Vyc29y", *httpapi.EncodeCursor(runCursor{Trigger: "trg_a", After: "RUN#2026-11-30T10:05:00.000Z"}), *httpapi.EncodeCursor(runCursor{Trigger: "trg_a", Slot: "2026-11-30T10:05:00Z", Run: "workspace_x"}),
+		*httpapi.Position{ID: "trg_a", CreatedAt: time.Date(2026, 11, 30, 10, 0, 30, 5e8, time.UTC)}.Cursor(), "!!", "eyJzbG90IjoxfQ"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		if _, err := decodeRunCursor(s, "trg_a"); err != nil && problem.CodeOf(err) != problem.InvalidRequest {
 			t.Fatalf("runs: %v", err)
 		}
-		if _, err := decodePosition(s); err != nil && problem.CodeOf(err) != problem.InvalidRequest {
+		r := &httpapi.Request{Event: &events.APIGatewayV2HTTPRequest{QueryStringParameters: map[string]string{"cursor": s}}}
+		if _, err := r.After(); err != nil && problem.CodeOf(err) != problem.InvalidRequest {
 			t.Fatalf("triggers: %v", err)
 		}
 	})

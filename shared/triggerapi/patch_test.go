@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json/v2"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,19 +111,6 @@ func TestPatch(t *testing.T) {
 	}
 }
 
-// snapshot is every item of the table, each as canonical JSON, in order.
-func snapshot(h *apitest.Harness) string {
-	var out []string
-	for _, it := range h.Items() {
-		var v any
-		_ = json.Unmarshal([]byte(it), &v)
-		b, _ := json.Marshal(v, json.Deterministic(true)) // members sorted
-		out = append(out, string(b))
-	}
-	slices.Sort(out)
-	return strings.Join(out, "\n")
-}
-
 // version is the stored trigger's version attribute.
 func version(t *testing.T, h *apitest.Harness, id string) int {
 	t.Helper()
@@ -146,7 +132,7 @@ func version(t *testing.T, h *apitest.Harness, id string) int {
 func TestPatchRefused(t *testing.T) {
 	h := newHarness(t)
 	id := newTrigger(t, h, nil)
-	before := snapshot(h)
+	before := h.Snapshot()
 	for _, row := range []struct {
 		rule, patch, code string
 		status            int
@@ -190,7 +176,7 @@ func TestPatchRefused(t *testing.T) {
 			if r.Status != row.status || r.Code() != row.code || !strings.Contains(fmt.Sprint(r.Body["detail"]), row.detail) {
 				t.Errorf("%d %s", r.Status, r.Raw)
 			}
-			if after := snapshot(h); after != before {
+			if after := h.Snapshot(); after != before {
 				t.Errorf("the table changed:\n%s\n%s", before, after)
 			}
 		})

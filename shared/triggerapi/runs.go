@@ -62,7 +62,7 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	if !ids.IsPathID(id) {
 		return httpapi.Response{}, bad("The trigger id is not valid.")
 	}
-	limit, err := pageLimit(r)
+	limit, err := r.PageLimit()
 	if err != nil {
 		return httpapi.Response{}, err
 	}
@@ -93,7 +93,7 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 		page.Items[i] = runView(run)
 	}
 	if next != "" {
-		page.NextCursor = encodeCursor(runCursor{Trigger: id, After: string(next)})
+		page.NextCursor = httpapi.EncodeCursor(runCursor{Trigger: id, After: string(next)})
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
 }
@@ -106,11 +106,11 @@ func runView(run trigger.Run) RunView {
 	}
 	v := RunView{
 		Kind: kind, Slot: run.At.UTC().Format(session.TimeFormat), Status: run.Status,
-		SessionID: nullable(run.SessionID), Error: nullable(run.Error),
+		SessionID: httpapi.Nullable(run.SessionID), Error: httpapi.Nullable(run.Error),
 		RecordedAt: run.RecordedAt.UTC().Format(session.TimeFormat),
 	}
 	if kind == trigger.KindWebhook {
-		v.WebhookRunView = &WebhookRunView{Delivery: nullable(run.Delivery), Event: nullable(run.Event), Prompt: run.Prompt, PromptLength: run.PromptLength}
+		v.WebhookRunView = &WebhookRunView{Delivery: httpapi.Nullable(run.Delivery), Event: httpapi.Nullable(run.Event), Prompt: run.Prompt, PromptLength: run.PromptLength}
 	}
 	return v
 }
@@ -119,22 +119,22 @@ func runView(run trigger.Run) RunView {
 // the place it ended at. Another trigger's cursor is none.
 func decodeRunCursor(s, id string) (store.RunPosition, error) {
 	var c runCursor
-	if err := decodeCursor(s, &c); err != nil || c.Trigger != id {
-		return "", errCursor
+	if err := httpapi.DecodeCursor(s, &c); err != nil || c.Trigger != id {
+		return "", httpapi.ErrCursor
 	}
 	if c.After == "" && c.Slot != "" { // an earlier release's: its key, RUN#<slot>[#<run>]
 		if _, err := time.Parse(session.TimeFormat, c.Slot); err != nil || c.Run != "" && !ids.IsPathID(c.Run) {
-			return "", errCursor
+			return "", httpapi.ErrCursor
 		}
 		c.After = "RUN#" + c.Slot
 		if c.Run != "" {
 			c.After += "#" + c.Run
 		}
 	} else if c.Slot != "" || c.Run != "" {
-		return "", errCursor
+		return "", httpapi.ErrCursor
 	}
 	if c.After == "" || !store.RunPosition(c.After).Valid() {
-		return "", errCursor
+		return "", httpapi.ErrCursor
 	}
 	return store.RunPosition(c.After), nil
 }

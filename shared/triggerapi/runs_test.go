@@ -295,7 +295,7 @@ func TestPatchFaults(t *testing.T) {
 			h, p := apitest.Faulty(t)
 			h.Triggers.Now = func() time.Time { return clock }
 			id := newTrigger(t, h, nil)
-			before := snapshot(h)
+			before := h.Snapshot()
 			row.inject(h, p, id)
 			r := row.call(h, id)
 			if r.Status != row.status {
@@ -304,7 +304,7 @@ func TestPatchFaults(t *testing.T) {
 			switch {
 			case r.Status == 503 && (r.Code() != "service_unavailable" || r.Headers["Retry-After"] == ""):
 				t.Errorf("%v %s", r.Headers, r.Raw)
-			case r.Status == 503 && row.rule != "the trigger keeps changing" && snapshot(h) != before:
+			case r.Status == 503 && row.rule != "the trigger keeps changing" && h.Snapshot() != before:
 				t.Error("a fault changed the table")
 			case r.Status == 200 && (r.Body["prompt"] != "Changed." || version(t, h, id) != 2):
 				t.Errorf("version %d: %s", version(t, h, id), r.Raw)

@@ -9,12 +9,9 @@ package triggerapi
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json/jsontext"
-	"encoding/json/v2"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -36,9 +33,7 @@ import (
 const (
 	// maxPerOwner is how many triggers an owner (the org, else the user)
 	// may have.
-	maxPerOwner  = 100
-	defaultLimit = 50
-	maxLimit     = 100
+	maxPerOwner = 100
 )
 
 // Secrets makes, seals and opens webhook triggers' secrets.
@@ -52,7 +47,7 @@ type Secrets interface {
 type TriggerStore interface {
 	CreateTrigger(ctx context.Context, tr *trigger.Trigger, limit int) error
 	GetTrigger(ctx context.Context, id string) (*trigger.Trigger, error)
-	ListTriggers(ctx context.Context, userID string, after *trigger.Position, limit int, keep func(*trigger.Trigger) bool) ([]*trigger.Trigger, bool, error)
+	ListTriggers(ctx context.Context, userID string, after *store.Position, limit int, keep func(*trigger.Trigger) bool) ([]*trigger.Trigger, bool, error)
 	UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigger) error
 	DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error
 	ListRuns(ctx context.Context, triggerID string, after store.RunPosition, limit int, now time.Time) (*trigger.Trigger, []trigger.Run, store.RunPosition, error)
@@ -249,20 +244,16 @@ type Page struct {
 
 // list shows the caller's own triggers, newest first, a page at a time.
 func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
-	limit, err := pageLimit(r)
+	limit, err := r.PageLimit()
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	var after *trigger.Position
-	if v, ok := r.Query("cursor"); ok {
-		p, err := decodePosition(v)
-		if err != nil {
-			return httpapi.Response{}, err
-		}
-		after = p
+	after, err := r.After()
+	if err != nil {
+		return httpapi.Response{}, err
 	}
 	owned := func(tr *trigger.Trigger) bool { return r.Caller.Owns(tr.UserID, tr.OrgID) }
-	triggers, more, err := s.Table.ListTriggers(ctx, r.Caller.UserID, after, limit, owned)
+	triggers, more, err := s.Table.ListTriggers(ctx, r.Caller.UserID, (*store.Position)(after), limit, owned)
 	if err != nil {
 		return httpapi.Response{}, err
 	}
@@ -272,63 +263,9 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	}
 	if more {
 		last := triggers[len(triggers)-1]
-		page.NextCursor = encodeCursor(cursor{last.ID, last.CreatedAt.UTC().Format(time.RFC3339Nano)})
+		page.NextCursor = httpapi.Position{ID: last.ID, CreatedAt: last.CreatedAt}.Cursor()
 	}
 	return httpapi.Response{Status: http.StatusOK, Body: page}, nil
-}
-
-// pageLimit is the limit of a page the request asks for: 1 to 100,
-// defaultLimit when not given.
-func pageLimit(r *httpapi.Request) (int, error) {
-	v, ok := r.Query("limit")
-	if !ok {
-		return defaultLimit, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxLimit || strconv.Itoa(n) != v {
-		return 0, bad("limit must be a whole number from 1 to 100.")
-	}
-	return n, nil
-}
-
-// cursor is the position a page ended at, as the next request sends it
-// back: base64url of this JSON.
-type cursor struct {
-	ID        string `json:"id"`
-	CreatedAt string `json:"createdAt"`
-}
-
-// errCursor answers a cursor this API did not return.
-var errCursor = bad("cursor is not a cursor this API returned.")
-
-// encodeCursor is the cursor of where a page ended: base64url of the JSON
-// of v.
-func encodeCursor(v any) *string {
-	b, _ := json.Marshal(v)
-	c := base64.RawURLEncoding.EncodeToString(b)
-	return &c
-}
-
-// decodeCursor reads a cursor into v (errCursor when it is none).
-func decodeCursor(s string, v any) error {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || json.Unmarshal(raw, v) != nil {
-		return errCursor
-	}
-	return nil
-}
-
-// decodePosition reads the cursor of a page of triggers.
-func decodePosition(s string) (*trigger.Position, error) {
-	var c cursor
-	if err := decodeCursor(s, &c); err != nil || !ids.IsPathID(c.ID) {
-		return nil, errCursor
-	}
-	created, err := time.Parse(time.RFC3339Nano, c.CreatedAt)
-	if err != nil {
-		return nil, errCursor
-	}
-	return &trigger.Position{ID: c.ID, CreatedAt: created}, nil
 }
 
 // owned reads the path's trigger; one the caller does not own is, to the

@@ -3,6 +3,8 @@ package triggerapi
 import (
 	"time"
 
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
@@ -68,15 +70,15 @@ type AgentView struct {
 
 func viewOf(tr *trigger.Trigger) View {
 	v := View{
-		TriggerID: tr.ID, OrgID: nullable(tr.OrgID), Active: tr.Active,
+		TriggerID: tr.ID, OrgID: httpapi.Nullable(tr.OrgID), Active: tr.Active,
 		Repository: RepositoryView{
-			Type: tr.Repository.Type, Repo: tr.Repository.Repo, URL: tr.Repository.URL, Branch: nullable(tr.Repository.Branch),
+			Type: tr.Repository.Type, Repo: tr.Repository.Repo, URL: tr.Repository.URL, Branch: httpapi.Nullable(tr.Repository.Branch),
 		},
-		Agent:         AgentView{tr.Agent.Mode, tr.Agent.Model, nullable(tr.Agent.Variant)},
+		Agent:         AgentView{tr.Agent.Mode, tr.Agent.Model, httpapi.Nullable(tr.Agent.Variant)},
 		Prompt:        tr.Prompt,
 		CreatedAt:     timeText(tr.CreatedAt),
-		LastSessionID: nullable(tr.LastRun.SessionID), LastRunStatus: nullable(tr.LastRun.Status),
-		LastError: nullable(tr.LastRun.Error),
+		LastSessionID: httpapi.Nullable(tr.LastRun.SessionID), LastRunStatus: httpapi.Nullable(tr.LastRun.Status),
+		LastError: httpapi.Nullable(tr.LastRun.Error),
 	}
 	if w := tr.Webhook; w != nil {
 		v.Webhook = &WebhookView{
@@ -87,29 +89,17 @@ func viewOf(tr *trigger.Trigger) View {
 			v.Webhook.Events = &w.Events
 		}
 		if w.Previous != nil {
-			v.Webhook.PreviousSecretValidUntil = nullable(timeText(w.Previous.ValidUntil))
+			v.Webhook.PreviousSecretValidUntil = httpapi.Nullable(timeText(w.Previous.ValidUntil))
 		}
 	} else {
 		v.Schedule = &ScheduleView{tr.Cron, tr.Timezone}
-		v.NextRunAt = nullable(timeText(tr.NextRunAt))
+		v.NextRunAt = httpapi.Nullable(timeText(tr.NextRunAt))
 	}
-	switch {
-	case tr.SavedRequest != nil:
-		v.SandboxAllocation = *tr.SavedRequest
-	case tr.SavedAllocation != "":
-		v.SandboxAllocation = tr.SavedAllocation
-	}
+	v.SandboxAllocation = allocation.SavedView(tr.SavedAllocation, tr.SavedRequest)
 	if !tr.LastRun.At.IsZero() {
-		v.LastRunAt = nullable(timeText(tr.LastRun.At))
+		v.LastRunAt = httpapi.Nullable(timeText(tr.LastRun.At))
 	}
 	return v
-}
-
-func nullable(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 // timeText is a time as the API writes it: RFC 3339 in UTC, whole seconds.

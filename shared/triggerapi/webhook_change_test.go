@@ -59,7 +59,7 @@ func TestPatchWebhook(t *testing.T) {
 			}
 		})
 	}
-	before := snapshot(h)
+	before := h.Snapshot()
 	for _, row := range []struct {
 		rule, id, patch string
 	}{
@@ -83,7 +83,7 @@ func TestPatchWebhook(t *testing.T) {
 			if r.Status != 400 || r.Code() != "invalid_request" {
 				t.Errorf("%d %s", r.Status, r.Raw)
 			}
-			if after := snapshot(h); after != before {
+			if after := h.Snapshot(); after != before {
 				t.Errorf("the table changed:\n%s\n%s", before, after)
 			}
 		})
@@ -212,7 +212,7 @@ func TestRotateRefused(t *testing.T) {
 	github := newHook(t, h, nil)
 	standard := newHook(t, h, hook(map[string]any{"verify": "standard"}))
 	scheduled := newTrigger(t, h, nil)
-	before, calls := snapshot(h), h.KMS.Calls.Load()
+	before, calls := h.Snapshot(), h.KMS.Calls.Load()
 	for _, row := range []struct {
 		rule     string
 		claims   map[string]string
@@ -237,7 +237,7 @@ func TestRotateRefused(t *testing.T) {
 			if r.Status != row.status {
 				t.Errorf("%d %s, want %d", r.Status, r.Raw, row.status)
 			}
-			if after := snapshot(h); after != before || h.KMS.Calls.Load() != calls {
+			if after := h.Snapshot(); after != before || h.KMS.Calls.Load() != calls {
 				t.Errorf("the table changed, or KMS was asked:\n%s\n%s", before, after)
 			}
 		})
@@ -247,7 +247,7 @@ func TestRotateRefused(t *testing.T) {
 		if r := rotate(h, user, github, ""); r.Status != 503 || r.Code() != "service_unavailable" {
 			t.Errorf("%d %s", r.Status, r.Raw)
 		}
-		if after := snapshot(h); after != before {
+		if after := h.Snapshot(); after != before {
 			t.Errorf("the table changed:\n%s\n%s", before, after)
 		}
 	})

@@ -58,14 +58,14 @@ func TestWebhookHeaderReserved(t *testing.T) {
 	}
 	t.Run("a patch cannot name one", func(t *testing.T) {
 		id := newHook(t, h, hook(map[string]any{"verify": "token", "header": "X-Webhook-Secret"}))
-		before := snapshot(h)
+		before := h.Snapshot()
 		for _, header := range []string{"X-Gitlab-Event", "X-Other"} {
 			r := patchCall(h, user, id, `{"webhook":{"header":"`+header+`"}}`)
 			if r.Status != 400 || r.Code() != "invalid_request" {
 				t.Errorf("%s: %d %s", header, r.Status, r.Raw)
 			}
 		}
-		if after := snapshot(h); after != before {
+		if after := h.Snapshot(); after != before {
 			t.Errorf("the table changed:\n%s\n%s", before, after)
 		}
 	})
@@ -99,7 +99,7 @@ func TestWebhookEventNames(t *testing.T) {
 			}
 		})
 	}
-	before := snapshot(h)
+	before := h.Snapshot()
 	for _, event := range []string{
 		" Push Hook", "Push Hook ", "Push  Hook", " ", "  ", "Push\tHook", "Push\nHook", "Push\u00a0Hook",
 		"Push Hook:x", long + "e", strings.Repeat(" ", 100),
@@ -115,7 +115,7 @@ func TestWebhookEventNames(t *testing.T) {
 			if p.Status != 400 || p.Code() != "invalid_request" || detailOf(p) != detailOf(r) {
 				t.Errorf("patch: %d %s", p.Status, p.Raw)
 			}
-			if after := snapshot(h); after != before || h.KMS.Calls.Load() != calls {
+			if after := h.Snapshot(); after != before || h.KMS.Calls.Load() != calls {
 				t.Errorf("the table changed, or KMS was called:\n%s\n%s", before, after)
 			}
 		})
@@ -128,7 +128,7 @@ func TestWebhookEventNames(t *testing.T) {
 func TestWebhookEventsNotAnArray(t *testing.T) {
 	h := newHarness(t)
 	id := newHook(t, h, nil)
-	before := snapshot(h)
+	before := h.Snapshot()
 	for _, row := range []struct{ events, detail string }{
 		{`"push"`, "webhook.events must be an array of strings."},
 		{`{"push":true}`, "webhook.events must be an array of strings."},
@@ -145,7 +145,7 @@ func TestWebhookEventsNotAnArray(t *testing.T) {
 					t.Errorf("%d %s, want %q", res.Status, res.Raw, row.detail)
 				}
 			}
-			if after := snapshot(h); after != before {
+			if after := h.Snapshot(); after != before {
 				t.Errorf("the table changed:\n%s\n%s", before, after)
 			}
 		})

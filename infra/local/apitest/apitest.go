@@ -41,6 +41,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/commit"
+	"github.com/cloud-agent/control-plane/shared/environmentapi"
 	"github.com/cloud-agent/control-plane/shared/firing"
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
@@ -78,10 +79,13 @@ type Harness struct {
 	HookAPI *httpapi.API
 	// Secrets are the webhook secrets' keys on KMS, the local stand-in
 	// with keys made for the test, whose requests it counts.
-	Secrets  *secrets.Keys
-	KMS      *kms.TestServer
-	settings string
-	logs     *syncBuffer
+	Secrets *secrets.Keys
+	// Environments are the environment routes, their secret variables
+	// sealed on the same stand-in.
+	Environments *environmentapi.Service
+	KMS          *kms.TestServer
+	settings     string
+	logs         *syncBuffer
 }
 
 // New builds the API on a fresh table of the backend (the embedded one when
@@ -116,8 +120,9 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	h.KMS = kms.NewTestServer(t, stackKeys(t))
 	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
 	built := app.Build(app.Parts{Log: log, Table: tbl, Settings: cfg, Secrets: h.Secrets,
-		Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")})
-	h.Start, h.Triggers, h.Hooks, h.Firing = built.Start, built.Triggers, built.Hooks, built.Firing
+		Variables: secrets.NewVariables(kms.Client(h.KMS.URL), "alias/EnvironmentSecretsKey"),
+		Metrics:   invocation.NewMetrics(FiringFunction, "$LATEST")})
+	h.Start, h.Triggers, h.Hooks, h.Firing, h.Environments = built.Start, built.Triggers, built.Hooks, built.Firing, built.Environments
 	h.HookAPI = httpapi.New(log, h.Hooks.Routes()...).WithMetrics(invocation.NewMetrics(HookFunction, "$LATEST"))
 	fns := built.Routes()
 	tpl, err := templateRoutes()
@@ -431,6 +436,19 @@ func (h *Harness) SetTrigger(id, path string, v types.AttributeValue) {
 // UpdateTrigger is SetTrigger returning its error, for code that runs
 // outside the test's goroutine (a fault proxy's Before).
 func (h *Harness) UpdateTrigger(id, path string, v types.AttributeValue) error {
+	return h.update("TRIGGER#"+id, "TRIGGER", path, v)
+}
+
+// SetItem sets an attribute of the item pk/sk, at a path of dot-separated
+// names, as an older writer (or a hand) might have.
+func (h *Harness) SetItem(pk, sk, path string, v types.AttributeValue) {
+	h.t.Helper()
+	if err := h.update(pk, sk, path, v); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *Harness) update(pk, sk, path string, v types.AttributeValue) error {
 	names, parts := map[string]string{}, []string{}
 	for i, name := range strings.Split(path, ".") {
 		ref := "#p" + strconv.Itoa(i)
@@ -440,7 +458,7 @@ func (h *Harness) UpdateTrigger(id, path string, v types.AttributeValue) error {
 	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
 		TableName: aws.String(h.Table),
 		Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"},
+			"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk},
 		},
 		UpdateExpression:          aws.String("SET " + strings.Join(parts, ".") + " = :v"),
 		ExpressionAttributeNames:  names,
@@ -462,6 +480,20 @@ func (h *Harness) Items() []string {
 		items = append(items, string(b))
 	}
 	return items
+}
+
+// Snapshot is every item in the table, each with its members sorted, in
+// order: two snapshots are equal when the table did not change.
+func (h *Harness) Snapshot() string {
+	out := h.Items()
+	for i, it := range out {
+		var v any
+		_ = json.Unmarshal([]byte(it), &v)
+		b, _ := json.Marshal(v) // a map's members sorted
+		out[i] = string(b)
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
 }
 
 // Logs are the log lines the functions wrote so far.

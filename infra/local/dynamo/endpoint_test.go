@@ -360,7 +360,7 @@ func TestDynamoTableActive(t *testing.T) {
 				GlobalSecondaryIndexes []struct{ IndexName, IndexStatus string }
 			}
 		}
-		if err := json.Unmarshal([]byte(out), &d); err != nil || d.Table.TableStatus != "ACTIVE" || len(d.Table.GlobalSecondaryIndexes) != 2 {
+		if err := json.Unmarshal([]byte(out), &d); err != nil || d.Table.TableStatus != "ACTIVE" || len(d.Table.GlobalSecondaryIndexes) != 3 {
 			t.Fatalf("%v: %s", err, out)
 		}
 		for _, g := range d.Table.GlobalSecondaryIndexes {

@@ -12,16 +12,11 @@ import (
 // nothing in the table; each near miss is created (201) or changed (200).
 func TestBadInputTriggerBodies(t *testing.T) {
 	b := newBadInput(t)
-	auth, ctJSON := bearer(biUser), "Content-Type: application/json"
 	tok := b.webhookTrigger(t, `{"verify":"token","header":"X-Webhook-Secret"}`)
 	hookTrigger := func(webhook string) string {
 		return strings.Replace(triggerBody, `"schedule":{"cron":"0 9 * * 1-5","timezone":"Europe/Berlin"}`, `"webhook":`+webhook, 1)
 	}
-	type row struct {
-		name, method, body string
-		status             int
-		want               string // what a 400's detail starts with, or what a 2xx answer shows
-	}
+	type row = bodyRow
 	var rows []row
 	for _, h := range []string{
 		"X-Gitlab-Event", "x-github-event", "X-GitHub-Delivery", "X-Gitlab-Event-UUID", "Idempotency-Key",
@@ -43,16 +38,36 @@ func TestBadInputTriggerBodies(t *testing.T) {
 		row{"GitLab's event names", "POST", hookTrigger(`{"verify":"token","events":["Push Hook","Merge Request Hook"]}`), 201, `"events":["Push Hook","Merge Request Hook"]`},
 		row{"GitLab's event names, patched", "PATCH", `{"webhook":{"events":["Note Hook","Merge Request Hook.merge"]}}`, 200, `"events":["Note Hook","Merge Request Hook.merge"]`},
 	)
+	b.checkBodies(t, "/v1/triggers", "/v1/triggers/"+tok.id, rows)
+}
+
+// bodyRow is a row of a table of bodies: a POST to a collection or a
+// PATCH of one of its items, the status it gets, and what a 400's detail
+// starts with, or what a 2xx answer shows.
+type bodyRow struct {
+	name, method, body string
+	status             int
+	want               string
+}
+
+// checkBodies sends each row's body, as the bad-input user, to create (a
+// POST) or item (a PATCH): a 400 is invalid_request with the row's detail
+// and changes nothing in the table; another status shows the row's text.
+// No answer quotes credential.
+func (b *badInput) checkBodies(t *testing.T, create, item string, rows []bodyRow) {
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
-			target := "/v1/triggers"
+			target := create
 			if r.method == "PATCH" {
-				target += "/" + tok.id
+				target = item
 			}
 			before := b.items(t)
-			a := b.raw(t, r.method, target, []string{auth, ctJSON}, r.body)
+			a := b.raw(t, r.method, target, []string{bearer(biUser), "Content-Type: application/json"}, r.body)
 			if a.status != r.status {
 				t.Fatalf("%d %s, want %d", a.status, a.body, r.status)
+			}
+			if strings.Contains(a.body, credential) {
+				t.Errorf("the answer quotes the value: %s", a.body)
 			}
 			if r.status != 400 {
 				if !strings.Contains(a.body, r.want) {

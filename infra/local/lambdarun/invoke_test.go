@@ -84,42 +84,55 @@ var expected = map[string]struct {
 	// with the secrets the sample keys derive for them; the Standard
 	// Webhooks sample is signed at a time long past, as a static sample
 	// must be: out of the 5-minute window.
-	"TriggerHookFunction/bearer-valid.json":                   {201, "", `"delivery":"nightly-2026-11-30"`},
-	"TriggerHookFunction/github-ignored-event.json":           {202, "", `"ignored":true`},
-	"TriggerHookFunction/github-invalid-signature.json":       {401, "unauthorized", ""},
-	"TriggerHookFunction/github-ping.json":                    {200, "", `"ping":true`},
-	"TriggerHookFunction/github-valid.json":                   {201, "", `"delivery":"72d3162e-cc78-11e3-81ab-4c9367dc0958"`},
-	"TriggerHookFunction/gitlab-valid.json":                   {201, "", `"delivery":"3f0d5b8e-2a61-4c7f-9e14-8b2d6a0c5f93"`},
-	"TriggerHookFunction/invalid-deeper-path.json":            {404, "not_found", ""},
-	"TriggerHookFunction/invalid-media-type.json":             {415, "unsupported_media_type", ""},
-	"TriggerHookFunction/invalid-method.json":                 {405, "method_not_allowed", ""},
-	"TriggerHookFunction/invalid-unknown-id.json":             {401, "unauthorized", ""},
-	"TriggerHookFunction/standard-invalid-stale.json":         {401, "unauthorized", ""},
-	"TriggersFunction/create-valid.json":                      {201, "", `"nextRunAt":"20`},
-	"TriggersFunction/create-invalid-cron.json":               {400, "invalid_request", "schedule.cron"},
-	"TriggersFunction/create-invalid-foreign-org.json":        {403, "forbidden", ""},
-	"TriggersFunction/create-invalid-retired-allocation.json": {422, "sandbox_allocation_retired", "one sandbox now serves one workspace"},
-	"TriggersFunction/delete-valid.json":                      {204, "", ""},
-	"TriggersFunction/delete-invalid-other-user.json":         {404, "not_found", ""},
-	"TriggersFunction/delete-invalid-method.json":             {405, "method_not_allowed", ""},
-	"TriggersFunction/get-valid.json":                         {200, "", `"lastRunStatus":"fired"`},
-	"TriggersFunction/get-invalid-id.json":                    {400, "invalid_request", ""},
-	"TriggersFunction/get-invalid-no-claims.json":             {401, "unauthorized", ""},
-	"TriggersFunction/get-invalid-not-found.json":             {404, "not_found", ""},
-	"TriggersFunction/list-valid.json":                        {200, "", `"nextCursor":null`},
-	"TriggersFunction/list-invalid-cursor.json":               {400, "invalid_request", "cursor"},
-	"TriggersFunction/list-invalid-limit.json":                {400, "invalid_request", "limit"},
-	"TriggersFunction/list-invalid-method.json":               {405, "method_not_allowed", ""},
-	"TriggersFunction/patch-valid.json":                       {200, "", `"active":false`},
-	"TriggersFunction/patch-invalid-member.json":              {400, "invalid_request", "orgId"},
-	"TriggersFunction/patch-invalid-null-prompt.json":         {400, "invalid_request", "prompt cannot be removed"},
-	"TriggersFunction/runs-valid.json":                        {200, "", `"status":"fired"`},
-	"TriggersFunction/runs-invalid-limit.json":                {400, "invalid_request", "limit"},
-	"TriggersFunction/runs-invalid-other-user.json":           {404, "not_found", ""},
-	"TriggersFunction/run-valid.json":                         {201, "", `"kind":"manual"`},
-	"TriggersFunction/run-invalid-reserved-key.json":          {400, "invalid_request", "Idempotency-Key"},
-	"TriggersFunction/rotate-valid.json":                      {400, "invalid_request", "A scheduled trigger has no secret"},
-	"TriggersFunction/rotate-invalid-secret.json":             {400, "invalid_request", "secret must be whsec_"},
+	"TriggerHookFunction/bearer-valid.json":                     {201, "", `"delivery":"nightly-2026-11-30"`},
+	"TriggerHookFunction/github-ignored-event.json":             {202, "", `"ignored":true`},
+	"TriggerHookFunction/github-invalid-signature.json":         {401, "unauthorized", ""},
+	"TriggerHookFunction/github-ping.json":                      {200, "", `"ping":true`},
+	"TriggerHookFunction/github-valid.json":                     {201, "", `"delivery":"72d3162e-cc78-11e3-81ab-4c9367dc0958"`},
+	"TriggerHookFunction/gitlab-valid.json":                     {201, "", `"delivery":"3f0d5b8e-2a61-4c7f-9e14-8b2d6a0c5f93"`},
+	"TriggerHookFunction/invalid-deeper-path.json":              {404, "not_found", ""},
+	"TriggerHookFunction/invalid-media-type.json":               {415, "unsupported_media_type", ""},
+	"TriggerHookFunction/invalid-method.json":                   {405, "method_not_allowed", ""},
+	"TriggerHookFunction/invalid-unknown-id.json":               {401, "unauthorized", ""},
+	"TriggerHookFunction/standard-invalid-stale.json":           {401, "unauthorized", ""},
+	"TriggersFunction/create-valid.json":                        {201, "", `"nextRunAt":"20`},
+	"EnvironmentsFunction/create-valid.json":                    {201, "", `"PYPI_TOKEN":{"value":null,"secret":true}`},
+	"EnvironmentsFunction/create-invalid-reserved-name.json":    {400, "invalid_request", "variables.AWS_REGION is reserved"},
+	"EnvironmentsFunction/create-invalid-plain-credential.json": {400, "invalid_request", "mark it secret"},
+	"EnvironmentsFunction/create-invalid-foreign-org.json":      {403, "forbidden", ""},
+	"EnvironmentsFunction/delete-valid.json":                    {204, "", ""},
+	"EnvironmentsFunction/delete-invalid-method.json":           {405, "method_not_allowed", ""},
+	"EnvironmentsFunction/get-valid.json":                       {200, "", `"NPM_TOKEN":{"value":null,"secret":true}`},
+	"EnvironmentsFunction/get-invalid-other-user.json":          {404, "not_found", ""},
+	"EnvironmentsFunction/get-invalid-id.json":                  {400, "invalid_request", "environment id"},
+	"EnvironmentsFunction/list-valid.json":                      {200, "", `"default":true`},
+	"EnvironmentsFunction/list-invalid-foreign-org.json":        {403, "forbidden", ""},
+	"EnvironmentsFunction/patch-valid.json":                     {200, "", `"version":2`},
+	"EnvironmentsFunction/patch-invalid-unseal.json":            {400, "invalid_request", "stop being secret"},
+	"TriggersFunction/create-invalid-cron.json":                 {400, "invalid_request", "schedule.cron"},
+	"TriggersFunction/create-invalid-foreign-org.json":          {403, "forbidden", ""},
+	"TriggersFunction/create-invalid-retired-allocation.json":   {422, "sandbox_allocation_retired", "one sandbox now serves one workspace"},
+	"TriggersFunction/delete-valid.json":                        {204, "", ""},
+	"TriggersFunction/delete-invalid-other-user.json":           {404, "not_found", ""},
+	"TriggersFunction/delete-invalid-method.json":               {405, "method_not_allowed", ""},
+	"TriggersFunction/get-valid.json":                           {200, "", `"lastRunStatus":"fired"`},
+	"TriggersFunction/get-invalid-id.json":                      {400, "invalid_request", ""},
+	"TriggersFunction/get-invalid-no-claims.json":               {401, "unauthorized", ""},
+	"TriggersFunction/get-invalid-not-found.json":               {404, "not_found", ""},
+	"TriggersFunction/list-valid.json":                          {200, "", `"nextCursor":null`},
+	"TriggersFunction/list-invalid-cursor.json":                 {400, "invalid_request", "cursor"},
+	"TriggersFunction/list-invalid-limit.json":                  {400, "invalid_request", "limit"},
+	"TriggersFunction/list-invalid-method.json":                 {405, "method_not_allowed", ""},
+	"TriggersFunction/patch-valid.json":                         {200, "", `"active":false`},
+	"TriggersFunction/patch-invalid-member.json":                {400, "invalid_request", "orgId"},
+	"TriggersFunction/patch-invalid-null-prompt.json":           {400, "invalid_request", "prompt cannot be removed"},
+	"TriggersFunction/runs-valid.json":                          {200, "", `"status":"fired"`},
+	"TriggersFunction/runs-invalid-limit.json":                  {400, "invalid_request", "limit"},
+	"TriggersFunction/runs-invalid-other-user.json":             {404, "not_found", ""},
+	"TriggersFunction/run-valid.json":                           {201, "", `"kind":"manual"`},
+	"TriggersFunction/run-invalid-reserved-key.json":            {400, "invalid_request", "Idempotency-Key"},
+	"TriggersFunction/rotate-valid.json":                        {400, "invalid_request", "A scheduled trigger has no secret"},
+	"TriggersFunction/rotate-invalid-secret.json":               {400, "invalid_request", "secret must be whsec_"},
 }
 
 // functionLogs is what an emulator writes: its own lines and its
@@ -206,7 +219,7 @@ func checkEmulatorLines(t *testing.T, fn template.Function, logs *functionLogs, 
 // the environment's first invocation only, DynamoDBRequests (at least one
 // for a 201, two for a firing that fired), and what the
 // answer adds (Refusals by the problem's code, Starts by provider and
-// allocation, the firing's summary). The emulator's own lines are as
+// allocation, EnvironmentWrites by change, the firing's summary). The emulator's own lines are as
 // checkEmulatorLines says, the first function's at EmulatorInfo.
 func TestBootstrapsWithSampleEvents(t *testing.T) {
 	tpl, err := template.Load("../../../template.yaml")
@@ -220,7 +233,8 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	dir, rie := built(t, fns)
 	c, dynamoURL := dynamotest.LocalTable(t)
 	for _, f := range []string{"store/testdata/items/session-v2-current", "store/testdata/items/session-v1-flat", "store/testdata/trigger-weekdays", "store/testdata/trigger-byoc",
-		"store/testdata/trigger-webhook-github", "store/testdata/trigger-webhook-token", "store/testdata/trigger-webhook-standard"} {
+		"store/testdata/trigger-webhook-github", "store/testdata/trigger-webhook-token", "store/testdata/trigger-webhook-standard",
+		"store/testdata/environment-node", "store/testdata/environment-shared-era"} {
 		data, _ := os.ReadFile("../../../shared/" + f + ".json")
 		item, _ := localdb.UnmarshalItem(data)
 		if _, err := c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(template.TableLogicalID), Item: item}); err != nil {
@@ -330,6 +344,11 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 					wantMetrics = append(wantMetrics, "Starts")
 					if d := line.Dimensions(); d["Provider"] == "" || d["Allocation"] == "" {
 						t.Errorf("Starts by %v", d)
+					}
+				case fn.LogicalID == "EnvironmentsFunction" && (want.status == 201 || want.status == 204 || strings.HasPrefix(name, fn.LogicalID+"/patch-")):
+					wantMetrics = append(wantMetrics, "EnvironmentWrites") // by what changed
+					if d := line.Dimensions(); d["Change"] == "" {
+						t.Errorf("EnvironmentWrites by %v", d)
 					}
 				}
 				if fn.LogicalID == "TriggerHookFunction" && want.status != 404 && want.status != 405 { // every delivery the route took, by its outcome

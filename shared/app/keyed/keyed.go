@@ -1,7 +1,8 @@
-// Package keyed runs the functions that hold webhook secrets (the
-// triggers and the trigger hook) as package app builds every function,
-// with the secrets' keys on a KMS client: the other functions do not link
-// KMS, whose client costs a cold start 15 % of its initialisation
+// Package keyed runs the functions that hold KMS keys as package app
+// builds every function: the triggers and the trigger hook with the
+// webhook secrets' keys, the environments' function with the key that
+// seals secret variables, each on a KMS client. The other functions do not
+// link KMS, whose client costs a cold start 15 % of its initialisation
 // (docs/performance.md).
 package keyed
 
@@ -10,19 +11,29 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/secrets"
-	"github.com/cloud-agent/control-plane/shared/triggerapi"
 )
 
-// Run runs the function fn (app.Triggers or app.TriggerHook) with the
-// keys the configuration names.
-func Run(fn app.Function) { app.RunWith(fn, Keys) }
+// Run runs the function fn (app.Triggers, app.TriggerHook or
+// app.Environments) with the keys the configuration names.
+func Run(fn app.Function) {
+	app.RunWith(fn, func(c app.Config, p *app.Parts) error { return Keys(c, fn, p) })
+}
 
-// Keys are the keys WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID name, both
-// required, on a KMS client of the configuration. Nothing here does I/O.
-func Keys(c app.Config) (triggerapi.Secrets, error) {
-	mac, seal, err := c.WebhookKeys()
-	if err != nil {
-		return nil, err
+// Keys puts on p the keys of fn that the configuration names, on a KMS
+// client of the configuration: ENVIRONMENT_SECRETS_KEY_ID for the
+// environments' function, WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID for
+// the others, all required. Nothing here does I/O.
+func Keys(c app.Config, fn app.Function, p *app.Parts) error {
+	if fn.ID == app.Environments.ID {
+		key, err := c.EnvironmentsKey()
+		if err == nil {
+			p.Variables = secrets.NewVariables(kms.NewFromConfig(c.AWS("KMS")), key)
+		}
+		return err
 	}
-	return secrets.New(kms.NewFromConfig(c.AWS("KMS")), mac, seal), nil
+	mac, seal, err := c.WebhookKeys()
+	if err == nil {
+		p.Secrets = secrets.New(kms.NewFromConfig(c.AWS("KMS")), mac, seal)
+	}
+	return err
 }

@@ -28,10 +28,11 @@ func TestKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loaded, err := keyed.Keys(c)
-	if err != nil {
-		t.Fatal(err)
+	var p app.Parts
+	if err := keyed.Keys(c, app.Triggers, &p); err != nil || p.Variables != nil {
+		t.Fatal(err, p.Variables)
 	}
+	loaded := p.Secrets
 	ctx := context.Background()
 	got, err := loaded.Derive(ctx, "trg_a", 1)
 	if w, _ := want.Derive(ctx, "trg_a", 1); err != nil || got != w {
@@ -48,9 +49,41 @@ func TestKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := keyed.Keys(c); err == nil || !strings.Contains(err.Error(), name) {
+			if err := keyed.Keys(c, app.TriggerHook, &app.Parts{}); err == nil || !strings.Contains(err.Error(), name) {
 				t.Errorf("loaded without %s: %v", name, err)
 			}
 		})
+	}
+}
+
+// TestEnvironmentsKey: the environments' function holds the key that
+// ENVIRONMENT_SECRETS_KEY_ID names, alone (no webhook key), and needs it.
+func TestEnvironmentsKey(t *testing.T) {
+	ts := kms.NewTestServer(t, nil)
+	for k, v := range map[string]string{
+		"TABLE_NAME": "SessionsTable", "CONFIG_PATH": "/cloud-agent/dev", "AWS_REGION": kms.Region,
+		"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "AWS_ENDPOINT_URL_KMS": ts.URL,
+		"ENVIRONMENT_SECRETS_KEY_ID": "alias/EnvironmentSecretsKey",
+	} {
+		t.Setenv(k, v)
+	}
+	c, err := app.FromEnv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p app.Parts
+	if err := keyed.Keys(c, app.Environments, &p); err != nil || p.Secrets != nil || p.Variables == nil {
+		t.Fatalf("%v: %+v", err, p)
+	}
+	if _, err := p.Variables.Seal(context.Background(), "env_a", "TOKEN", "x"); err != nil {
+		t.Errorf("sealed with the loaded key: %v", err)
+	}
+	if got := ts.Used(); len(got) != 1 || got[0] != "Encrypt alias/EnvironmentSecretsKey" {
+		t.Errorf("asked of KMS: %q", got)
+	}
+	t.Setenv("ENVIRONMENT_SECRETS_KEY_ID", "")
+	c, _ = app.FromEnv()
+	if err := keyed.Keys(c, app.Environments, &app.Parts{}); err == nil || !strings.Contains(err.Error(), "ENVIRONMENT_SECRETS_KEY_ID") {
+		t.Errorf("loaded without the key: %v", err)
 	}
 }
