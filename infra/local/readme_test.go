@@ -210,3 +210,41 @@ func TestReadmeWebhookRecipe(t *testing.T) {
 		t.Errorf("the run: %v", run)
 	}
 }
+
+// TestReadmeEnvironmentRecipe: the README's "Try an environment locally"
+// works as pasted: the environment answers its secret as null, and the
+// session starts in it, as the default, on its allocation.
+func TestReadmeEnvironmentRecipe(t *testing.T) {
+	t.Parallel()
+	needTools(t, "sh", "curl", "sed")
+	blocks := shBlocks(readmeSection(t, "### Try an environment locally"))
+	if len(blocks) != 1 {
+		t.Fatalf("the section's blocks: %q", blocks)
+	}
+	lines := strings.Split(strings.TrimSpace(runRecipe(t, startStack(t, Config{}), blocks[0])), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("the recipe printed %q", lines)
+	}
+	var env struct {
+		EnvironmentID string
+		Variables     map[string]struct {
+			Value  *string
+			Secret bool
+		}
+	}
+	var started struct {
+		Sandbox     struct{ Allocation string }
+		Environment struct {
+			EnvironmentID, Name string
+			Version             int
+		}
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &env); err != nil || env.Variables["NPM_TOKEN"].Value != nil || !env.Variables["NPM_TOKEN"].Secret ||
+		strings.Contains(lines[0], "npm_local_example") {
+		t.Errorf("the environment answered %s", lines[0])
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &started); err != nil || started.Sandbox.Allocation != "vercel-small" ||
+		started.Environment.EnvironmentID != env.EnvironmentID || started.Environment.Name != "Node 22" || started.Environment.Version != 1 {
+		t.Errorf("the start answered %s", lines[1])
+	}
+}

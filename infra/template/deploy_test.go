@@ -690,12 +690,7 @@ func runHandlers(t *testing.T, endpoint string, ddb *dynamodb.Client, table stri
 	if got, _ := f.Body["sandbox"].(map[string]any); f.Status != 200 || got["allocation"] != "cloudflare-containers-standard-4" {
 		t.Errorf("the fired session: %d %s", f.Status, f.Raw)
 	}
-	var sessions []string
-	for _, it := range h.Items() {
-		if strings.Contains(it, `"PK":{"S":"SESSION#`) {
-			sessions = append(sessions, it)
-		}
-	}
+	sessions := h.Sessions()
 	if len(sessions) != 2 || !slices.ContainsFunc(sessions, func(s string) bool { return strings.Contains(s, `"createdOnPlatform":{"S":"scheduled"}`) }) {
 		t.Errorf("sessions in the stack's table: %v", sessions)
 	}

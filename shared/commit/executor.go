@@ -15,6 +15,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/environment"
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -31,6 +34,7 @@ type SessionStore interface {
 	ReplaceLedger(ctx context.Context, rec *session.Record, row ledger.Row, old *ledger.Row, beside store.Beside) (*ledger.Row, error)
 	GetLedger(ctx context.Context, userID, operationKey string) (*ledger.Row, error)
 	GetSession(ctx context.Context, sessionID string) (*session.Record, error)
+	ReadEnvironments(ctx context.Context, sources []environment.Source) (*environment.Found, error)
 }
 
 // Executor starts sessions.
@@ -66,7 +70,7 @@ func (s *Executor) StartBeside(ctx context.Context, cmd start.Command, beside st
 // judged by it, so that its row decides as it does for the start route
 // and a trigger's run.
 func (s *Executor) Answer(ctx context.Context, cmd start.Command) (ledger.Outcome, error) {
-	a, err := s.prepare(ctx, cmd, nil)
+	a, err := s.prepare(ctx, cmd, nil, false)
 	if err != nil {
 		return ledger.Outcome{}, err
 	}
@@ -80,7 +84,7 @@ func (s *Executor) Answer(ctx context.Context, cmd start.Command) (ledger.Outcom
 // start is the steps of a start: prepare it, then write its session, with
 // its ledger row when it has an operation key.
 func (s *Executor) start(ctx context.Context, cmd start.Command, adv store.Beside) (ledger.Outcome, error) {
-	a, err := s.prepare(ctx, cmd, adv)
+	a, err := s.prepare(ctx, cmd, adv, true)
 	switch {
 	case err != nil:
 		return ledger.Outcome{}, err
@@ -97,14 +101,27 @@ type attempt struct {
 	adv store.Beside
 }
 
-// prepare reads the policy (unless the command brings one) and plans the
-// start by it (start.NewPlan).
-func (s *Executor) prepare(ctx context.Context, cmd start.Command, adv store.Beside) (*attempt, error) {
+// prepare reads the policy (unless the command brings one), resolves the
+// environment when a new session may need it (resolve) and the command
+// does not bring it resolved: one read of the named environment or the
+// default pointers (a saved allocation that falls back is a warning on
+// the line), and plans the start by them (start.NewPlan).
+func (s *Executor) prepare(ctx context.Context, cmd start.Command, adv store.Beside, resolve bool) (*attempt, error) {
 	policy := cmd.Policy
 	if policy == nil {
 		var err error
 		if policy, err = s.Settings.Policy(ctx); err != nil {
 			return nil, err
+		}
+	}
+	if resolve && !cmd.Resolved {
+		found, err := s.Table.ReadEnvironments(ctx, []environment.Source{cmd.Source()})
+		if err != nil {
+			return nil, err
+		}
+		var choice allocation.Choice
+		if cmd, choice = cmd.InEnvironment(found, policy); choice.FellBack() {
+			invocation.Warn(ctx, "the environment's saved allocation falls back to the default: "+choice.Fallback.Reason)
 		}
 	}
 	p, err := start.NewPlan(cmd, policy, s.now())

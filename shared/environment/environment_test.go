@@ -2,6 +2,7 @@ package environment
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -193,41 +194,78 @@ func equal(a, b Variable) bool {
 	return a.Value == b.Value && a.Secret == b.Secret && string(a.Sealed) == string(b.Sealed)
 }
 
-// TestResolve: the environment a start runs in, in the contract's order.
+// TestResolve: the environment a start runs in, in the contract's order,
+// from what one read found; what a start needs read.
 func TestResolve(t *testing.T) {
 	own := &Environment{ID: "env_own", OwnerUserID: "u1"}
 	orgs := &Environment{ID: "env_org", OwnerUserID: "u2", OrgID: "o1"}
 	others := &Environment{ID: "env_other", OwnerUserID: "u2"}
 	userDefault := &Environment{ID: "env_ud", OwnerUserID: "u1"}
 	orgDefault := &Environment{ID: "env_od", OwnerUserID: "u2", OrgID: "o1"}
+	found := &Found{
+		ByID:     map[string]*Environment{"env_own": own, "env_org": orgs, "env_other": others},
+		Defaults: map[Owner]*Environment{userDefault.DefaultOwner(): userDefault, orgDefault.DefaultOwner(): orgDefault},
+	}
+	onlyOrg := &Found{Defaults: map[Owner]*Environment{orgDefault.DefaultOwner(): orgDefault}}
 	rows := []struct {
-		rule string
-		s    Start
-		want *Environment
-		err  error
+		rule  string
+		found *Found
+		s     Source
+		want  *Environment
+		err   error
 	}{
-		{"the named one, the user's own", Start{UserID: "u1", Named: "env_own", Found: own}, own, nil},
-		{"the named one, the session's org's", Start{UserID: "u1", OrgID: "o1", Named: "env_org", Found: orgs}, orgs, nil},
-		{"an org's, without the org", Start{UserID: "u1", Named: "env_org", Found: orgs}, nil, ErrNotFound},
-		{"an org's, in another org", Start{UserID: "u1", OrgID: "o2", Named: "env_org", Found: orgs}, nil, ErrNotFound},
-		{"another user's", Start{UserID: "u1", Named: "env_other", Found: others}, nil, ErrNotFound},
-		{"the user's own, started in an org", Start{UserID: "u1", OrgID: "o1", Named: "env_own", Found: own}, own, nil},
-		{"none found", Start{UserID: "u1", Named: "env_gone", UserDefault: userDefault}, nil, ErrNotFound},
-		{"another one found", Start{UserID: "u1", Named: "env_x", Found: own}, nil, ErrNotFound},
-		{"a delivery's named one", Start{UserID: "u1", Named: "env_own", Found: own, Delivery: true}, own, nil},
-		{"the user's default", Start{UserID: "u1", OrgID: "o1", UserDefault: userDefault, OrgDefault: orgDefault}, userDefault, nil},
-		{"the org's default", Start{UserID: "u1", OrgID: "o1", OrgDefault: orgDefault}, orgDefault, nil},
-		{"no org, no org default", Start{UserID: "u1", OrgDefault: orgDefault}, nil, nil},
-		{"no default", Start{UserID: "u1", OrgID: "o1"}, nil, nil},
-		{"a delivery takes no default", Start{UserID: "u1", OrgID: "o1", UserDefault: userDefault, OrgDefault: orgDefault, Delivery: true}, nil, nil},
+		{"the named one, the user's own", found, Source{UserID: "u1", Named: "env_own"}, own, nil},
+		{"the named one, the session's org's", found, Source{UserID: "u1", OrgID: "o1", Named: "env_org"}, orgs, nil},
+		{"an org's, without the org", found, Source{UserID: "u1", Named: "env_org"}, nil, ErrNotFound},
+		{"an org's, in another org", found, Source{UserID: "u1", OrgID: "o2", Named: "env_org"}, nil, ErrNotFound},
+		{"another user's", found, Source{UserID: "u1", Named: "env_other"}, nil, ErrNotFound},
+		{"the user's own, started in an org", found, Source{UserID: "u1", OrgID: "o1", Named: "env_own"}, own, nil},
+		{"none found", found, Source{UserID: "u1", Named: "env_gone"}, nil, ErrNotFound},
+		{"nothing read", nil, Source{UserID: "u1", Named: "env_own"}, nil, ErrNotFound},
+		{"a delivery's named one", found, Source{UserID: "u1", Named: "env_own", Delivery: true}, own, nil},
+		{"the user's default", found, Source{UserID: "u1", OrgID: "o1"}, userDefault, nil},
+		{"the org's default", onlyOrg, Source{UserID: "u1", OrgID: "o1"}, orgDefault, nil},
+		{"no org, no org default", onlyOrg, Source{UserID: "u1"}, nil, nil},
+		{"another user's default", found, Source{UserID: "u2"}, nil, nil},
+		{"no default", nil, Source{UserID: "u1", OrgID: "o1"}, nil, nil},
+		{"a delivery takes no default", found, Source{UserID: "u1", OrgID: "o1", Delivery: true}, nil, nil},
 	}
 	for _, r := range rows {
-		got, err := Resolve(r.s)
+		got, err := r.found.Resolve(r.s)
 		if got != r.want || err != r.err {
 			t.Errorf("%s: %v %v, want %v %v", r.rule, got, err, r.want, r.err)
 		}
 	}
+	for _, r := range []struct {
+		s        Source
+		named    string
+		defaults []Owner
+	}{
+		{Source{UserID: "u1", OrgID: "o1", Named: "env_a"}, "env_a", nil},
+		{Source{UserID: "u1", OrgID: "o1"}, "", []Owner{{UserID: "u1"}, {OrgID: "o1"}}},
+		{Source{UserID: "u1"}, "", []Owner{{UserID: "u1"}}},
+		{Source{UserID: "u1", OrgID: "o1", Delivery: true}, "", nil},
+	} {
+		if named, defaults := r.s.Reads(); named != r.named || fmt.Sprint(defaults) != fmt.Sprint(r.defaults) {
+			t.Errorf("%+v reads %q %v, want %q %v", r.s, named, defaults, r.named, r.defaults)
+		}
+	}
 	if ErrNotFound.Code.Status() != 422 {
 		t.Errorf("environment_not_found is %d", ErrNotFound.Code.Status())
+	}
+}
+
+// TestCovers: a read covers the sources it was made for, found or not,
+// and no other.
+func TestCovers(t *testing.T) {
+	var f Found
+	read := Source{UserID: "u1", OrgID: "o1", Named: "env_a"}
+	f.Reading(read)
+	if !f.Covers(read) || f.Covers(Source{UserID: "u1", OrgID: "o1"}) || f.Covers(Source{UserID: "u1", OrgID: "o1", Named: "env_b"}) {
+		t.Error("covers what it did not read, or not what it read")
+	}
+	var none *Found
+	if none.Covers(read) {
+		t.Error("nothing read covers a start")
 	}
 }

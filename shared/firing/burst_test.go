@@ -84,7 +84,7 @@ func exactlyOnce(t *testing.T, h *apitest.Harness, ids []string) {
 			t.Errorf("%s: %d runs of its slot", id, runs)
 		}
 	}
-	if n := len(sessions(t, h)); n != len(ids) {
+	if n := len(h.Sessions()); n != len(ids) {
 		t.Errorf("%d sessions for %d slots", n, len(ids))
 	}
 	if n := strings.Count(all, `"SK":{"S":"RUN#`); n != len(ids) {
@@ -200,7 +200,7 @@ func TestBurstFaults(t *testing.T) {
 	if due == 0 || due > first.Failed || first.Fired != burstSize-first.Failed {
 		t.Errorf("%d left due after %+v", due, first)
 	}
-	if n := len(sessions(t, h)); n != burstSize-due {
+	if n := len(h.Sessions()); n != burstSize-due {
 		t.Errorf("%d sessions for %d slots fired", n, burstSize-due)
 	}
 	retry, err := fireAt(h, 32)

@@ -200,7 +200,7 @@ func TestFanOutChangingK(t *testing.T) {
 			t.Errorf("%s: %v", id, tr)
 		}
 	}
-	if n := len(sessions(t, h)); n != 2*len(ids)+half[0] {
+	if n := len(h.Sessions()); n != 2*len(ids)+half[0] {
 		t.Errorf("%d sessions, want %d", n, 2*len(ids)+half[0])
 	}
 }
@@ -229,7 +229,7 @@ func TestBadShare(t *testing.T) {
 			t.Errorf("%s: logged %s", detail, l)
 		}
 	}
-	if tr := read(t, h, id); tr["lastRunAt"] != nil || len(sessions(t, h)) != 0 {
+	if tr := read(t, h, id); tr["lastRunAt"] != nil || len(h.Sessions()) != 0 {
 		t.Errorf("a bad share fired: %v", tr)
 	}
 }

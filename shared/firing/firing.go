@@ -18,6 +18,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/commit"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -71,6 +72,7 @@ func ParseConcurrency(s string) (int, error) {
 // a due trigger read again, a trigger stopped (store.Table).
 type DueStore interface {
 	EachDue(ctx context.Context, at time.Time, shards []int, found func([]store.Due)) error
+	ReadEnvironments(ctx context.Context, sources []environment.Source) (*environment.Found, error)
 	GetTrigger(ctx context.Context, id string) (*trigger.Trigger, error)
 	Park(ctx context.Context, id string, seen *trigger.Trigger, run trigger.Run) error
 	Grouped(ctx context.Context, sends int) context.Context
@@ -159,7 +161,9 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 	// triggers fire as its query ends (docs/decisions.md, "The firing's
 	// first transaction").
 	q := newQueue()
-	go func() { q.close(f.Table.EachDue(ctx, at, shards, q.add)) }()
+	go func() {
+		q.close(f.Table.EachDue(ctx, at, shards, func(due []store.Due) { q.add(f.environments(ctx, due)) }))
+	}()
 	policy, perr := f.Settings.Policy(ctx) // one policy for every trigger
 	if perr != nil {
 		due, err := q.rest()
@@ -185,6 +189,31 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 		invocation.Warn(ctx, fmt.Sprintf("due-index entries that did not decode, each read again: %d", undecoded))
 	}
 	return errors.Join(err, inv.err())
+}
+
+// environments reads, in one BatchGetItem for up to 100 items, what the
+// starts of a shard's due triggers resolve their environments from, as
+// the index shows them, and hands it to each; nothing is cached across
+// invocations. When the read fails, each start reads its own.
+func (f *Firing) environments(ctx context.Context, due []store.Due) []store.Due {
+	var sources []environment.Source
+	for _, d := range due {
+		if tr := d.Trigger; tr != nil {
+			sources = append(sources, environment.Source{UserID: tr.UserID, OrgID: tr.OrgID, Named: tr.EnvironmentID})
+		}
+	}
+	if len(sources) == 0 {
+		return due
+	}
+	found, err := f.Table.ReadEnvironments(ctx, sources)
+	if err != nil {
+		invocation.Warn(ctx, "the due triggers' environments were not read; each start reads its own: "+err.Error())
+		return due
+	}
+	for i := range due {
+		due[i].Environments = found
+	}
+	return due
 }
 
 // pool fires the due triggers as the queries find them, concurrency() at
@@ -237,7 +266,7 @@ func (f *Firing) concurrency() int {
 func (f *Firing) fireOne(ctx context.Context, policy *allocation.Policy, d store.Due, at time.Time) outcome {
 	tr := d.Trigger
 	o, err := commit.Again(ctx, store.ErrTriggerMoved, errChanging, func() (outcome, error) {
-		o := f.judge(ctx, policy, d.ID, tr, at)
+		o := f.judge(ctx, policy, d.ID, tr, d.Environments, at)
 		tr = nil
 		if errors.Is(o.fault, store.ErrTriggerMoved) {
 			return o, o.fault
@@ -258,7 +287,7 @@ var errChanging = problem.New(problem.ServiceUnavailable, "the trigger kept chan
 // false), at the minute at. What is not conditioned (stopping a trigger
 // that cannot fire) is decided on a strong read only: an index copy whose
 // schedule does not parse is read again first.
-func (f *Firing) judge(ctx context.Context, policy *allocation.Policy, id string, tr *trigger.Trigger, at time.Time) outcome {
+func (f *Firing) judge(ctx context.Context, policy *allocation.Policy, id string, tr *trigger.Trigger, found *environment.Found, at time.Time) outcome {
 	strong := tr == nil
 	if strong {
 		var o outcome
@@ -272,13 +301,13 @@ func (f *Firing) judge(ctx context.Context, policy *allocation.Policy, id string
 	j, err := slotOf(tr, at)
 	switch {
 	case err != nil && !strong:
-		return f.judge(ctx, policy, id, nil, at)
+		return f.judge(ctx, policy, id, nil, found, at)
 	case err != nil:
 		// Stopped on the condition that it is as read: a change may have
 		// mended it since.
 		return f.park(ctx, id, tr, problem.InvalidRequest, "the stored schedule does not parse")
 	}
-	fd, err := f.Runs.StartSlot(ctx, policy, triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next, Now: f.now()})
+	fd, err := f.Runs.StartSlot(ctx, policy, triggerrun.Slot{Trigger: j.tr, At: j.slot, Next: j.next, Now: f.now(), Environments: found})
 	if errors.Is(err, store.ErrTriggerMoved) {
 		return outcome{fault: err}
 	}

@@ -79,17 +79,6 @@ func fire(t *testing.T, h *apitest.Harness, at, clock time.Time) (firing.Summary
 	return sum, err
 }
 
-// sessions are the sessions in the table.
-func sessions(t *testing.T, h *apitest.Harness) []string {
-	var out []string
-	for _, it := range h.Items() {
-		if strings.Contains(it, `"PK":{"S":"SESSION#`) {
-			out = append(out, it)
-		}
-	}
-	return out
-}
-
 func lookup(t *testing.T, h *apitest.Harness, id string) map[string]any {
 	t.Helper()
 	r := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/" + id + "/allocation", Claims: owner})
@@ -126,7 +115,7 @@ func TestFireOnce(t *testing.T) {
 	if owner := view["owner"].(map[string]any); owner["userId"] != "u1" || owner["orgId"] != "o1" || owner["botId"] != nil {
 		t.Errorf("owner %v", owner)
 	}
-	if got := sessions(t, h); len(got) != 1 || !strings.Contains(got[0], `"createdOnPlatform":{"S":"scheduled"}`) {
+	if got := h.Sessions(); len(got) != 1 || !strings.Contains(got[0], `"createdOnPlatform":{"S":"scheduled"}`) {
 		t.Errorf("sessions %v", got)
 	}
 	key := fmt.Sprintf(`"PK":{"S":"OPERATION#u1#trigger:%s:2026-11-30T10:05:00Z"}`, id)
@@ -141,7 +130,7 @@ func TestFireOnce(t *testing.T) {
 	if sum, err := fire(t, h, slot.Add(20*time.Second), slot.Add(time.Minute)); err != nil || sum != (firing.Summary{}) {
 		t.Errorf("the same event again: %+v %v", sum, err)
 	}
-	if n := len(sessions(t, h)); n != 1 {
+	if n := len(h.Sessions()); n != 1 {
 		t.Errorf("%d sessions", n)
 	}
 }
@@ -174,7 +163,7 @@ func TestDuplicates(t *testing.T) {
 		t.Errorf("after the duplicate: %v", tr)
 	}
 
-	if n := len(sessions(t, h)); n != 1 {
+	if n := len(h.Sessions()); n != 1 {
 		t.Fatalf("%d sessions", n)
 	}
 
@@ -196,7 +185,7 @@ func TestDuplicates(t *testing.T) {
 		t.Errorf("after the duplicate: %v", tr)
 	}
 	h.SetSettings(nil)
-	if n := len(sessions(t, h)); n != 2 {
+	if n := len(h.Sessions()); n != 2 {
 		t.Fatalf("%d sessions", n)
 	}
 
@@ -217,8 +206,8 @@ func TestDuplicates(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if total.Fired != 2 || len(sessions(t, h)) != 4 {
-		t.Errorf("concurrent invocations: %+v, %d sessions", total, len(sessions(t, h)))
+	if total.Fired != 2 || len(h.Sessions()) != 4 {
+		t.Errorf("concurrent invocations: %+v, %d sessions", total, len(h.Sessions()))
 	}
 }
 
@@ -252,8 +241,8 @@ func TestOffSchedule(t *testing.T) {
 	if sum, err := fire(t, h, off, off); err != nil || sum != (firing.Summary{Due: 1, Duplicates: 1}) {
 		t.Errorf("%+v %v", sum, err)
 	}
-	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:05:00Z" || tr["nextRunAt"] != "2026-11-30T10:10:00Z" || len(sessions(t, h)) != 1 {
-		t.Errorf("%v, %d sessions", tr, len(sessions(t, h)))
+	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:05:00Z" || tr["nextRunAt"] != "2026-11-30T10:10:00Z" || len(h.Sessions()) != 1 {
+		t.Errorf("%v, %d sessions", tr, len(h.Sessions()))
 	}
 }
 
@@ -311,7 +300,7 @@ func TestRefusedSlot(t *testing.T) {
 			if tr["lastRunStatus"] != "failed" || tr["lastError"] != "invalid_request" || tr["lastSessionId"] != nil || tr["nextRunAt"] != "2026-11-30T10:10:00Z" {
 				t.Errorf("%v", tr)
 			}
-			if n := len(sessions(t, h)); n != 0 {
+			if n := len(h.Sessions()); n != 0 {
 				t.Errorf("%d sessions", n)
 			}
 			// Its run: the slot, failed with the code, no session.
@@ -577,7 +566,7 @@ func TestFaults(t *testing.T) {
 			if sum, err := fire(t, h, slot, slot); err != nil || sum != row.retry {
 				t.Errorf("the retry: %+v %v", sum, err)
 			}
-			if n := len(sessions(t, h)); n != 1 {
+			if n := len(h.Sessions()); n != 1 {
 				t.Errorf("%d sessions", n)
 			}
 			if tr := read(t, h, id); tr["nextRunAt"] != "2026-11-30T10:10:00Z" || tr["lastRunStatus"] != "fired" || tr["lastSessionId"] == nil {
@@ -600,9 +589,10 @@ func TestFaults(t *testing.T) {
 }
 
 // TestRequestsPerPath: the DynamoDB requests of each way a due trigger can
-// go, beside the 16 queries of the due index. A fired slot is one write:
-// the session, its ledger row and the trigger's advance in one
-// transaction, with no read. The other paths cost more, each counted here
+// go, beside the 16 queries of the due index and the one read of the due
+// triggers' environments (a BatchGetItem per shard that has any). A fired
+// slot is one write: the session, its ledger row, its prompt and the
+// trigger's advance in one transaction, with no read of its own. The other paths cost more, each counted here
 // on the embedded endpoint, which, as DynamoDB does, hands back the ledger
 // row that refused a transaction in its cancellation reason.
 func TestRequestsPerPath(t *testing.T) {
@@ -691,7 +681,7 @@ func TestRequestsPerPath(t *testing.T) {
 			id := newTrigger(t, h, "*/5 * * * *", nil)
 			row.prepare(h, p, id)
 			counts := func() ops {
-				return ops{"Query": p.Count("Query"), "TransactWriteItems": p.Count("TransactWriteItems"), "GetItem": p.Count("GetItem"), "UpdateItem": p.Count("UpdateItem")}
+				return ops{"Query": p.Count("Query"), "BatchGetItem": p.Count("BatchGetItem"), "TransactWriteItems": p.Count("TransactWriteItems"), "GetItem": p.Count("GetItem"), "UpdateItem": p.Count("UpdateItem")}
 			}
 			before := counts()
 			sum, err := fire(t, h, slot, slot)
@@ -699,8 +689,8 @@ func TestRequestsPerPath(t *testing.T) {
 				t.Fatalf("%+v %v", sum, err)
 			}
 			after := counts()
-			row.ops["Query"] = 16
-			for op, n := range after { // attempts, as the proxy sees them
+			row.ops["Query"], row.ops["BatchGetItem"] = 16, 1 // the shards, and the due triggers' environments
+			for op, n := range after {                        // attempts, as the proxy sees them
 				if got := n - before[op]; got != row.ops[op] {
 					t.Errorf("%s: %d requests, want %d", op, got, row.ops[op])
 				}
@@ -754,8 +744,8 @@ func TestLostAnswerUnknown(t *testing.T) {
 	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{}) {
 		t.Errorf("the retry: %+v %v", sum, err)
 	}
-	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:05:00Z" || len(sessions(t, h)) != 1 {
-		t.Errorf("%v, %d sessions", tr, len(sessions(t, h)))
+	if tr := read(t, h, id); tr["lastRunAt"] != "2026-11-30T10:05:00Z" || len(h.Sessions()) != 1 {
+		t.Errorf("%v, %d sessions", tr, len(h.Sessions()))
 	}
 }
 
@@ -797,8 +787,8 @@ func TestReserveMidBurst(t *testing.T) {
 			due++
 		}
 	}
-	if due != 2 || len(sessions(t, h)) != 1 {
-		t.Errorf("%d left due, %d sessions", due, len(sessions(t, h)))
+	if due != 2 || len(h.Sessions()) != 1 {
+		t.Errorf("%d left due, %d sessions", due, len(h.Sessions()))
 	}
 	if sum, err := fire(t, h, slot, slot); err != nil || sum != (firing.Summary{Due: 2, Fired: 2}) {
 		t.Errorf("the next minute: %+v %v", sum, err)

@@ -40,6 +40,8 @@ func TestRequests(t *testing.T) {
 	h, p := faulty(t)
 	hk := newHook(t, h, nil) // its secret is now cached
 	token := newHook(t, h, func(tr *trigger.Trigger) { tr.Webhook.Verify = webhook.VerifyToken })
+	env := h.CreateEnvironment(t, map[string]string{"sub": "u1"}, `{"name":"Named"}`)
+	inEnv := newHook(t, h, func(tr *trigger.Trigger) { tr.EnvironmentID = env })
 	body := prBody("opened", "Count")
 	kms := h.KMS.Calls.Load()
 	rows := []struct {
@@ -65,6 +67,10 @@ func TestRequests(t *testing.T) {
 		{"a delivery without a key", func() apitest.Result {
 			return deliver(h, token.ID, map[string]string{"X-Gitlab-Token": token.secret}, body)
 		}, 201, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		// One more than the hook's budget: the named environment's read.
+		{"a new delivery to a trigger that names an environment", func() apitest.Result {
+			return deliver(h, inEnv.ID, inEnv.signed(t, "", body, github("pull_request", "d2")), body)
+		}, 201, map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
 	}
 	for _, r := range rows {
 		var res apitest.Result

@@ -147,13 +147,38 @@ func TestConcurrentRedeliveries(t *testing.T) {
 			t.Errorf("%d %s, the first %s", r.Status, r.Raw, results[0].Raw)
 		}
 	}
-	sessions := 0
-	for _, it := range h.Items() {
-		if strings.Contains(it, `"SESSION#`) {
-			sessions++
-		}
-	}
+	sessions := len(h.Sessions())
 	if created != 1 || sessions != 1 || len(runs(t, h, hk.ID)) != 1 {
 		t.Errorf("%d created, %d sessions, %d runs", created, sessions, len(runs(t, h, hk.ID)))
+	}
+}
+
+// TestDeliveryEnvironment: a delivery's session runs in the environment
+// its trigger names, and never in a default: its prompt carries a
+// stranger's text.
+func TestDeliveryEnvironment(t *testing.T) {
+	h := harness(t)
+	h.CreateEnvironment(t, map[string]string{"sub": "u1"}, `{"name":"Default","default":true}`)
+	named := h.CreateEnvironment(t, map[string]string{"sub": "u1"}, `{"name":"Named"}`)
+	body := prBody("opened", "Environments")
+	for _, r := range []struct {
+		name, environmentID, want string
+	}{
+		{"no default", "", "<nil>"},
+		{"the named one", named, named},
+	} {
+		hk := newHook(t, h, func(tr *trigger.Trigger) { tr.EnvironmentID = r.environmentID })
+		res := deliver(h, hk.ID, hk.signed(t, "", body, github("pull_request", "d-"+strings.ReplaceAll(r.name, " ", "-"))), body)
+		if res.Status != 201 {
+			t.Fatalf("%s: %d %s", r.name, res.Status, res.Raw)
+		}
+		look := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/" + res.Body["sessionId"].(string) + "/allocation", Claims: map[string]string{"sub": "u1"}})
+		got := "<nil>"
+		if env, ok := look.Body["environment"].(map[string]any); ok {
+			got = env["environmentId"].(string)
+		}
+		if res.Status != 201 || got != r.want {
+			t.Errorf("%s: %d %s, environment %s", r.name, res.Status, res.Raw, got)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/environment"
 )
 
 // Record is a stored session, current or legacy.
@@ -26,6 +27,38 @@ type Record struct {
 	// CreatedAt is zero when the record does not say.
 	CreatedAt time.Time
 	Sandbox   Sandbox
+	// Environment is the environment the session was started in (contract
+	// v7), nil for none.
+	Environment *EnvironmentRef
+	// Launch is what a new session is started with, kept beside its
+	// metadata; nil for a record read back (readers of the metadata never
+	// see it).
+	Launch *Launch
+}
+
+// EnvironmentRef is the environment a session was started in, as its
+// metadata keeps it and the API shows it: never a value.
+type EnvironmentRef struct {
+	ID      string `json:"environmentId"`
+	Name    string `json:"name"`
+	Version int    `json:"version"`
+}
+
+// RefOf is e's reference as a session keeps it: nil for none.
+func RefOf(e *environment.Environment) *EnvironmentRef {
+	if e == nil {
+		return nil
+	}
+	return &EnvironmentRef{ID: e.ID, Name: e.Name, Version: e.Version}
+}
+
+// Launch is what a new session is started with, written in its start's
+// transaction beside its metadata: its prompt, and the environment as it
+// was (secret values as their ciphertext), which a later change or delete
+// of the environment never reaches.
+type Launch struct {
+	Prompt      *string // nil when none was given
+	Environment *environment.Environment
 }
 
 // Repository is what the session works on.

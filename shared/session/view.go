@@ -14,6 +14,9 @@ type View struct {
 	Sandbox   SandboxView        `json:"sandbox"`
 	Runtime   allocation.Runtime `json:"runtime"`
 	Record    RecordInfo         `json:"record"`
+	// Environment is the environment the session was started in, null
+	// for none (every legacy record).
+	Environment *EnvironmentRef `json:"environment"`
 }
 
 // OwnerView is a session's owner; a missing org or bot is null.
@@ -56,11 +59,12 @@ const TimeFormat = "2006-01-02T15:04:05Z"
 // whether its allocation or provider is retired.
 func (r *Record) View(p *allocation.Policy) View {
 	v := View{
-		SessionID: r.SessionID,
-		Owner:     OwnerView{UserID: r.UserID, OrgID: nullable(r.OrgID), BotID: nullable(r.BotID)},
-		Sandbox:   r.SandboxView(),
-		Runtime:   p.Retirement(r.Allocation(), r.Sandbox.Provider, false).Runtime(),
-		Record:    RecordInfo{SchemaVersion: r.SchemaVersion, Legacy: r.Legacy()},
+		SessionID:   r.SessionID,
+		Owner:       OwnerView{UserID: r.UserID, OrgID: nullable(r.OrgID), BotID: nullable(r.BotID)},
+		Sandbox:     r.SandboxView(),
+		Runtime:     p.Retirement(r.Allocation(), r.Sandbox.Provider, false).Runtime(),
+		Record:      RecordInfo{SchemaVersion: r.SchemaVersion, Legacy: r.Legacy()},
+		Environment: r.Environment,
 	}
 	if !r.CreatedAt.IsZero() {
 		v.CreatedAt = nullable(r.CreatedAt.UTC().Truncate(time.Second).Format(TimeFormat))

@@ -9,11 +9,17 @@ import (
 )
 
 // Response is the body of a start: the session, whether it was replayed,
-// and its sandbox as the lookup shows it.
+// its sandbox and its environment as the lookup shows them.
 type Response struct {
-	SessionID string              `json:"sessionId"`
-	Replayed  bool                `json:"replayed"`
-	Sandbox   session.SandboxView `json:"sandbox"`
+	SessionID   string                  `json:"sessionId"`
+	Replayed    bool                    `json:"replayed"`
+	Sandbox     session.SandboxView     `json:"sandbox"`
+	Environment *session.EnvironmentRef `json:"environment"`
+}
+
+// ResponseOf is the body of a start that obtained rec, replayed or not.
+func ResponseOf(rec *session.Record, replayed bool) Response {
+	return Response{SessionID: rec.SessionID, Replayed: replayed, Sandbox: rec.SandboxView(), Environment: rec.Environment}
 }
 
 // The metrics of a start that obtained its session (POST /v1/sessions, a

@@ -9,7 +9,8 @@ import (
 )
 
 // Fingerprint is the SHA-256, in hex, of the validated request in canonical
-// form (RFC 8785): without the operation key, without null members, without
+// form (RFC 8785), the environmentId as sent (not what it resolved to):
+// without the operation key, without null members, without
 // members equal to their default (sandboxKind isolated), without
 // initialTurn and runtime left empty, and with a kilo allocation object
 // replaced by its name. The canonical form is written directly, its
@@ -24,6 +25,7 @@ func Fingerprint(r *Request, a allocation.Allocation) (string, error) {
 		w.str("variant", r.Agent.Variant, false)
 	})
 	w.str("createdOnPlatform", r.CreatedOnPlatform, false)
+	w.str("environmentId", r.EnvironmentID, false)
 	if r.Prompt != nil {
 		w.object("initialTurn", func() { w.str("prompt", *r.Prompt, true) })
 	}

@@ -20,9 +20,12 @@ type Plan struct {
 	Refusal error
 }
 
-// NewPlan decides the start of cmd by the policy at now: the shared kind
-// unless the request names one, checks 3 to 6 (Policy.Place), and, with
-// an operation key, the request's fingerprint.
+// NewPlan decides the start of cmd by the policy at now: a named
+// environment the user does not own (cmd.EnvironmentRefusal), else the
+// isolated kind unless the request names one and checks 3 to 6
+// (Policy.Place) on the explicit allocation, else the environment's
+// (cmd.Preferred), else the effective default; and, with an operation key,
+// the request's fingerprint.
 func NewPlan(cmd Command, policy *allocation.Policy, now time.Time) (*Plan, error) {
 	req := cmd.Request
 	kind := req.Kind
@@ -32,7 +35,13 @@ func NewPlan(cmd Command, policy *allocation.Policy, now time.Time) (*Plan, erro
 	p := &Plan{Command: cmd, Claim: ledger.Claim{
 		UserID: cmd.UserID, OrgID: req.OrgID, BotID: cmd.BotID, Policy: policy, Now: now, AnyRequest: cmd.AnyRequest,
 	}}
-	p.Placement, p.Refusal = policy.Place(kind, cmd.Allocation, allocation.Owner(cmd.UserID, req.OrgID))
+	a := cmd.Allocation
+	if a.IsZero() {
+		a = cmd.Preferred
+	}
+	if p.Refusal = cmd.EnvironmentRefusal; p.Refusal == nil {
+		p.Placement, p.Refusal = policy.Place(kind, a, allocation.Owner(cmd.UserID, req.OrgID))
+	}
 	if req.OperationKey == "" {
 		return p, nil
 	}
@@ -41,7 +50,8 @@ func NewPlan(cmd Command, policy *allocation.Policy, now time.Time) (*Plan, erro
 	return p, err
 }
 
-// Session is the session the plan writes, with the id given.
+// Session is the session the plan writes, with the id given, and what it
+// is launched with (its prompt, its environment as it is now).
 func (p *Plan) Session(id string) *session.Record {
 	cmd, pl, req := p.Command, p.Placement, p.Command.Request
 	return &session.Record{
@@ -52,5 +62,7 @@ func (p *Plan) Session(id string) *session.Record {
 		Sandbox: session.Sandbox{
 			ID: allocation.SandboxID(id), Kind: pl.Kind, Provider: pl.Provider, ProviderStored: true, Allocation: pl.Allocation,
 		},
+		Environment: session.RefOf(cmd.Environment),
+		Launch:      &session.Launch{Prompt: req.Prompt, Environment: cmd.Environment},
 	}
 }

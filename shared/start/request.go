@@ -63,6 +63,9 @@ type Request struct {
 	Allocation        jsontext.Value
 	Kind              allocation.Kind // "" when not sent
 	CreatedOnPlatform string
+	// EnvironmentID is the environment the start names (contract v7), ""
+	// for none: its user's default, else its org's, applies.
+	EnvironmentID string
 }
 
 func bad(detail string) error { return problem.New(problem.InvalidRequest, detail) }
@@ -83,6 +86,7 @@ type startBody struct {
 		SandboxKind       *string        `json:"sandboxKind"`
 	} `json:"runtime"`
 	CreatedOnPlatform *string `json:"createdOnPlatform"`
+	EnvironmentID     *string `json:"environmentId"`
 	// runtime's members sent at the top level (where POST /v1/triggers
 	// takes sandboxAllocation): refused with where they go.
 	SandboxAllocation jsontext.Value `json:"sandboxAllocation"`
@@ -131,6 +135,7 @@ func ParseRequest(body []byte, idempotencyKey *string) (*Request, error) {
 		kind = rt.SandboxKind
 	}
 	r.CreatedOnPlatform = m.Optional("createdOnPlatform", b.CreatedOnPlatform)
+	r.EnvironmentID = m.Optional("environmentId", b.EnvironmentID)
 	if err := m.Err(); err != nil {
 		return nil, err
 	}
@@ -203,6 +208,8 @@ func (r *Request) Validate() error {
 		return bad("createdOnPlatform is longer than 100 characters.")
 	case hasControl(r.CreatedOnPlatform):
 		return bad("createdOnPlatform may not hold control characters.")
+	case r.EnvironmentID != "" && !ids.IsPathID(r.EnvironmentID):
+		return bad("environmentId is not a valid environment id.")
 	}
 	if err := validateRepository(r.Repository); err != nil {
 		return err
@@ -213,7 +220,7 @@ func (r *Request) Validate() error {
 	rep, ag := r.Repository, r.Agent
 	var alloc any // the allocation as sent: a name, or an object of strings
 	_ = json.Unmarshal(r.Allocation, &alloc)
-	if hasSecret([]any{r.OperationKey, r.OrgID, r.CreatedOnPlatform, rep.Type, rep.Repo, rep.URL, rep.Branch, ag.Mode, ag.Model, ag.Variant, alloc}) {
+	if hasSecret([]any{r.OperationKey, r.OrgID, r.EnvironmentID, r.CreatedOnPlatform, rep.Type, rep.Repo, rep.URL, rep.Branch, ag.Mode, ag.Model, ag.Variant, alloc}) {
 		return errSecret
 	}
 	return nil

@@ -44,7 +44,8 @@ func sandbox(r apitest.Result) map[string]any { s, _ := r.Body["sandbox"].(map[s
 
 // TestNewSession: 201 with Location; the session id is workspace_ and a
 // lowercase UUID v4; the sandbox id is derived from it; kind isolated on the
-// effective default; a fresh start is one DynamoDB request.
+// effective default; a fresh start is two DynamoDB requests: the
+// environments' read and the transaction.
 func TestNewSession(t *testing.T) {
 	h := apitest.New(t, nil)
 	r := post(h, user, body(nil))
@@ -61,11 +62,11 @@ func TestNewSession(t *testing.T) {
 	if r.Headers["Location"] != "/v1/sessions/"+id+"/allocation" || r.Headers["Cache-Control"] != "no-store" {
 		t.Errorf("headers %v", r.Headers)
 	}
-	if r.Requests != 1 {
-		t.Errorf("a fresh start made %d DynamoDB requests, want 1", r.Requests)
+	if r.Requests != 2 {
+		t.Errorf("a fresh start made %d DynamoDB requests, want 2 (the environments' read, the transaction)", r.Requests)
 	}
-	if n := len(h.Items()); n != 1 {
-		t.Errorf("%d items without an operation key, want 1", n)
+	if n := len(h.Items()); n != 2 {
+		t.Errorf("%d items without an operation key, want 2 (the session, its prompt)", n)
 	}
 	look := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/" + id + "/allocation", Claims: user})
 	if got := testkit.JSON(look.Body["sandbox"]); got != testkit.JSON(sb) || look.Body["record"].(map[string]any)["legacy"] != false {
@@ -75,14 +76,15 @@ func TestNewSession(t *testing.T) {
 
 // TestReplay: with an operation key, the same request again is 200 with the
 // same session and an equal sandbox object; the Idempotency-Key header is
-// the same key; a replay makes 2 DynamoDB requests, as on DynamoDB: the
-// refused transaction, which hands back the row, and the session's read.
+// the same key; a replay makes 3 DynamoDB requests, as on DynamoDB: the
+// environments' read, the refused transaction, which hands back the row,
+// and the session's read.
 func TestReplay(t *testing.T) {
 	for _, b := range dynamotest.Backends(t) {
 		t.Run(b.Name, func(t *testing.T) {
 			h := apitest.New(t, &b)
 			first := post(h, user, body(map[string]any{"operationKey": "k1"}))
-			if first.Status != 201 || first.Requests != 1 {
+			if first.Status != 201 || first.Requests != 2 {
 				t.Fatalf("%d %s (%d requests)", first.Status, first.Raw, first.Requests)
 			}
 			again := post(h, user, body(nil), "Idempotency-Key", "k1")
@@ -90,11 +92,11 @@ func TestReplay(t *testing.T) {
 				testkit.JSON(sandbox(again)) != testkit.JSON(sandbox(first)) || again.Headers["Location"] != first.Headers["Location"] {
 				t.Fatalf("replay %d %s", again.Status, again.Raw)
 			}
-			if again.Requests != 2 {
-				t.Errorf("a replay made %d DynamoDB requests, want 2", again.Requests)
+			if again.Requests != 3 {
+				t.Errorf("a replay made %d DynamoDB requests, want 3", again.Requests)
 			}
-			if n := len(h.Items()); n != 2 {
-				t.Errorf("%d items, want the session and its ledger row", n)
+			if n := len(h.Items()); n != 3 {
+				t.Errorf("%d items, want the session, its prompt and its ledger row", n)
 			}
 		})
 	}
@@ -266,7 +268,7 @@ func TestConcurrentStarts(t *testing.T) {
 	if len(ids) != 1 || statuses[201] != 1 || statuses[200] != 49 {
 		t.Errorf("sessions %v, statuses %v", ids, statuses)
 	}
-	if n := len(h.Items()); n != 2 {
-		t.Errorf("%d items, want one session and one row", n)
+	if n := len(h.Items()); n != 3 {
+		t.Errorf("%d items, want one session, its prompt and one row", n)
 	}
 }

@@ -60,7 +60,7 @@ func (rt route) handle(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	start.Count(ctx, out)
 	return httpapi.Response{
 		Status:  status,
-		Body:    start.Response{SessionID: out.Record.SessionID, Replayed: replayed, Sandbox: out.Record.SandboxView()},
+		Body:    start.ResponseOf(out.Record, replayed),
 		Headers: map[string]string{"Location": "/v1/sessions/" + out.Record.SessionID + "/allocation"},
 	}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
@@ -21,6 +22,9 @@ import (
 type Due struct {
 	ID      string
 	Trigger *trigger.Trigger
+	// Environments are what the firing read for the starts of the due
+	// triggers it was found with (nil: nothing).
+	Environments *environment.Found
 }
 
 // DueShards is how many shards the due index has: a share of them names

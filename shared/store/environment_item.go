@@ -82,18 +82,11 @@ func encodeEnvironment(e *environment.Environment) (Item, error) {
 	PutS(item, "orgId", e.OrgID)
 	item["name"] = S(e.Name)
 	PutS(item, "description", e.Description)
-	vars := Item{}
-	for name, v := range e.Variables {
-		switch {
-		case v.Secret && v.Sealed == nil:
-			return nil, errUnsealed
-		case v.Secret:
-			vars[name] = M(Item{"secret": Bool(true), "sealed": &types.AttributeValueMemberB{Value: v.Sealed}})
-		default:
-			vars[name] = M(Item{"secret": Bool(false), "value": S(v.Value)})
-		}
+	vars, err := encodeVariables(e.Variables)
+	if err != nil {
+		return nil, err
 	}
-	item["variables"] = M(vars)
+	item["variables"] = vars
 	item["setupCommands"] = L(e.SetupCommands)
 	putSaved(item, e.SavedAllocation, e.SavedRequest)
 	item["createdAt"] = S(formatTime(e.CreatedAt))
@@ -105,6 +98,24 @@ func encodeEnvironment(e *environment.Environment) (Item, error) {
 		item["triggers"] = N(int64(e.Triggers))
 	}
 	return item, nil
+}
+
+// encodeVariables returns an environment's variables: each {secret
+// (BOOL), value (S) for a plain one, sealed (B, its KMS ciphertext) for a
+// secret one}; a secret not yet sealed is errUnsealed.
+func encodeVariables(vars map[string]environment.Variable) (types.AttributeValue, error) {
+	out := make(Item, len(vars))
+	for name, v := range vars {
+		switch {
+		case v.Secret && v.Sealed == nil:
+			return nil, errUnsealed
+		case v.Secret:
+			out[name] = M(Item{"secret": Bool(true), "sealed": &types.AttributeValueMemberB{Value: v.Sealed}})
+		default:
+			out[name] = M(Item{"secret": Bool(false), "value": S(v.Value)})
+		}
+	}
+	return M(out), nil
 }
 
 // encodeDefault returns the default pointer of e's owner: e's item under

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/shared/environment"
+	"github.com/cloud-agent/control-plane/shared/invocation"
 )
 
 func newEnvironment(id, name, user, org string, created time.Time) *environment.Environment {
@@ -149,6 +150,38 @@ func TestListEnvironments(t *testing.T) {
 		org, _, err := tbl.ListEnvironments(ctx, "u9", "o1", nil, 10)
 		if err != nil || len(org) != 1 || org[0].ID != "env_org" {
 			t.Errorf("the org's: %v %v", org, err)
+		}
+	})
+}
+
+// TestReadEnvironments: one strongly consistent BatchGetItem reads the
+// named environments and the owners' default pointers of many starts;
+// what is missing is not found.
+func TestReadEnvironments(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		for _, ch := range []EnvironmentChange{
+			{Next: newEnvironment("env_u", "mine", "u1", "", now), IsDefault: true, Limit: 10},
+			{Next: newEnvironment("env_o", "ours", "u2", "o1", now), IsDefault: true, Limit: 10},
+			{Next: newEnvironment("env_n", "named", "u1", "", now), Limit: 10},
+		} {
+			if err := tbl.WriteEnvironment(ctx, ch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rctx, record := invocation.With(ctx)
+		found, err := New(dynamodb.New(c.Options(), Counting), name).ReadEnvironments(rctx, []environment.Source{
+			{UserID: "u1", OrgID: "o1"}, {UserID: "u3", Named: "env_n"}, {UserID: "u1", Named: "env_gone"}, {UserID: "u4", Delivery: true},
+		})
+		if err != nil || record.Requests() != 1 {
+			t.Fatalf("%v, %d requests", err, record.Requests())
+		}
+		if len(found.ByID) != 1 || found.ByID["env_n"] == nil || len(found.Defaults) != 2 ||
+			found.Defaults[environment.Owner{UserID: "u1"}].ID != "env_u" || found.Defaults[environment.Owner{OrgID: "o1"}].ID != "env_o" {
+			t.Errorf("found %+v", found)
+		}
+		if e, err := found.Resolve(environment.Source{UserID: "u3", Named: "env_n"}); !errors.Is(err, environment.ErrNotFound) {
+			t.Errorf("another user's named one: %v %v", e, err)
 		}
 	})
 }

@@ -28,6 +28,9 @@ var (
 	// ErrTriggerMoved: the trigger is gone, or it changed since it was
 	// read (another invocation recorded its slot, say): read it again.
 	ErrTriggerMoved = errors.New("store: trigger moved on")
+	// ErrEnvironmentGone: a trigger's write names an environment that is
+	// gone.
+	ErrEnvironmentGone = errors.New("store: environment gone")
 )
 
 // refused is why an item of a write was refused.

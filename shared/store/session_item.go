@@ -79,6 +79,9 @@ func EncodeSession(r *session.Record) Item {
 		PutS(sec, "variant", ag.Variant)
 		metadata["agent"] = M(sec)
 	}
+	if e := r.Environment; e != nil {
+		metadata["environment"] = M(Item{"environmentId": S(e.ID), "version": N(int64(e.Version)), "name": S(e.Name)})
+	}
 	item := SessionKey(r.SessionID)
 	item["metadataSchemaVersion"] = N(2)
 	item["metadata"] = M(metadata)
@@ -194,6 +197,10 @@ func (d *sessionDecoder) version2(r *session.Record, md Item) {
 	}
 	if ag, ok := d.Map(md, "metadata.", "agent"); ok {
 		r.Agent = d.Agent(ag, "metadata.agent.")
+	}
+	if env, ok := d.Map(md, "metadata.", "environment"); ok {
+		const p = "metadata.environment."
+		r.Environment = &session.EnvironmentRef{ID: d.Str(env, p, "environmentId"), Name: d.Str(env, p, "name"), Version: int(d.Int(env, p, "version"))}
 	}
 	lc, _ := d.Map(md, "metadata.", "lifecycle")
 	d.Num(lc, "metadata.lifecycle.", "version")

@@ -49,16 +49,24 @@ func New(client *dynamodb.Client, name string) *Table {
 
 // PutSession writes a new session without a ledger row, only where no
 // item has its key: ErrSessionExists otherwise. What goes beside it, when
-// given, goes in the same transaction.
+// given, and its launch items go in the same transaction.
 func (t *Table) PutSession(ctx context.Context, rec *session.Record, beside Beside) error {
 	put := &types.Put{TableName: aws.String(t.name), Item: EncodeSession(rec), ConditionExpression: aws.String(sessionIsNew)}
-	if beside == nil {
+	launch, err := launchItems(t.name, rec)
+	if err != nil {
+		return err
+	}
+	if beside == nil && launch == nil {
 		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
 			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
 		})
 		return putSessionError(err, nil)
 	}
-	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append([]types.TransactWriteItem{{Put: put}}, beside.items(t.name, rec)...)})
+	items := []types.TransactWriteItem{{Put: put}}
+	if beside != nil {
+		items = append(items, beside.items(t.name, rec)...)
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: append(items, launch...)})
 	return putSessionError(err, beside)
 }
 
@@ -94,7 +102,8 @@ func (t *Table) ReplaceLedger(ctx context.Context, rec *session.Record, row ledg
 const sessionIsNew = "attribute_not_exists(PK)"
 
 // writeSessionAndRow writes the session, its row on the condition
-// rowCond (whose names and values e holds) and what goes beside them.
+// rowCond (whose names and values e holds), what goes beside them and
+// the session's launch items, last.
 func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *ledger.Row, e *expr, rowCond string, adv Beside) (*ledger.Row, error) {
 	items := []types.TransactWriteItem{
 		{Put: &types.Put{
@@ -114,7 +123,11 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 	if adv != nil {
 		items = append(items, adv.items(t.name, rec)...)
 	}
-	return transactionError(t.transact(ctx, items), adv)
+	launch, err := launchItems(t.name, rec)
+	if err != nil {
+		return nil, err
+	}
+	return transactionError(t.transact(ctx, append(items, launch...)), adv)
 }
 
 // putSessionError maps the answer to a session written without a ledger

@@ -58,6 +58,7 @@ func formatTime(t time.Time) string {
 // encodeWebhook), repository {type, repo?, url?, branch?}, agent {mode,
 // model, variant?}, prompt, sandboxAllocation? or
 // sandboxAllocationRequest? {provider {id, account}, instanceType},
+// environmentId?,
 // createdAt, listedAt (the creation instant to the nanosecond),
 // lastRunAt?, lastSessionId?, lastRunStatus?, lastError? and version?
 // (N). A "?" attribute is left out when unset; the others are written
@@ -88,6 +89,7 @@ func encodeTrigger(tr *trigger.Trigger) Item {
 	item["agent"] = M(agent)
 	item["prompt"] = S(tr.Prompt)
 	putSaved(item, tr.SavedAllocation, tr.SavedRequest)
+	PutS(item, "environmentId", tr.EnvironmentID)
 	putCreated(item, tr.CreatedAt)
 	PutS(item, "lastRunAt", formatTime(tr.LastRun.At))
 	PutS(item, "lastSessionId", tr.LastRun.SessionID)
@@ -124,6 +126,7 @@ func decodeTrigger(item Item) (*trigger.Trigger, error) {
 	}
 	tr.Prompt = r.Str(item, "", "prompt")
 	tr.SavedAllocation = r.Str(item, "", "sandboxAllocation")
+	tr.EnvironmentID = r.Str(item, "", "environmentId")
 	tr.SavedRequest = decodeSavedRequest(&r, item)
 	tr.CreatedAt = r.Time(item, "", "createdAt", session.TimeFormat)
 	if r.Str(item, "", "listedAt") != "" {

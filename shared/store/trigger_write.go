@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -14,8 +15,10 @@ import (
 )
 
 // CreateTrigger writes a new trigger, at version 1, and counts it against
-// its owner, in one transaction: when the owner already has limit
-// triggers, nothing is written and the error is ErrTriggerLimit.
+// its owner, and against the environment it names, in one transaction:
+// when the owner already has limit triggers, nothing is written and the
+// error is ErrTriggerLimit; when the environment is gone,
+// ErrEnvironmentGone, which goes first.
 func (t *Table) CreateTrigger(ctx context.Context, tr *trigger.Trigger, limit int) error {
 	first := *tr
 	first.Version = 1
@@ -28,16 +31,18 @@ func (t *Table) CreateTrigger(ctx context.Context, tr *trigger.Trigger, limit in
 	if err != nil {
 		return err
 	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{
-			{Put: &types.Put{TableName: aws.String(t.name), Item: item, ConditionExpression: aws.String(sessionIsNew)}},
-			{Update: &types.Update{
-				TableName: aws.String(t.name), Key: ownerCountKey(tr),
-				UpdateExpression: upd.Update(), ConditionExpression: upd.Condition(),
-				ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
-			}},
-		},
-	})
+	items := []types.TransactWriteItem{
+		{Put: &types.Put{TableName: aws.String(t.name), Item: item, ConditionExpression: aws.String(sessionIsNew)}},
+		{Update: &types.Update{
+			TableName: aws.String(t.name), Key: ownerCountKey(tr),
+			UpdateExpression: upd.Update(), ConditionExpression: upd.Condition(),
+			ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+		}},
+	}
+	if tr.EnvironmentID != "" {
+		items = append(items, t.environmentUse(tr.EnvironmentID, 1))
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
 	r := refusalOf(err)
 	switch {
 	case err == nil:
@@ -48,10 +53,26 @@ func (t *Table) CreateTrigger(ctx context.Context, tr *trigger.Trigger, limit in
 		if stored, gerr := t.GetTrigger(ctx, tr.ID); gerr == nil && stored.UserID == tr.UserID && stored.CreatedAt.Equal(tr.CreatedAt) {
 			return nil
 		}
+	case r.on(2, condition):
+		return ErrEnvironmentGone
 	case r.on(1, condition):
 		return ErrTriggerLimit
 	}
 	return countError("create trigger", err)
+}
+
+// environmentUse counts a trigger that starts (delta 1) or stops (-1)
+// naming the environment id, on the condition that the environment
+// exists: a delete of it, conditioned on no trigger naming it, and a
+// trigger's write that names it never both succeed.
+func (t *Table) environmentUse(id string, delta int) types.TransactWriteItem {
+	var x expr
+	n := x.name("triggers")
+	update := "SET " + n + " = if_not_exists(" + n + ", " + x.value("zero", N(0)) + ") + " + x.value("delta", N(int64(delta)))
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(t.name), Key: environmentKey(id), UpdateExpression: &update,
+		ConditionExpression: aws.String("attribute_exists(PK)"), ExpressionAttributeNames: x.names, ExpressionAttributeValues: x.values,
+	}}
 }
 
 // countError maps a refused transaction on an owner's trigger count: two
@@ -65,8 +86,10 @@ func countError(op string, err error) error {
 	return r.fault(op)
 }
 
-// DeleteTrigger deletes a trigger and uncounts it from its owner, in one
-// transaction; ErrNotFound when it is already gone.
+// DeleteTrigger deletes a trigger and uncounts it from its owner and the
+// environment it names, in one transaction; ErrNotFound when it is
+// already gone. An environment that is gone (a hand's delete) is not
+// uncounted.
 func (t *Table) DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error {
 	// A count that was never written (a trigger put in by other means)
 	// goes to 0, never below.
@@ -77,20 +100,27 @@ func (t *Table) DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: []types.TransactWriteItem{
-			{Delete: &types.Delete{TableName: aws.String(t.name), Key: triggerKey(tr.ID), ConditionExpression: aws.String("attribute_exists(PK)")}},
-			{Update: &types.Update{
-				TableName: aws.String(t.name), Key: ownerCountKey(tr),
-				UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
-			}},
-		},
-	})
+	items := []types.TransactWriteItem{
+		{Delete: &types.Delete{TableName: aws.String(t.name), Key: triggerKey(tr.ID), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		{Update: &types.Update{
+			TableName: aws.String(t.name), Key: ownerCountKey(tr),
+			UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+		}},
+	}
+	if tr.EnvironmentID != "" {
+		items = append(items, t.environmentUse(tr.EnvironmentID, -1))
+	}
+	_, err = t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	r := refusalOf(err)
 	switch {
 	case err == nil:
 		return nil
-	case refusalOf(err).on(0, condition):
+	case r.on(0, condition):
 		return ErrNotFound
+	case r.on(2, condition):
+		gone := *tr
+		gone.EnvironmentID = ""
+		return t.DeleteTrigger(ctx, &gone)
 	}
 	return countError("delete trigger", err)
 }
@@ -130,19 +160,52 @@ func parkError(err error) error {
 // with the change applied), with its version moved on, on the condition
 // that the trigger is still as it was seen (unchangedSince). The due
 // index follows its active flag. When the condition fails nothing is
-// written and the error is ErrTriggerMoved.
+// written and the error is ErrTriggerMoved. A change of the environment
+// it names moves its count from one environment to the other in the same
+// transaction: ErrEnvironmentGone when the new one is gone (an old one
+// gone, by a hand's delete, is not uncounted).
 func (t *Table) UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigger) error {
 	next := *changed
 	next.Version = seen.Version + 1
 	item := encodeTrigger(&next)
 	var e expr
 	cond := e.unchangedSince(seen)
-	_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
+	put := &types.Put{
 		TableName: aws.String(t.name), Item: item, ConditionExpression: &cond,
 		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
-	})
+	}
+	var err error
+	if seen.EnvironmentID == changed.EnvironmentID {
+		_, err = t.client.PutItem(ctx, &dynamodb.PutItemInput{
+			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
+			ExpressionAttributeNames: put.ExpressionAttributeNames, ExpressionAttributeValues: put.ExpressionAttributeValues,
+		})
+	} else if err = t.moveEnvironment(ctx, put, seen.EnvironmentID, changed.EnvironmentID); errors.Is(err, ErrEnvironmentGone) {
+		return err
+	}
 	if err = moved("update trigger", err); err == nil {
 		changed.Version = next.Version
+	}
+	return err
+}
+
+// moveEnvironment writes put with the count of a trigger moved from the
+// environment from to the environment to ("" for none).
+func (t *Table) moveEnvironment(ctx context.Context, put *types.Put, from, to string) error {
+	items := []types.TransactWriteItem{{Put: put}}
+	if to != "" {
+		items = append(items, t.environmentUse(to, 1))
+	}
+	if from != "" {
+		items = append(items, t.environmentUse(from, -1))
+	}
+	_, err := t.client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items})
+	r := refusalOf(err)
+	switch {
+	case to != "" && r.on(1, condition):
+		return ErrEnvironmentGone
+	case from != "" && r.on(len(items)-1, condition):
+		return t.moveEnvironment(ctx, put, "", to)
 	}
 	return err
 }

@@ -43,6 +43,10 @@ type Trigger struct {
 	// request; both empty when none was saved.
 	SavedAllocation string
 	SavedRequest    *allocation.Request
+	// EnvironmentID is the environment its sessions run in (contract v7),
+	// "" for none: its owner's default applies (a webhook delivery takes
+	// none).
+	EnvironmentID string
 	// CreatedAt is the creation instant, to the nanosecond: the item shows
 	// it in whole seconds, and orders a user's triggers by it in full.
 	CreatedAt time.Time

@@ -68,7 +68,7 @@ func (s *Service) startNow(ctx context.Context, tr *trigger.Trigger, policy *all
 		answer = httpapi.Response{Status: http.StatusOK}
 	}
 	answer.Body = NowResponse{
-		Session: start.Response{SessionID: rec.SessionID, Replayed: replayed, Sandbox: rec.SandboxView()},
+		Session: start.ResponseOf(rec, replayed),
 		Run:     runView(got.Run),
 	}
 	return answer, nil

@@ -186,7 +186,7 @@ func TestRunNowRefused(t *testing.T) {
 	if r := h.Do(apitest.Call{Method: "DELETE", Path: "/v1/triggers/" + id, Claims: user}); r.Status != 204 {
 		t.Fatal(r.Raw)
 	}
-	if r := runNowCall(h, user, id, "", ""); r.Status != 404 || count(h, `"SESSION#`) != 0 {
+	if r := runNowCall(h, user, id, "", ""); r.Status != 404 || count(h, `"SESSION#`, `"METADATA"`) != 0 {
 		t.Errorf("deleted: %d %s", r.Status, r.Raw)
 	}
 }
@@ -219,8 +219,8 @@ func TestRunNowOnce(t *testing.T) {
 			t.Errorf("another session: %s", r.Raw)
 		}
 	}
-	if created != 1 || count(h, `"SESSION#`) != 1 || count(h, `"RUN#`) != 1 {
-		t.Errorf("%d created, %d sessions, %d runs", created, count(h, `"SESSION#`), count(h, `"RUN#`))
+	if created != 1 || count(h, `"SESSION#`, `"METADATA"`) != 1 || count(h, `"RUN#`) != 1 {
+		t.Errorf("%d created, %d sessions, %d runs", created, count(h, `"SESSION#`, `"METADATA"`), count(h, `"RUN#`))
 	}
 }
 
@@ -258,7 +258,7 @@ func TestRunNowMeetsFiring(t *testing.T) {
 		for _, it := range runs.Body["items"].([]any) {
 			kinds[it.(map[string]any)["kind"]]++
 		}
-		if kinds["manual"] != 1 || kinds["scheduled"] != 1 || count(h, `"SESSION#`) != 2 || runs.Body["items"].([]any)[0].(map[string]any)["slot"] != "2026-11-30T10:01:00Z" {
+		if kinds["manual"] != 1 || kinds["scheduled"] != 1 || count(h, `"SESSION#`, `"METADATA"`) != 2 || runs.Body["items"].([]any)[0].(map[string]any)["slot"] != "2026-11-30T10:01:00Z" {
 			t.Errorf("runs %s", runs.Raw)
 		}
 	}
@@ -438,7 +438,7 @@ func TestRunNowTriggerMoved(t *testing.T) {
 		id := newTrigger(t, h, nil)
 		p.Inject("TransactWriteItems", 1, faultproxy.Before(change(h, id)))
 		r := runNowCall(h, user, id, key, "")
-		if r.Status != 201 || count(h, `"SESSION#`) != 1 || count(h, `"SESSION#`, `"acme/changed"`) != 1 ||
+		if r.Status != 201 || count(h, `"SESSION#`, `"METADATA"`) != 1 || count(h, `"SESSION#`, `"METADATA"`, `"acme/changed"`) != 1 ||
 			count(h, `"SK":{"S":"RUN#`) != 1 {
 			t.Errorf("key %q, changed: %d %s", key, r.Status, r.Raw)
 		}
@@ -452,7 +452,7 @@ func TestRunNowTriggerMoved(t *testing.T) {
 			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"}}})
 	})
 	p.Inject("TransactWriteItems", 1, remove)
-	if r := runNowCall(h, user, id, "k1", ""); r.Status != 404 || count(h, `"SESSION#`) != 0 || count(h, `"OPERATION#`) != 0 || count(h, `"RUN#`) != 0 {
+	if r := runNowCall(h, user, id, "k1", ""); r.Status != 404 || count(h, `"SESSION#`, `"METADATA"`) != 0 || count(h, `"OPERATION#`) != 0 || count(h, `"RUN#`) != 0 {
 		t.Errorf("deleted: %d %s", r.Status, r.Raw)
 	}
 
@@ -518,16 +518,17 @@ func TestRunNowOwnerFirst(t *testing.T) {
 	if r := runNowCall(h, other, id, "", ""); r.Status != 404 {
 		t.Errorf("another owner's: %d %s", r.Status, r.Raw)
 	}
-	if r := runNowCall(h, user, id, "", ""); r.Status != 503 || count(h, `"SESSION#`) != 0 {
+	if r := runNowCall(h, user, id, "", ""); r.Status != 503 || count(h, `"SESSION#`, `"METADATA"`) != 0 {
 		t.Errorf("the caller's own: %d %s", r.Status, r.Raw)
 	}
 }
 
 // TestRunNowRequests: what a start now asks of DynamoDB, by operation: a
-// new session is the trigger's read and one transaction (the session, its
-// row when keyed, the check of the trigger, the run); a replay is the
-// trigger's read, the transaction its row refuses (handing the row back),
-// the row's session (rule 7) and the stored run's query.
+// new session is the trigger's read, its environments' read and one
+// transaction (the session, its row when keyed, the check of the trigger,
+// the run, the prompt); a replay is the trigger's read, the environments'
+// read, the transaction its row refuses (handing the row back), the row's
+// session (rule 7) and the stored run's query.
 func TestRunNowRequests(t *testing.T) {
 	h, p := apitest.Faulty(t)
 	h.Triggers.Now = func() time.Time { return clock }
@@ -537,9 +538,9 @@ func TestRunNowRequests(t *testing.T) {
 		key  string
 		want map[string]int
 	}{
-		{"without a key", "", map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
-		{"a new key", "k1", map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
-		{"its replay", "k1", map[string]int{"GetItem": 2, "TransactWriteItems": 1, "Query": 1}},
+		{"without a key", "", map[string]int{"GetItem": 1, "BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"a new key", "k1", map[string]int{"GetItem": 1, "BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"its replay", "k1", map[string]int{"GetItem": 2, "BatchGetItem": 1, "TransactWriteItems": 1, "Query": 1}},
 	} {
 		var r apitest.Result
 		if got := p.Requests(func() { r = runNowCall(h, user, id, row.key, "") }); !maps.Equal(got, row.want) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
+	"errors"
 	"maps"
 	"mime"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/commit"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/jsonbody"
@@ -32,6 +34,7 @@ type patchBody struct {
 	Prompt            jsontext.Value `json:"prompt"`
 	SandboxAllocation jsontext.Value `json:"sandboxAllocation"`
 	Webhook           jsontext.Value `json:"webhook"`
+	EnvironmentID     jsontext.Value `json:"environmentId"`
 }
 
 // required are the members that a patch may not remove (null), each
@@ -210,6 +213,7 @@ func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now t
 	}
 	next := *tr
 	next.Active, next.Repository, next.Agent, next.Prompt = req.active, req.repository, req.agent, req.prompt
+	next.EnvironmentID = req.environmentID
 	if tr.Webhook != nil {
 		w := *tr.Webhook
 		w.Events = req.webhook.Events
@@ -227,6 +231,9 @@ func (s *Service) apply(ctx context.Context, tr *trigger.Trigger, p patch, now t
 				return nil, err
 			}
 		}
+	}
+	if err := s.checkEnvironment(ctx, tr, &next); err != nil {
+		return nil, err
 	}
 	return &next, nil
 }
@@ -274,7 +281,10 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 		if reflect.DeepEqual(next, tr) {
 			return httpapi.Response{Status: http.StatusOK, Body: viewOf(tr)}, nil
 		}
-		if err := s.Table.UpdateTrigger(ctx, tr, next); err != nil {
+		switch err := s.Table.UpdateTrigger(ctx, tr, next); {
+		case errors.Is(err, store.ErrEnvironmentGone):
+			return httpapi.Response{}, environment.ErrNotFound
+		case err != nil:
 			return httpapi.Response{}, err
 		}
 		return httpapi.Response{Status: http.StatusOK, Body: viewOf(next)}, nil

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/jsonbody"
@@ -50,6 +51,7 @@ type TriggerStore interface {
 	ListTriggers(ctx context.Context, userID string, after *store.Position, limit int, keep func(*trigger.Trigger) bool) ([]*trigger.Trigger, bool, error)
 	UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigger) error
 	DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error
+	GetEnvironment(ctx context.Context, id string) (*environment.Environment, error)
 	ListRuns(ctx context.Context, triggerID string, after store.RunPosition, limit int, now time.Time) (*trigger.Trigger, []trigger.Run, store.RunPosition, error)
 }
 
@@ -100,6 +102,8 @@ type createRequest struct {
 	prompt     string
 	allocation jsontext.Value
 	active     bool
+	// environmentID is the environment its sessions run in, "" for none.
+	environmentID string
 }
 
 // createBody is a POST /v1/triggers body as JSON has it.
@@ -115,6 +119,7 @@ type createBody struct {
 	Prompt            *string                 `json:"prompt"`
 	SandboxAllocation jsontext.Value          `json:"sandboxAllocation"`
 	Active            *bool                   `json:"active"`
+	EnvironmentID     *string                 `json:"environmentId"`
 }
 
 // parseCreate validates the body, the cron expression and the zone (400).
@@ -135,6 +140,7 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	}
 	r.prompt = m.Required("prompt", b.Prompt)
 	r.allocation = jsonbody.NameOrObject(&m, "sandboxAllocation", b.SandboxAllocation)
+	r.environmentID = m.Optional("environmentId", b.EnvironmentID)
 	if b.Active != nil {
 		r.active = *b.Active
 	}
@@ -146,7 +152,7 @@ func parseCreate(body []byte, now time.Time) (*createRequest, error) {
 	}
 	// The start route's limits and secrets rule, on what a firing will send.
 	if err := (&start.Request{
-		OrgID: r.orgID, Repository: r.repository, Agent: r.agent, Prompt: &r.prompt, Allocation: r.allocation,
+		OrgID: r.orgID, Repository: r.repository, Agent: r.agent, Prompt: &r.prompt, Allocation: r.allocation, EnvironmentID: r.environmentID,
 	}).Validate(); err != nil {
 		return nil, err
 	}
@@ -187,9 +193,10 @@ func (r *createRequest) parseMode(m *problem.Members, b *createBody) (cron, zone
 
 // create runs the checks in the contract's order: the body, the cron
 // expression and the zone or the webhook side and its template (400), the
-// org (403), allocation checks 1 and 3 to 6, a webhook trigger's secret
-// (KMS: generated, shown in this answer only, or imported and sealed),
-// then the owner's trigger limit.
+// org (403), allocation checks 1 and 3 to 6, the environment it names
+// (422 environment_not_found), a webhook trigger's secret (KMS:
+// generated, shown in this answer only, or imported and sealed), then the
+// owner's trigger limit.
 func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	now := s.now()
 	req, err := parseCreate(r.Body, now)
@@ -202,7 +209,7 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	tr := &trigger.Trigger{
 		ID: s.newTriggerID(), UserID: r.Caller.UserID, OrgID: req.orgID, Active: req.active,
 		Webhook: req.webhook, Repository: req.repository, Agent: req.agent, Prompt: req.prompt,
-		CreatedAt: now.UTC(),
+		EnvironmentID: req.environmentID, CreatedAt: now.UTC(),
 	}
 	if req.schedule != nil {
 		tr.Cron, tr.Timezone = req.schedule.Cron(), req.schedule.Timezone()
@@ -213,6 +220,9 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 			return httpapi.Response{}, err
 		}
 	}
+	if err := s.checkEnvironment(ctx, nil, tr); err != nil {
+		return httpapi.Response{}, err
+	}
 	var shown string
 	if tr.Webhook != nil {
 		tr.Webhook.Secret, shown, err = s.newSecret(ctx, tr.ID, req.secret, 1, tr.CreatedAt)
@@ -221,6 +231,8 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 		}
 	}
 	switch err := s.Table.CreateTrigger(ctx, tr, maxPerOwner); {
+	case errors.Is(err, store.ErrEnvironmentGone):
+		return httpapi.Response{}, environment.ErrNotFound
 	case errors.Is(err, store.ErrTriggerLimit):
 		return httpapi.Response{}, problem.New(problem.TriggerLimitReached, "The owner already has 100 triggers. Delete one to make room.")
 	case err != nil:
@@ -312,6 +324,27 @@ func (s *Service) delete(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 		return httpapi.Response{}, err
 	}
 	return httpapi.Response{Status: http.StatusNoContent}, nil
+}
+
+// checkEnvironment judges the environment that next names, when it names
+// one that seen (nil at a create) did not: one the trigger's user does not
+// own, or that does not exist, is environment_not_found. The write that
+// follows counts the trigger on it, on the condition that it still
+// exists.
+func (s *Service) checkEnvironment(ctx context.Context, seen, next *trigger.Trigger) error {
+	if next.EnvironmentID == "" || seen != nil && seen.EnvironmentID == next.EnvironmentID {
+		return nil
+	}
+	e, err := s.Table.GetEnvironment(ctx, next.EnvironmentID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return environment.ErrNotFound
+	case err != nil:
+		return err
+	case !e.OwnedBy(next.UserID, next.OrgID):
+		return environment.ErrNotFound
+	}
+	return nil
 }
 
 func (s *Service) now() time.Time {

@@ -65,7 +65,8 @@ func TestCreate(t *testing.T) {
 		"sandboxAllocation": nil, "createdAt": "2026-11-30T10:00:30Z",
 		"nextRunAt": "2026-12-01T08:00:00Z", // 09:00 in Berlin, the next weekday
 		"lastRunAt": nil, "lastSessionId": nil, "lastRunStatus": nil, "lastError": nil,
-		"webhook": nil, // a scheduled trigger
+		"webhook":       nil, // a scheduled trigger
+		"environmentId": nil,
 	}
 	for k, v := range want {
 		if fmt.Sprint(r.Body[k]) != fmt.Sprint(v) {

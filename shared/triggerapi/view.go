@@ -22,6 +22,7 @@ type View struct {
 	Agent             AgentView      `json:"agent"`
 	Prompt            string         `json:"prompt"`
 	SandboxAllocation any            `json:"sandboxAllocation"` // a name, a byoc request object, or null
+	EnvironmentID     *string        `json:"environmentId"`
 	CreatedAt         string         `json:"createdAt"`
 	NextRunAt         *string        `json:"nextRunAt"`
 	LastRunAt         *string        `json:"lastRunAt"`
@@ -96,6 +97,7 @@ func viewOf(tr *trigger.Trigger) View {
 		v.NextRunAt = httpapi.Nullable(timeText(tr.NextRunAt))
 	}
 	v.SandboxAllocation = allocation.SavedView(tr.SavedAllocation, tr.SavedRequest)
+	v.EnvironmentID = httpapi.Nullable(tr.EnvironmentID)
 	if !tr.LastRun.At.IsZero() {
 		v.LastRunAt = httpapi.Nullable(timeText(tr.LastRun.At))
 	}

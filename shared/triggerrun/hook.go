@@ -52,8 +52,12 @@ func (r *Runner) StartDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 
 func (r *Runner) startDelivery(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d Delivery) (*Started, error) {
 	key := d.OperationKey(tr.ID)
+	found, err := r.environments(ctx, tr, nil, start.PlatformWebhook)
+	if err != nil {
+		return nil, err
+	}
 	prompt, err := Prompt(tr, d.Input)
-	cmd, choice := Command(tr, policy, start.PlatformWebhook, key)
+	cmd, choice := Command(tr, policy, found, start.PlatformWebhook, key)
 	cmd.Request.Prompt, cmd.AnyRequest = &prompt, true
 	excerpt, length := trigger.Excerpt(prompt)
 	now := d.Now.UTC()
@@ -85,7 +89,7 @@ func (r *Runner) startDelivery(ctx context.Context, tr *trigger.Trigger, policy 
 // 3 (or rule 7 finding the session gone), or none when no live row
 // stands, and the key's marker answers.
 func (r *Runner) Redelivered(ctx context.Context, tr *trigger.Trigger, policy *allocation.Policy, d webhook.Delivery) (ledger.Outcome, error) {
-	cmd, _ := Command(tr, policy, start.PlatformWebhook, d.OperationKey(tr.ID))
+	cmd, _ := Command(tr, policy, nil, start.PlatformWebhook, d.OperationKey(tr.ID)) // the row answers: no environment is read
 	cmd.AnyRequest = true
 	return r.Start.Answer(ctx, cmd)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/commit"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/start"
@@ -26,6 +27,7 @@ type RunStore interface {
 	PutRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run) error
 	RecordRun(ctx context.Context, seen *trigger.Trigger, run trigger.Run, next time.Time) error
 	PutFailedDelivery(ctx context.Context, d *store.Delivery, code, detail string) error
+	ReadEnvironments(ctx context.Context, sources []environment.Source) (*environment.Found, error)
 }
 
 // Runner runs a trigger's starts on the executor and the table. It is
@@ -65,7 +67,11 @@ func (r *Runner) StartNow(ctx context.Context, tr *trigger.Trigger, policy *allo
 	if key != "" {
 		key = NowKey(tr.ID, key)
 	}
-	cmd, choice := Command(tr, policy, start.PlatformNow, key)
+	found, err := r.environments(ctx, tr, nil, start.PlatformNow)
+	if err != nil {
+		return nil, err
+	}
+	cmd, choice := Command(tr, policy, found, start.PlatformNow, key)
 	manual := &store.ManualRun{Seen: tr, Run: trigger.Run{Kind: trigger.KindManual, Status: Status(choice, nil)}}
 	now = now.UTC()
 	clear, err := ClearSecrets(ctx, r.Secrets, tr, now)

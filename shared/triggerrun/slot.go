@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -20,6 +21,9 @@ import (
 type Slot struct {
 	Trigger       *trigger.Trigger
 	At, Next, Now time.Time
+	// Environments are what the firing read for its due triggers' starts;
+	// what they do not cover is read for the slot.
+	Environments *environment.Found
 }
 
 // Fired is what firing a slot did: the run it recorded, whether the
@@ -40,7 +44,11 @@ type Fired struct {
 // fault that leaves the slot due.
 func (r *Runner) StartSlot(ctx context.Context, policy *allocation.Policy, s Slot) (Fired, error) {
 	tr := s.Trigger
-	cmd, choice := Command(tr, policy, start.PlatformScheduled, SlotKey(tr.ID, s.At))
+	found, err := r.environments(ctx, tr, s.Environments, start.PlatformScheduled)
+	if err != nil {
+		return Fired{}, err
+	}
+	cmd, choice := Command(tr, policy, found, start.PlatformScheduled, SlotKey(tr.ID, s.At))
 	if err := cmd.Request.Validate(); err != nil {
 		return r.refusedSlot(ctx, s, choice, ledger.RefusedWith(err), err)
 	}

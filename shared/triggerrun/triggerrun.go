@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -26,23 +27,46 @@ import (
 
 // Command is the start of a trigger's session, for every kind of run: for
 // the trigger's user and org, never a bot, with its repository, agent and
-// prompt, created on platform, and its saved allocation as the policy
-// chose it (the effective default when the saved one fails checks 3 to
-// 6), with the operation key its kind gives it (SlotKey, NowKey; "" for
-// none). Without a usable default, the start's own placement refuses it
-// (503), after the key's ledger row, if any, was judged: a row answers
-// first, as on the start route. The request is not validated: a stored trigger holds what
-// its route validated, by the rules of the release that wrote it, and one
-// that does not pass the start's rules now (an older writer's, or a
-// hand's) is refused like a bad request (docs/decisions.md) by its caller.
-func Command(tr *trigger.Trigger, policy *allocation.Policy, platform, key string) (start.Command, allocation.Choice) {
+// prompt, created on platform, in its environment as found resolves it (a
+// delivery's, on PlatformWebhook, takes no default), and its saved
+// allocation as the policy chose it (the effective default when the saved
+// one fails checks 3 to 6); without one saved, the environment's, as a
+// saved value too; with the operation key its kind gives it (SlotKey,
+// NowKey; "" for none). The choice is the trigger's, else the
+// environment's: what the run's status says (Status). Without a usable
+// default, the start's own placement refuses it (503), after the key's
+// ledger row, if any, was judged: a row answers first, as on the start
+// route; so does a named environment the user no longer owns
+// (environment_not_found). The request is not validated: a stored
+// trigger holds what its route validated, by the rules of the release
+// that wrote it, and one that does not pass the start's rules now (an
+// older writer's, or a hand's) is refused like a bad request
+// (docs/decisions.md) by its caller.
+func Command(tr *trigger.Trigger, policy *allocation.Policy, found *environment.Found, platform, key string) (start.Command, allocation.Choice) {
 	choice, _ := policy.Resolve(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
 	prompt := tr.Prompt
 	req := &start.Request{
-		OrgID: tr.OrgID, Repository: tr.Repository, Agent: tr.Agent,
+		OrgID: tr.OrgID, Repository: tr.Repository, Agent: tr.Agent, EnvironmentID: tr.EnvironmentID,
 		Prompt: &prompt, CreatedOnPlatform: platform, OperationKey: key,
 	}
-	return start.Command{UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy}, choice
+	cmd := start.Command{UserID: tr.UserID, Request: req, Allocation: choice.Start, Policy: policy, Delivery: platform == start.PlatformWebhook}
+	cmd, envChoice := cmd.InEnvironment(found, policy)
+	if tr.SavedAllocation != "" || tr.SavedRequest != nil {
+		cmd.Preferred = allocation.Allocation{} // the trigger's saved allocation goes first, fallen back or not
+		return cmd, choice
+	}
+	return cmd, envChoice
+}
+
+// environments is what the start of tr on platform resolves its
+// environment from: found when it covers that start (the firing's read
+// of its due triggers), else read now.
+func (r *Runner) environments(ctx context.Context, tr *trigger.Trigger, found *environment.Found, platform string) (*environment.Found, error) {
+	src := environment.Source{UserID: tr.UserID, OrgID: tr.OrgID, Named: tr.EnvironmentID, Delivery: platform == start.PlatformWebhook}
+	if found.Covers(src) {
+		return found, nil
+	}
+	return r.Table.ReadEnvironments(ctx, []environment.Source{src})
 }
 
 // Prompt is the prompt a trigger's session starts with: a scheduled

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -48,7 +49,7 @@ func TestCommand(t *testing.T) {
 	tr := &trigger.Trigger{ID: "trg_a", UserID: "u1", OrgID: "o1", Prompt: "Go.", SavedAllocation: allocation.VercelSmall,
 		Repository: session.Repository{Type: "github", Repo: "acme/app"}, Agent: session.Agent{Mode: "code", Model: "m"}}
 	slot := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
-	cmd, choice := Command(tr, allocation.DefaultPolicy(), start.PlatformScheduled, SlotKey(tr.ID, slot))
+	cmd, choice := Command(tr, allocation.DefaultPolicy(), nil, start.PlatformScheduled, SlotKey(tr.ID, slot))
 	req := cmd.Request
 	if cmd.UserID != "u1" || cmd.BotID != "" || req.OrgID != "o1" || *req.Prompt != "Go." || req.Repository.Repo != "acme/app" ||
 		req.CreatedOnPlatform != "scheduled" || req.OperationKey != "trigger:trg_a:2026-11-30T10:00:00Z" || cmd.Allocation.Name() != allocation.VercelSmall {
@@ -61,9 +62,51 @@ func TestCommand(t *testing.T) {
 		t.Errorf("now key %s", k)
 	}
 	p, _ := allocation.NewPolicy(allocation.Config{RetiredAllocations: []string{allocation.VercelSmall}})
-	cmd, choice = Command(tr, p, start.PlatformNow, "")
+	cmd, choice = Command(tr, p, nil, start.PlatformNow, "")
 	if !cmd.Allocation.IsZero() || Status(choice, nil) != trigger.StatusFallback || cmd.Request.OperationKey != "" {
 		t.Errorf("a retired saved allocation falls back: %+v %+v", cmd, choice)
+	}
+}
+
+// TestCommandEnvironment: a trigger's start runs in its named
+// environment, else its owner's default (a delivery takes none); the
+// environment's saved allocation applies only when the trigger saved
+// none, as a saved value whose fallback is the run's status; a named
+// environment gone is the start's refusal, judged after the ledger.
+func TestCommandEnvironment(t *testing.T) {
+	node := &environment.Environment{ID: "env_node", OwnerUserID: "u1", OrgID: "o1", Name: "Node", Version: 3, SavedAllocation: allocation.VercelSmall}
+	def := &environment.Environment{ID: "env_def", OwnerUserID: "u1", Name: "Default", SavedAllocation: allocation.CloudflareShared}
+	found := &environment.Found{ByID: map[string]*environment.Environment{"env_node": node}, Defaults: map[environment.Owner]*environment.Environment{{UserID: "u1"}: def}}
+	base := trigger.Trigger{ID: "trg_a", UserID: "u1", OrgID: "o1", Prompt: "Go.", Repository: session.Repository{Type: "github", Repo: "acme/app"}, Agent: session.Agent{Mode: "code", Model: "m"}}
+	named, saved, gone := base, base, base
+	named.EnvironmentID, saved.EnvironmentID, gone.EnvironmentID = "env_node", "env_node", "env_gone"
+	saved.SavedAllocation = allocation.VercelLarge
+	policy := allocation.DefaultPolicy()
+	for _, r := range []struct {
+		rule      string
+		tr        *trigger.Trigger
+		platform  string
+		env       *environment.Environment
+		preferred string
+		status    string
+	}{
+		{"its named environment, with its allocation", &named, start.PlatformScheduled, node, allocation.VercelSmall, trigger.StatusFired},
+		{"its saved allocation goes first", &saved, start.PlatformNow, node, "", trigger.StatusFired},
+		{"its owner's default, whose retired allocation falls back", &base, start.PlatformScheduled, def, "", trigger.StatusFallback},
+		{"a delivery takes no default", &base, start.PlatformWebhook, nil, "", trigger.StatusFired},
+		{"a delivery's named environment", &named, start.PlatformWebhook, node, allocation.VercelSmall, trigger.StatusFired},
+	} {
+		cmd, choice := Command(r.tr, policy, found, r.platform, "")
+		preferred := ""
+		if !cmd.Preferred.IsZero() {
+			preferred = cmd.Preferred.Name()
+		}
+		if cmd.Environment != r.env || cmd.EnvironmentRefusal != nil || !cmd.Resolved || preferred != r.preferred || Status(choice, nil) != r.status {
+			t.Errorf("%s: %+v, choice %+v", r.rule, cmd, choice)
+		}
+	}
+	if cmd, _ := Command(&gone, policy, found, start.PlatformScheduled, ""); cmd.EnvironmentRefusal != environment.ErrNotFound {
+		t.Errorf("a named environment gone: %v", cmd.EnvironmentRefusal)
 	}
 }
 

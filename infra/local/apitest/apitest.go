@@ -325,11 +325,24 @@ func (r Result) Code() string { s, _ := r.Body["code"].(string); return s }
 // (POST /v1/triggers) and returns its id; anything but a 201 fails t.
 func (h *Harness) CreateTrigger(t testing.TB, claims map[string]string, b string) string {
 	t.Helper()
-	r := h.Do(Call{Method: "POST", Path: "/v1/triggers", Claims: claims, Body: b})
+	return h.create(t, "/v1/triggers", "triggerId", claims, b)
+}
+
+// CreateEnvironment creates an environment of the caller claims with the
+// body b (POST /v1/environments) and returns its id; anything but a 201
+// fails t.
+func (h *Harness) CreateEnvironment(t testing.TB, claims map[string]string, b string) string {
+	t.Helper()
+	return h.create(t, "/v1/environments", "environmentId", claims, b)
+}
+
+func (h *Harness) create(t testing.TB, path, idMember string, claims map[string]string, b string) string {
+	t.Helper()
+	r := h.Do(Call{Method: "POST", Path: path, Claims: claims, Body: b})
 	if r.Status != 201 {
-		t.Fatalf("create a trigger: %d %s", r.Status, r.Raw)
+		t.Fatalf("POST %s: %d %s", path, r.Status, r.Raw)
 	}
-	id, _ := r.Body["triggerId"].(string)
+	id, _ := r.Body[idMember].(string)
 	return id
 }
 
@@ -480,6 +493,19 @@ func (h *Harness) Items() []string {
 		items = append(items, string(b))
 	}
 	return items
+}
+
+// Sessions are the sessions' metadata items in the table, in DynamoDB
+// JSON (not what a session keeps beside them: its prompt, its
+// environment's snapshot).
+func (h *Harness) Sessions() []string {
+	var out []string
+	for _, it := range h.Items() {
+		if strings.Contains(it, `"PK":{"S":"SESSION#`) && strings.Contains(it, `"SK":{"S":"METADATA"}`) {
+			out = append(out, it)
+		}
+	}
+	return out
 }
 
 // Snapshot is every item in the table, each with its members sorted, in
