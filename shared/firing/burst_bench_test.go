@@ -22,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/google/uuid"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
@@ -70,12 +71,12 @@ func newBurstTable(b *testing.B) *burstTable {
 }
 
 // capture keeps the first transaction the firing sends (a session, its
-// ledger row, the trigger's advance and its run), and the trigger as it
-// stood before it, for the floor.
+// ledger row, the trigger's advance, its run and the session's prompt),
+// and the trigger as it stood before it, for the floor.
 func (bt *burstTable) capture(st *middleware.Stack) error {
 	return st.Initialize.Add(middleware.InitializeMiddlewareFunc("CaptureFiring",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && len(tx.TransactItems) == 4 {
+			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && len(tx.TransactItems) == 5 {
 				bt.captureOnce.Do(func() {
 					out, err := bt.h.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(bt.h.Table), Key: tx.TransactItems[2].Update.Key, ConsistentRead: aws.Bool(true)})
 					if err == nil {
@@ -96,6 +97,41 @@ func (bt *burstTable) grow(b *testing.B, size int) {
 		bt.h.CreateTrigger(b, map[string]string{"sub": fmt.Sprintf("u%d", i/100)}, everyMinute)
 	}
 	bt.size = size
+}
+
+// inEnvironments makes the first n triggers name an environment of their
+// owner's (one per owner, with two variables, a secret one among them, and
+// a setup command, which each session keeps a snapshot of), and the rest
+// name none, as a hand would (their counts of triggers are not kept).
+func (bt *burstTable) inEnvironments(b *testing.B, n int) {
+	ctx := context.Background()
+	envs := map[string]string{} // by owner
+	p := dynamodb.NewScanPaginator(bt.h.Client, &dynamodb.ScanInput{TableName: aws.String(bt.h.Table),
+		FilterExpression: aws.String("SK = :t"), ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberS{Value: "TRIGGER"}}})
+	i := 0
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, it := range out.Items {
+			update := "REMOVE environmentId"
+			values := map[string]types.AttributeValue(nil)
+			if i < n {
+				owner := it["ownerUserId"].(*types.AttributeValueMemberS).Value
+				if envs[owner] == "" {
+					envs[owner] = bt.h.CreateEnvironment(b, map[string]string{"sub": owner}, `{"name":"Node `+owner+` `+uuid.NewString()+`","setupCommands":["npm ci"],`+
+						`"variables":{"NODE_ENV":{"value":"production"},"NPM_TOKEN":{"value":"npm_`+owner+`","secret":true}}}`)
+				}
+				update, values = "SET environmentId = :e", map[string]types.AttributeValue{":e": &types.AttributeValueMemberS{Value: envs[owner]}}
+			}
+			if _, err := bt.h.Client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(bt.h.Table),
+				Key: map[string]types.AttributeValue{"PK": it["PK"], "SK": it["SK"]}, UpdateExpression: aws.String(update), ExpressionAttributeValues: values}); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	}
 }
 
 // reset deletes the sessions, ledger rows and runs that firing wrote, so
@@ -135,8 +171,8 @@ func (bt *burstTable) items(b *testing.B) int {
 }
 
 // floorItems is the i-th transaction of the firing's shape (a session,
-// its ledger row, a trigger's update and its run), of items about the
-// size of the firing's, on keys of their own.
+// its ledger row, a trigger's update, its run and the session's prompt),
+// of items about the size of the firing's, on keys of their own.
 func (bt *burstTable) floorItems(i int) []types.TransactWriteItem {
 	name := aws.String(bt.h.Table)
 	s := func(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
@@ -147,6 +183,7 @@ func (bt *burstTable) floorItems(i int) []types.TransactWriteItem {
 		{Update: &types.Update{TableName: name, Key: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("TRIGGER#floor%d", i)), "SK": s("TRIGGER")},
 			UpdateExpression: aws.String("SET probe = :v"), ExpressionAttributeValues: map[string]types.AttributeValue{":v": s(pad)}}},
 		{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("TRIGGER#floor%d", i)), "SK": s("RUN#floor"), "pad": s(pad[:200])}}},
+		{Put: &types.Put{TableName: name, Item: map[string]types.AttributeValue{"PK": s(fmt.Sprintf("SESSION#floor%d", i)), "SK": s("PROMPT"), "pad": s(pad[:100])}}},
 	}
 }
 
@@ -344,10 +381,21 @@ func BenchmarkBurst(b *testing.B) {
 	percent := debug.SetGCPercent(app.GCPercent) // the collector as the functions run it
 	b.Cleanup(func() { debug.SetGCPercent(percent) })
 	bt := newBurstTable(b) // grown from one size to the next
-	for _, run := range []struct{ size, concurrency int }{{2000, 32}, {2000, 1}, {10000, 32}} {
+	for _, run := range []struct {
+		size, concurrency int
+		environments      bool
+	}{{2000, 32, false}, {2000, 1, false}, {2000, 32, true}, {10000, 32, false}} {
 		size, c := run.size, run.concurrency
-		b.Run(fmt.Sprintf("triggers=%d/concurrency=%d", size, c), func(b *testing.B) {
+		name := fmt.Sprintf("triggers=%d/concurrency=%d", size, c)
+		if run.environments {
+			name += "/environments"
+		}
+		b.Run(name, func(b *testing.B) {
 			bt.grow(b, size)
+			if run.environments {
+				bt.inEnvironments(b, size)
+				defer bt.inEnvironments(b, 0)
+			}
 			var sum fired
 			var endpoint time.Duration
 			b.ReportAllocs()

@@ -10,8 +10,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// maxTransactItems is the most items DynamoDB takes in one transaction.
-const maxTransactItems = 100
+// maxTransactItems is the most items DynamoDB takes in one transaction,
+// and maxTransactBytes the most bytes of them.
+const (
+	maxTransactItems = 100
+	maxTransactBytes = 4 << 20
+)
 
 // Grouped is ctx as one invocation's many starts write the table with it
 // (the firing's slots): each new session's transaction (its session, its
@@ -32,9 +36,10 @@ const maxTransactItems = 100
 // requests counted there), and end with the starts: Grouped keeps no
 // goroutine once every start has its answer. The group travels in the
 // context, so that the executor and the runs built once per execution
-// environment write through it. The firing's transactions
-// are small (a session, a row, a trigger's update and its run, a few KB),
-// far under DynamoDB's 4 MB a transaction.
+// environment write through it. A transaction holds at most
+// maxTransactItems items and maxTransactBytes of them: a firing's start
+// is a few KB (a session, a row, a trigger's update and its run, a
+// prompt), but a session's environment snapshot may be 200 KB.
 func (t *Table) Grouped(ctx context.Context, sends int) context.Context {
 	return context.WithValue(ctx, groupKey{}, &group{ctx: ctx, client: t.client, free: max(1, sends)})
 }
@@ -60,6 +65,7 @@ type group struct {
 // member is one start's transaction, waiting for its answer.
 type member struct {
 	items  []types.TransactWriteItem
+	size   int // the items' bytes, as DynamoDB counts them
 	answer chan error
 }
 
@@ -74,7 +80,7 @@ func (t *Table) transact(ctx context.Context, items []types.TransactWriteItem) e
 }
 
 func (g *group) transact(items []types.TransactWriteItem) error {
-	m := &member{items: items, answer: make(chan error, 1)}
+	m := &member{items: items, size: transactSize(items), answer: make(chan error, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, m)
 	if g.free > 0 {
@@ -88,9 +94,10 @@ func (g *group) transact(items []types.TransactWriteItem) error {
 // take is the queue's first members that fit in one transaction, taken
 // off it. The caller holds mu.
 func (g *group) take() []*member {
-	n, items := 0, 0
-	for n < len(g.queue) && (n == 0 || items+len(g.queue[n].items) <= maxTransactItems) {
+	n, items, size := 0, 0, 0
+	for n < len(g.queue) && (n == 0 || items+len(g.queue[n].items) <= maxTransactItems && size+g.queue[n].size <= maxTransactBytes) {
 		items += len(g.queue[n].items)
+		size += g.queue[n].size
 		n++
 	}
 	taken := g.queue[:n:n]
@@ -186,4 +193,52 @@ func answer(batch []*member, err error) {
 	for _, m := range batch {
 		m.answer <- err
 	}
+}
+
+// transactSize is the bytes of a transaction's items as DynamoDB counts an
+// item's size: its attributes' names and values (a number counted as its
+// digits, over the exact figure of one byte per two digits).
+func transactSize(items []types.TransactWriteItem) int {
+	n := 0
+	for _, it := range items {
+		switch {
+		case it.Put != nil:
+			n += attrsSize(it.Put.Item)
+		case it.Update != nil:
+			n += attrsSize(it.Update.Key) + attrsSize(it.Update.ExpressionAttributeValues)
+		case it.Delete != nil:
+			n += attrsSize(it.Delete.Key)
+		case it.ConditionCheck != nil:
+			n += attrsSize(it.ConditionCheck.Key)
+		}
+	}
+	return n
+}
+
+func attrsSize(item map[string]types.AttributeValue) int {
+	n := 0
+	for name, v := range item {
+		n += len(name) + attrSize(v)
+	}
+	return n
+}
+
+func attrSize(v types.AttributeValue) int {
+	switch x := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(x.Value)
+	case *types.AttributeValueMemberN:
+		return len(x.Value)
+	case *types.AttributeValueMemberB:
+		return len(x.Value)
+	case *types.AttributeValueMemberM:
+		return 3 + attrsSize(x.Value)
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range x.Value {
+			n += 1 + attrSize(e)
+		}
+		return n
+	}
+	return 1
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -202,4 +203,38 @@ func TestGroupedFaults(t *testing.T) {
 			t.Errorf("%d transactions, want 5", got)
 		}
 	})
+}
+
+// TestTakeBounds: a grouped transaction takes the waiting starts in
+// order while they fit DynamoDB's 100 items and 4 MB, and a start too
+// large for company goes alone; transactSize counts an item's names and
+// values.
+func TestTakeBounds(t *testing.T) {
+	big := strings.Repeat("x", 1500<<10) // a start with a large snapshot
+	start := func(pad string) *member {
+		items := []types.TransactWriteItem{{Put: &types.Put{Item: Item{"PK": S("SESSION#a"), "SK": S("ENV_SNAPSHOT"), "pad": S(pad)}}}}
+		for range 4 {
+			items = append(items, types.TransactWriteItem{Put: &types.Put{Item: Item{"PK": S("SESSION#a"), "SK": S("METADATA")}}})
+		}
+		return &member{items: items, size: transactSize(items)}
+	}
+	g := &group{}
+	for range 3 {
+		g.queue = append(g.queue, start(big))
+	}
+	for range 25 {
+		g.queue = append(g.queue, start(""))
+	}
+	var taken []int
+	for len(g.queue) > 0 {
+		taken = append(taken, len(g.take()))
+	}
+	// 2 large ones (3 MB: a third would pass 4 MB), then the third with 19
+	// small ones (100 items), then the 6 left.
+	if fmt.Sprint(taken) != "[2 20 6]" {
+		t.Errorf("taken %v", taken)
+	}
+	if n := transactSize([]types.TransactWriteItem{{Put: &types.Put{Item: Item{"PK": S("ab"), "n": N(12), "m": M(Item{"k": S("v")})}}}}); n != 2+2+1+2+1+3+1+1 {
+		t.Errorf("size %d", n)
+	}
 }

@@ -13,6 +13,7 @@ const sample = `goos: linux
 BenchmarkAgainstFloor/transact-floor-2  4000  200000 ns/op  1 requests/op  60000 B/op  600 allocs/op
 BenchmarkAgainstFloor/lookup-2  4000  250000 ns/op  0.89 x-floor  50000 B/op  610 allocs/op
 BenchmarkAgainstFloor/start-2  4000  300000 ns/op  0.65 x-floor  80000 B/op  840 allocs/op
+BenchmarkAgainstFloor/start-in-environment-2  4000  330000 ns/op  0.8 x-start  90000 B/op  900 allocs/op
 BenchmarkAgainstFloor/delivery-floor-2  2000  500000 ns/op  2 requests/op  160000 B/op  1500 allocs/op
 BenchmarkAgainstFloor/delivery-2  1500  700000 ns/op  4 requests/op  0.714 x-floor  210000 B/op  2200 allocs/op
 BenchmarkAgainstFloor/redelivery-2  3000  300000 ns/op  1 requests/op  0.69 x-floor  70000 B/op  750 allocs/op
@@ -34,6 +35,7 @@ BenchmarkSize/SessionStartFunction-2  1  9.62 MiB  3.66 MiB-zipped  0 B/op  0 al
 BenchmarkSize/hello-2  1  6 MiB  2.6 MiB-zipped  0 B/op  0 allocs/op
 BenchmarkSize/sdk-floor-2  1  9 MiB  3.4 MiB-zipped  0 B/op  0 allocs/op
 BenchmarkBurst/triggers=2000/concurrency=32-2   1  1100000000 ns/op  1.1 s/burst  1818 triggers/s  0.315 floor-s  366 requests  6020 items  0.2 endpoint-ms  2.4 cpu-s  1.5 endpoint-cpu-s  0.3 proxy-cpu-s  120 cpu-µs/trigger  500 allocs/trigger  60000 B/trigger
+BenchmarkBurst/triggers=2000/concurrency=32/environments-2   1  1150000000 ns/op  1.15 s/burst  1739 triggers/s  0.315 floor-s  382 requests  6100 items  0.2 endpoint-ms  2.5 cpu-s  1.5 endpoint-cpu-s  0.3 proxy-cpu-s  125 cpu-µs/trigger  520 allocs/trigger  63000 B/trigger
 BenchmarkBurst/triggers=2000/concurrency=1-2    1  10500000000 ns/op  10.5 s/burst  190 triggers/s  10 floor-s  2017 requests  6020 items  0.2 endpoint-ms  4.4 cpu-s  2.5 endpoint-cpu-s  0.5 proxy-cpu-s  220 cpu-µs/trigger  510 allocs/trigger  61000 B/trigger
 BenchmarkBurst/triggers=10000/concurrency=32-2  1  7000000000 ns/op  7 s/burst  1428 triggers/s  1.56 floor-s  1266 requests  10100 items  0.5 endpoint-ms  11 cpu-s  6 endpoint-cpu-s  1.2 proxy-cpu-s  150 cpu-µs/trigger  505 allocs/trigger  60500 B/trigger
 BenchmarkBurst/transact-floor/concurrency=32-2  1  700000000 ns/op  100 cpu-µs/trigger  380 allocs/trigger  48000 B/trigger
@@ -58,13 +60,15 @@ PASS
 // one-shot bursts of firings or deliveries), in units a reader reads.
 func TestTable(t *testing.T) {
 	results, err := parse(strings.NewReader(sample))
-	if err != nil || len(results) != 27 || results[23].name != "BenchmarkBurst/triggers=2000/concurrency=32" || results[23].figures["s/burst"] != 1.1 || results[23].procs != 2 {
+	if err != nil || len(results) != 29 || results[24].name != "BenchmarkBurst/triggers=2000/concurrency=32" || results[24].figures["s/burst"] != 1.1 || results[24].procs != 2 {
 		t.Fatalf("%+v %v", results, err)
 	}
 	goals, figures := tables(results)
 	for _, want := range []string{
 		"| benchmark | figure | goal | holds |\n|---|---|---|---|\n| `BenchmarkAgainstFloor/lookup` | 0.89× its floor | ≥ 0.7× | yes |\n",
 		"| `BenchmarkAgainstFloor/start` | 0.65× its floor | ≥ 0.7× | **no** |\n",
+		"| `BenchmarkAgainstFloor/start-in-environment` | 1.25× a start without an environment | ≤ 1.3× | yes |\n",
+		"| `BenchmarkBurst/triggers=2000/concurrency=32/environments` | 1.05× the same burst without environments | ≤ 1.1× | yes |\n",
 		"| `BenchmarkAgainstFloor/delivery` | 0.714× its floor | ≥ 0.7× | yes |\n" +
 			"| `BenchmarkAgainstFloor/delivery` | 4 DynamoDB requests | ≤ 3 | **no** |\n",
 		"| `BenchmarkAgainstFloor/redelivery` | 0.69× its floor | ≥ 0.7× | **no** |\n" +
@@ -107,6 +111,7 @@ func TestTable(t *testing.T) {
 		"| `BenchmarkAgainstFloor/transact-floor` | 200 µs | 60000 | 600 |\n" +
 		"| `BenchmarkAgainstFloor/lookup` | 250 µs | 50000 | 610 |\n" +
 		"| `BenchmarkAgainstFloor/start` | 300 µs | 80000 | 840 |\n" +
+		"| `BenchmarkAgainstFloor/start-in-environment` | 330 µs | 90000 | 900 |\n" +
 		"| `BenchmarkAgainstFloor/delivery-floor` | 500 µs | 160000 | 1500 |\n" +
 		"| `BenchmarkAgainstFloor/delivery` | 700 µs | 210000 | 2200 |\n" +
 		"| `BenchmarkAgainstFloor/redelivery` | 300 µs | 70000 | 750 |\n" +

@@ -19,6 +19,9 @@ type goal struct {
 var (
 	// A handler's rate over its floor's.
 	floorGoal = goal{regexp.MustCompile(`^BenchmarkAgainstFloor/(start|replay|lookup|delivery|redelivery)$`), false, 0.7, "≥ 0.7×"}
+	// A start in an environment's time over a start's without one, in the
+	// same run (contract v7).
+	environmentGoal = goal{regexp.MustCompile(`^BenchmarkAgainstFloor/start-in-environment$`), true, 1.3, "≤ 1.3×"}
 	// The DynamoDB requests of a webhook delivery, new and redelivered
 	// (contract, section 4, Budget).
 	deliveryRequestsGoals = []goal{
@@ -37,6 +40,9 @@ var (
 		{regexp.MustCompile(`^BenchmarkBurst/triggers=2000/concurrency=32$`), true, 1.5, ""},
 		{regexp.MustCompile(`^BenchmarkBurst/triggers=10000/concurrency=32$`), true, 6, ""},
 	}
+	// A burst whose every trigger names an environment over the same
+	// burst without (contract v7).
+	environmentBurstGoal = goal{regexp.MustCompile(`^BenchmarkBurst/.+/environments$`), true, 1.1, "≤ 1.1×"}
 	// A burst's rate at concurrency 32 over the same burst's at 1.
 	speedupGoal = goal{regexp.MustCompile(`^BenchmarkBurst/.+/concurrency=32$`), false, 8, "≥ 8×"}
 	// The CPU the firing's side (the firing, the SDK and the HTTP client)
@@ -135,6 +141,21 @@ func goalRows(results []result) []row {
 	return rows
 }
 
+// environmentRows are the rows of what environments cost (contract v7): a
+// start in one over a start without, and a burst whose every trigger
+// names one over the same burst without, both in the same run.
+func environmentRows(r result, byName map[string]result) []row {
+	var rows []row
+	if v, ok := r.figures["x-start"]; ok {
+		rows = append(rows, environmentGoal.judge(r.name, format(1/v)+"× a start without an environment", 1/v))
+	}
+	if without, ok := byName[strings.TrimSuffix(r.name, "/environments")]; ok && environmentBurstGoal.bench.MatchString(r.name) {
+		v := r.figures["s/burst"] / without.figures["s/burst"]
+		rows = append(rows, environmentBurstGoal.judge(r.name, format(v)+"× the same burst without environments", v))
+	}
+	return rows
+}
+
 // checks are one benchmark's rows of the goals table.
 func checks(r result, byName map[string]result) []row {
 	var rows []row
@@ -142,6 +163,7 @@ func checks(r result, byName map[string]result) []row {
 	if v, ok := f["x-floor"]; ok {
 		rows = append(rows, floorGoal.judge(name, format(v)+"× its floor", v))
 	}
+	rows = append(rows, environmentRows(r, byName)...)
 	for _, g := range deliveryRequestsGoals {
 		if v, ok := f["requests/op"]; ok && g.bench.MatchString(name) {
 			rows = append(rows, g.judge(name, requests(v), v))

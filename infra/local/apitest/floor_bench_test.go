@@ -25,6 +25,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/app"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -48,13 +49,18 @@ var (
 // writes is deleted again, untimed), each handler beside the bare DynamoDB
 // requests it cannot do without, sent through the handlers' own client:
 //
-//   - start (POST /v1/sessions, a new operation key each time) beside a
-//     two-item TransactWriteItems of the same items under
-//     attribute_not_exists;
+//   - start (POST /v1/sessions, a new operation key each time) beside the
+//     BatchGetItem of the environments a start resolves its own from
+//     (captured from a start) and a three-item TransactWriteItems of the
+//     same items (session, row, prompt) under attribute_not_exists;
+//   - start-in-environment (the same, for a caller whose default
+//     environment holds two variables, a secret one among them, and a setup
+//     command, which the session keeps a snapshot of) beside start: x-start
+//     is its rate over a start's without an environment;
 //   - replay (the same key again) beside what a replay needs on DynamoDB,
-//     a transaction refused by the ledger row (which hands the row back,
-//     on DynamoDB as on the embedded endpoint) and a GetItem of the
-//     session;
+//     the environments' read, a transaction refused by the ledger row
+//     (which hands the row back, on DynamoDB as on the embedded endpoint)
+//     and a GetItem of the session;
 //   - lookup (GET /v1/sessions/{id}/allocation) beside a consistent GetItem
 //     of the session;
 //   - delivery (POST /v1/hooks/{triggerId}, a GitHub delivery with a new
@@ -83,31 +89,26 @@ func BenchmarkAgainstFloor(b *testing.B) {
 	transact := floorOp{
 		prepare: func(b testing.TB, i int) { f.nextClones(b, fmt.Sprintf("f-%09d", i)) },
 		do: func(ctx context.Context) error {
-			_, err := f.client.TransactWriteItems(ctx, f.transaction(f.sessionClone, f.rowClone))
+			if _, err := f.client.BatchGetItem(ctx, f.startBatch); err != nil {
+				return err
+			}
+			_, err := f.client.TransactWriteItems(ctx, f.transaction(f.clones[:]...))
 			return err
 		},
-		cleanup: func(b testing.TB) { f.delete(b, f.sessionClone, f.rowClone) },
+		cleanup: func(b testing.TB) { f.delete(b, f.clones[:]...) },
 	}
-	var fresh string // the operation key of the current fresh start
-	var answer events.APIGatewayV2HTTPResponse
+	start := f.startOp(benchCaller, "n")
 	run("transact-floor", transact)
-	run("start", floorOp{
-		prepare: func(_ testing.TB, i int) { fresh = fmt.Sprintf("n-%09d", i) },
-		handler: f.startAPI,
-		event:   func() events.APIGatewayV2HTTPRequest { return f.startEvent(fresh) },
-		answer:  &answer,
-		status:  201,
-		cleanup: func(b testing.TB) {
-			var body struct{ SessionID string }
-			_ = json.Unmarshal([]byte(answer.Body), &body)
-			f.delete(b, store.SessionKey(body.SessionID), store.LedgerKey(benchCaller["sub"], fresh))
-		},
-	}, namedFloor{"x-floor", transact})
+	run("start", start, namedFloor{"x-floor", transact})
+	run("start-in-environment", f.startOp(envCaller, "e"), namedFloor{"x-start", f.startOp(benchCaller, "m")})
 
 	replayFloor := floorOp{
 		prepare: func(b testing.TB, _ int) { f.nextClones(b, f.key) },
 		do: func(ctx context.Context) error {
-			_, err := f.client.TransactWriteItems(ctx, f.transaction(f.sessionClone, f.rowClone))
+			if _, err := f.client.BatchGetItem(ctx, f.startBatch); err != nil {
+				return err
+			}
+			_, err := f.client.TransactWriteItems(ctx, f.transaction(f.clones[:]...))
 			var tce *types.TransactionCanceledException
 			if !errors.As(err, &tce) {
 				return fmt.Errorf("the ledger row did not refuse the transaction: %v", err)
@@ -183,12 +184,14 @@ type floorBench struct {
 	lookupAPI      *httpapi.API
 	log            *lastLine
 
-	// The session and ledger row a start wrote, and its key: the replay
-	// and the lookup read them.
-	sessionItem, rowItem store.Item
-	sessionID, key       string
+	// The session, ledger row and prompt a start wrote, and its key: the
+	// replay and the lookup read them; and the start's read of the
+	// environments.
+	written        [3]store.Item
+	sessionID, key string
+	startBatch     *dynamodb.BatchGetItemInput
 	// Copies of them under new keys, for the floor's writes.
-	sessionClone, rowClone store.Item
+	clones [3]store.Item
 
 	// The webhook trigger and its hook; the requests of a redelivery and
 	// of a new delivery, captured from the hook's, which the floors send
@@ -229,8 +232,10 @@ func newFloorBench(b testing.TB) *floorBench {
 		b.Fatal(err)
 	}
 	f.sessionID = body.SessionID
-	f.sessionItem = f.read(b, store.SessionKey(f.sessionID))
-	f.rowItem = f.read(b, store.LedgerKey(benchCaller["sub"], f.key))
+	f.startBatch, _ = f.capture.last()
+	f.written = [3]store.Item{f.read(b, store.SessionKey(f.sessionID)), f.read(b, store.LedgerKey(benchCaller["sub"], f.key)),
+		f.read(b, store.Item{"PK": &types.AttributeValueMemberS{Value: "SESSION#" + f.sessionID}, "SK": &types.AttributeValueMemberS{Value: "PROMPT"}})}
+	f.seedEnvironment(b, tbl)
 	f.seed(b)
 	f.seedHook(b)
 	return f
@@ -267,15 +272,15 @@ func (f *floorBench) startEvent(key string) events.APIGatewayV2HTTPRequest {
 		Body: apitest.Body(benchBody, map[string]any{"operationKey": key})})
 }
 
-// clone is the start's session and row as another start with a new
-// session id and key would write them: the same attributes, each of the
-// same length.
-func (f *floorBench) clone(tb testing.TB, key string) (sess, row store.Item) {
+// clone is the start's session, row and prompt as another start with a
+// new session id and key would write them: the same attributes, each of
+// the same length.
+func (f *floorBench) clone(tb testing.TB, key string) [3]store.Item {
 	id := "workspace_" + uuid.NewString()
 	swap := strings.NewReplacer(f.sessionID, id, allocation.SandboxID(f.sessionID), allocation.SandboxID(id),
 		"#"+f.key, "#"+key)
-	out := [2]store.Item{}
-	for i, item := range []store.Item{f.sessionItem, f.rowItem} {
+	var out [3]store.Item
+	for i, item := range f.written {
 		data, err := attributevalue.MarshalMapJSON(item)
 		if err != nil {
 			tb.Fatal(err)
@@ -284,11 +289,55 @@ func (f *floorBench) clone(tb testing.TB, key string) (sess, row store.Item) {
 			tb.Fatal(err)
 		}
 	}
-	return out[0], out[1]
+	return out
 }
 
-func (f *floorBench) nextClones(tb testing.TB, key string) {
-	f.sessionClone, f.rowClone = f.clone(tb, key)
+func (f *floorBench) nextClones(tb testing.TB, key string) { f.clones = f.clone(tb, key) }
+
+// startOp is a fresh start of caller (a new operation key, prefix and the
+// iteration, each time), its writes deleted again, untimed.
+func (f *floorBench) startOp(caller map[string]string, prefix string) floorOp {
+	var key string
+	var answer events.APIGatewayV2HTTPResponse
+	return floorOp{
+		prepare: func(_ testing.TB, i int) { key = fmt.Sprintf("%s-%09d", prefix, i) },
+		handler: f.startAPI,
+		event: func() events.APIGatewayV2HTTPRequest {
+			return apitest.Event(apitest.Call{Method: "POST", Path: "/v1/sessions", Claims: caller,
+				Body: apitest.Body(benchBody, map[string]any{"operationKey": key})})
+		},
+		answer: &answer,
+		status: 201,
+		cleanup: func(b testing.TB) {
+			var body struct{ SessionID string }
+			_ = json.Unmarshal([]byte(answer.Body), &body)
+			session := func(sk string) store.Item {
+				return store.Item{"PK": &types.AttributeValueMemberS{Value: "SESSION#" + body.SessionID}, "SK": &types.AttributeValueMemberS{Value: sk}}
+			}
+			f.delete(b, session("METADATA"), session("PROMPT"), session("ENV_SNAPSHOT"), store.LedgerKey(caller["sub"], key))
+		},
+	}
+}
+
+// envCaller is the caller whose default environment a start runs in.
+var envCaller = map[string]string{"sub": "u-env", "org_ids": "[o1 o2]"}
+
+// seedEnvironment saves envCaller's default environment: a plain and a
+// secret variable (its ciphertext as long as KMS's for its value) and a
+// setup command.
+func (f *floorBench) seedEnvironment(tb testing.TB, tbl *store.Table) {
+	now := time.Now().UTC()
+	e := &environment.Environment{
+		ID: "env_" + uuid.NewString(), OwnerUserID: envCaller["sub"], Name: "Node 22",
+		Variables: map[string]environment.Variable{
+			"NODE_ENV":  {Value: "production"},
+			"NPM_TOKEN": {Secret: true, Sealed: make([]byte, 190)},
+		},
+		SetupCommands: []string{"npm ci"}, CreatedAt: now, UpdatedAt: now.Truncate(time.Second), Version: 1,
+	}
+	if err := tbl.WriteEnvironment(context.Background(), store.EnvironmentChange{Next: e, IsDefault: true, Limit: 100}); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // seed fills the table up to seededSessions sessions with their rows.
@@ -306,9 +355,9 @@ func (f *floorBench) seed(tb testing.TB) {
 		batch = batch[:0]
 	}
 	for i := 1; i < seededSessions; i++ {
-		sess, row := f.clone(tb, fmt.Sprintf("s-%09d", i))
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: sess}},
-			types.WriteRequest{PutRequest: &types.PutRequest{Item: row}})
+		for _, it := range f.clone(tb, fmt.Sprintf("s-%09d", i)) {
+			batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: it}})
+		}
 		if len(batch) == 24 {
 			flush()
 		}
@@ -318,14 +367,15 @@ func (f *floorBench) seed(tb testing.TB) {
 	}
 }
 
-// transaction is the floor of a start: the two items, each under
+// transaction is the floor of a start's write: its items, each under
 // attribute_not_exists; the row's refusal returns the row.
-func (f *floorBench) transaction(sess, row store.Item) *dynamodb.TransactWriteItemsInput {
-	return &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
-		{Put: &types.Put{TableName: aws.String(f.table), Item: sess, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
-		{Put: &types.Put{TableName: aws.String(f.table), Item: row, ConditionExpression: aws.String("attribute_not_exists(PK)"),
-			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
-	}}
+func (f *floorBench) transaction(items ...store.Item) *dynamodb.TransactWriteItemsInput {
+	in := &dynamodb.TransactWriteItemsInput{}
+	for _, it := range items {
+		in.TransactItems = append(in.TransactItems, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(f.table), Item: it,
+			ConditionExpression: aws.String("attribute_not_exists(PK)"), ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}})
+	}
+	return in
 }
 
 // get is a consistent GetItem that must find its item.
