@@ -1,19 +1,22 @@
 // Package audit reports what a table still holds from the shared-sandbox
 // era and the retired runtimes (contract section 8), reading only, and
-// when asked clears the saved allocation of the triggers that fall back
-// at firing: the rewrite is its one write.
+// when asked clears the saved allocation of the triggers and environments
+// that fall back at a firing or a start: the rewrite is its one write.
 // It classifies with the code the functions use: sessions as the lookup
-// shows them, ledger rows by the ledger rules, triggers by the firing's
-// fallback rule, under the settings the functions read.
+// shows them, ledger rows by the ledger rules, triggers and environments
+// by the fallback rule of a saved allocation, under the settings the
+// functions read.
 package audit
 
 import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/commit"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -29,11 +32,15 @@ type Report struct {
 	Sessions Sessions `json:"sessions"`
 	Ledger   Ledger   `json:"ledger"`
 	Triggers Triggers `json:"triggers"`
-	// Items that are not in the contract's object: ledger rows and
-	// triggers that do not decode, and items of no kind the contract
-	// names (the owners' trigger counts, the triggers' runs).
+	// Environments (v7) follow the triggers, as in the contract's object.
+	Environments Environments `json:"environments"`
+	// Items that are not in the contract's object: ledger rows, triggers
+	// and environments that do not decode, and items of no kind the
+	// contract names (the owners' counts, the triggers' runs, the default
+	// pointers).
 	Uncounted Uncounted `json:"-"`
-	// Fallbacks are the triggers that fall back, as scanned.
+	// Fallbacks are the triggers and environments that fall back, as
+	// scanned.
 	Fallbacks []Fallback `json:"-"`
 }
 
@@ -78,7 +85,16 @@ type Triggers struct {
 	Fallback Fallbacks `json:"fallback"`
 }
 
-// Fallbacks counts triggers by fallback class.
+// Environments counts the environments (v7): all, and those whose saved
+// allocation falls back to the default at a start, by the class of the
+// same rule as the triggers'. The owners' default pointers, copies of
+// their defaults, are not environments.
+type Environments struct {
+	Total    int       `json:"total"`
+	Fallback Fallbacks `json:"fallback"`
+}
+
+// Fallbacks counts triggers, or environments, by fallback class.
 type Fallbacks struct {
 	Retired         int `json:"retired"`
 	ProviderRetired int `json:"providerRetired"`
@@ -86,19 +102,65 @@ type Fallbacks struct {
 	NotSelectable   int `json:"notSelectable"`
 }
 
-// Uncounted counts what the contract's object leaves out: ledger rows and
-// triggers that do not decode, and items of no kind it names.
+// Uncounted counts what the contract's object leaves out: ledger rows,
+// triggers and environments that do not decode, and items of no kind it
+// names.
 type Uncounted struct {
-	Ledger   int
-	Triggers int
-	Other    int
+	Ledger       int
+	Triggers     int
+	Environments int
+	Other        int
 }
 
-// Fallback is a trigger whose saved allocation falls back, as scanned.
+// Fallback is a trigger or an environment (exactly one is set) whose
+// saved allocation falls back, as scanned.
 type Fallback struct {
-	Trigger *trigger.Trigger
-	Class   allocation.FallbackClass
-	Reason  string
+	Trigger     *trigger.Trigger
+	Environment *environment.Environment
+	Class       allocation.FallbackClass
+	Reason      string
+}
+
+// Kind is "trigger" or "environment".
+func (fb Fallback) Kind() string {
+	if fb.Environment != nil {
+		return "environment"
+	}
+	return "trigger"
+}
+
+// ID is the trigger's or the environment's id.
+func (fb Fallback) ID() string {
+	if fb.Environment != nil {
+		return fb.Environment.ID
+	}
+	return fb.Trigger.ID
+}
+
+// Saved is the saved allocation: the stored name, or the request object.
+func (fb Fallback) Saved() (string, *allocation.Request) {
+	if fb.Environment != nil {
+		return fb.Environment.SavedAllocation, fb.Environment.SavedRequest
+	}
+	return fb.Trigger.SavedAllocation, fb.Trigger.SavedRequest
+}
+
+// owner is the owner the saved allocation is judged for.
+func (fb Fallback) owner() string {
+	if fb.Environment != nil {
+		return fb.Environment.Owner()
+	}
+	return allocation.Owner(fb.Trigger.UserID, fb.Trigger.OrgID)
+}
+
+// judged is fb judged under the policy by the rule of a saved
+// allocation (the firing's for a trigger, a start's for an environment):
+// its class is "" when it does not fall back.
+func (fb Fallback) judged(p *allocation.Policy) Fallback {
+	name, req := fb.Saved()
+	_, why, _ := p.Saved(name, req, fb.owner())
+	fb.Class, fb.Reason = why.Class, why.Reason
+	return fb
 }
 
 // Scan reads the whole table in segments and classifies every item under
@@ -142,6 +204,13 @@ func (r *Report) add(p *allocation.Policy, it store.Scanned) {
 			return
 		}
 		r.addTrigger(p, it.Trigger)
+	case store.KindEnvironment:
+		r.Environments.Total++
+		if it.Err != nil {
+			r.Uncounted.Environments++
+			return
+		}
+		r.addFallback(&r.Environments.Fallback, Fallback{Environment: it.Environment}.judged(p))
 	default:
 		r.Uncounted.Other++
 	}
@@ -196,8 +265,12 @@ func (r *Report) addTrigger(p *allocation.Policy, tr *trigger.Trigger) {
 	if tr.Webhook != nil {
 		r.Triggers.Webhook++
 	}
-	fb := fallback(p, tr)
-	f := &r.Triggers.Fallback
+	r.addFallback(&r.Triggers.Fallback, Fallback{Trigger: tr}.judged(p))
+}
+
+// addFallback counts fb in f by its class, and lists it, when it falls
+// back.
+func (r *Report) addFallback(f *Fallbacks, fb Fallback) {
 	switch fb.Class {
 	case "":
 		return
@@ -210,16 +283,11 @@ func (r *Report) addTrigger(p *allocation.Policy, tr *trigger.Trigger) {
 	case allocation.FallbackNotSelectable:
 		f.NotSelectable++
 	}
-	r.Fallbacks = append(r.Fallbacks, Fallback{tr, fb.Class, fb.Reason})
+	r.Fallbacks = append(r.Fallbacks, fb)
 }
 
-// fallback is the firing's rule for a trigger's saved allocation.
-func fallback(p *allocation.Policy, tr *trigger.Trigger) allocation.Fallback {
-	_, fb, _ := p.Saved(tr.SavedAllocation, tr.SavedRequest, allocation.Owner(tr.UserID, tr.OrgID))
-	return fb
-}
-
-// Outcome is what the rewrite did, or would do, to one trigger.
+// Outcome is what the rewrite did, or would do, to one trigger or
+// environment.
 type Outcome struct {
 	Fallback
 	// Result is cleared (or would be, in a dry run), gone (deleted since
@@ -239,12 +307,14 @@ const (
 	Failed   = "failed"
 )
 
-// Rewrite clears the saved allocation of each trigger that falls back, so
-// that the default applies, as it already does at firing. Each write is
-// conditioned on the trigger being unchanged since it was read; a trigger
-// that changed is read again (strongly consistent) and judged again. A dry
-// run writes nothing and says what it would clear. A run cut short leaves
-// every trigger either cleared or as it was: run it again.
+// Rewrite clears the saved allocation of each trigger and environment
+// that falls back, so that the default applies, as it already does at a
+// firing or a start. Each write is conditioned on the trigger or the
+// environment being unchanged since it was read (an environment's goes
+// with its owner's default pointer when it is the default); one that
+// changed is read again (strongly consistent) and judged again. A dry run
+// writes nothing and says what it would clear. A run cut short leaves
+// each either cleared or as it was: run it again.
 func Rewrite(ctx context.Context, tbl *store.Table, p *allocation.Policy, fallbacks []Fallback, dryRun bool) []Outcome {
 	out := make([]Outcome, 0, len(fallbacks))
 	for _, fb := range fallbacks {
@@ -258,25 +328,24 @@ func rewriteOne(ctx context.Context, tbl *store.Table, p *allocation.Policy, fb 
 		return Outcome{Fallback: fb, Result: Cleared}
 	}
 	again := false
-	o, err := commit.Again(ctx, store.ErrTriggerMoved, errChanging, func() (Outcome, error) {
-		if again { // a firing or a change came first, or is under way
-			tr, err := tbl.GetTrigger(ctx, fb.Trigger.ID)
+	o, err := commit.Again(ctx, errMoved, errChanging, func() (Outcome, error) {
+		if again { // a firing, a start or a change came first, or is under way
+			now, err := fb.reread(ctx, tbl)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
 				return Outcome{Fallback: fb, Result: Gone}, nil
 			case err != nil:
 				return Outcome{Fallback: fb, Result: Failed, Err: err}, nil
 			}
-			now := fallback(p, tr)
-			if now.Class == "" {
+			if now = now.judged(p); now.Class == "" {
 				return Outcome{Fallback: fb, Result: Kept}, nil
 			}
-			fb = Fallback{tr, now.Class, now.Reason}
+			fb = now
 		}
 		again = true
-		err := tbl.ClearSavedAllocation(ctx, fb.Trigger)
+		err := fb.clear(ctx, tbl)
 		switch {
-		case errors.Is(err, store.ErrTriggerMoved):
+		case errors.Is(err, errMoved):
 			return Outcome{}, err
 		case err != nil:
 			return Outcome{Fallback: fb, Result: Failed, Err: err}, nil
@@ -292,5 +361,35 @@ func rewriteOne(ctx context.Context, tbl *store.Table, p *allocation.Policy, fb 
 	return Outcome{Fallback: fb, Result: Changing}
 }
 
-// errChanging is a trigger that kept changing under the rewrite.
-var errChanging = problem.New(problem.ServiceUnavailable, "the trigger kept changing")
+// reread is fb's trigger or environment read again, strongly consistent,
+// not yet judged; store.ErrNotFound when it was deleted.
+func (fb Fallback) reread(ctx context.Context, tbl *store.Table) (Fallback, error) {
+	if fb.Environment != nil {
+		e, err := tbl.GetEnvironment(ctx, fb.Environment.ID)
+		return Fallback{Environment: e}, err
+	}
+	tr, err := tbl.GetTrigger(ctx, fb.Trigger.ID)
+	return Fallback{Trigger: tr}, err
+}
+
+// clear clears fb's saved allocation on the condition that it is as
+// read: errMoved when it is not.
+func (fb Fallback) clear(ctx context.Context, tbl *store.Table) error {
+	var err error
+	if fb.Environment != nil {
+		err = tbl.ClearEnvironmentAllocation(ctx, fb.Environment, time.Now())
+	} else {
+		err = tbl.ClearSavedAllocation(ctx, fb.Trigger)
+	}
+	if errors.Is(err, store.ErrTriggerMoved) || errors.Is(err, store.ErrEnvironmentMoved) {
+		return errMoved
+	}
+	return err
+}
+
+// errMoved is a trigger or an environment that is no longer as read.
+var errMoved = errors.New("audit: moved on since it was read")
+
+// errChanging is a trigger or an environment that kept changing under
+// the rewrite.
+var errChanging = problem.New(problem.ServiceUnavailable, "it kept changing")

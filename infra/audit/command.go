@@ -22,7 +22,6 @@ import (
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
-	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 // The local stack's table and its DynamoDB endpoint (make run), read
@@ -55,7 +54,7 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.Endpoint, "endpoint", "", "read the table on this DynamoDB endpoint (default: the local stack's, "+localEndpoint+", unless -region is given)")
 	fs.IntVar(&o.Segments, "segments", 4, "scan the table in this many parallel segments (1 to 1000)")
 	fs.BoolVar(&o.JSON, "json", false, "print one JSON object instead of a table")
-	fs.BoolVar(&o.RewriteTriggers, "rewrite-triggers", false, "clear the saved allocation of every trigger that falls back to the default")
+	fs.BoolVar(&o.RewriteTriggers, "rewrite-triggers", false, "clear the saved allocation of every trigger and environment that falls back to the default")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "with -rewrite-triggers: list what would be cleared, change nothing")
 	fs.StringVar(&o.ConfigPath, "config-path", "", "read the settings from SSM Parameter Store under this path (e.g. /cloud-agent/prod; default: the local settings file)")
 	fs.StringVar(&o.SettingsFile, "settings", ".local/settings.json", "the local stack's settings file, when -config-path is not given")
@@ -79,14 +78,14 @@ func ParseFlags(args []string, stderr io.Writer) (Options, error) {
 	return o, nil
 }
 
-// Run audits the table the options name, and rewrites its triggers when
-// asked: the report goes to stdout (a table, or with JSON the contract's
-// object); the table's and the settings' sources and the settings'
-// warnings go to stderr, and so do the rewrite's lines when the report is
-// JSON (else they follow it on stdout). It fails when a trigger could not
-// be settled: run it again. A rewrite under a configuration path that
-// holds no parameter is refused: a mistyped path would judge the table by
-// the built-in settings.
+// Run audits the table the options name, and rewrites its triggers and
+// environments when asked: the report goes to stdout (a table, or with
+// JSON the contract's object); the table's and the settings' sources and
+// the settings' warnings go to stderr, and so do the rewrite's lines when
+// the report is JSON (else they follow it on stdout). It fails when a
+// trigger or an environment could not be settled: run it again. A
+// rewrite under a configuration path that holds no parameter is refused:
+// a mistyped path would judge the table by the built-in settings.
 func Run(ctx context.Context, o Options, stdout, stderr io.Writer) error {
 	dynamo, params, err := clients(ctx, o)
 	if err != nil {
@@ -229,7 +228,13 @@ func (r *Report) WriteText(w io.Writer, table string) error {
 	var b strings.Builder
 	head := func(title string) { fmt.Fprintf(&b, "%s\n", title) }
 	line := func(label string, n int) { fmt.Fprintf(&b, "  %-50s %8d\n", label, n) }
-	s, l, t := r.Sessions, r.Ledger, r.Triggers
+	s, l, t, e := r.Sessions, r.Ledger, r.Triggers, r.Environments
+	fallbacks := func(f Fallbacks) {
+		line("fall back: allocation retired", f.Retired)
+		line("fall back: provider retired", f.ProviderRetired)
+		line("fall back: unknown allocation", f.Unknown)
+		line("fall back: not selectable", f.NotSelectable)
+	}
 	fmt.Fprintf(&b, "%s: %d items scanned\n\n", table, r.Scanned)
 	head("Sessions")
 	line("current (as the current writer writes them)", s.Current)
@@ -252,32 +257,35 @@ func (r *Report) WriteText(w io.Writer, table string) error {
 	line("total", t.Total)
 	line("paused", t.Paused)
 	line("webhook", t.Webhook)
-	line("fall back: allocation retired", t.Fallback.Retired)
-	line("fall back: provider retired", t.Fallback.ProviderRetired)
-	line("fall back: unknown allocation", t.Fallback.Unknown)
-	line("fall back: not selectable", t.Fallback.NotSelectable)
+	fallbacks(t.Fallback)
+	head("Environments")
+	line("total", e.Total)
+	fallbacks(e.Fallback)
 	if u := r.Uncounted; u != (Uncounted{}) {
 		head("Not in the counts above")
 		line("ledger rows that do not decode", u.Ledger)
 		line("triggers that do not decode (in the total)", u.Triggers)
-		line("other items (owners' trigger counts, trigger runs)", u.Other)
+		line("environments that do not decode (in the total)", u.Environments)
+		line("other items (counts, runs, default pointers)", u.Other)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// savedValue is a trigger's saved allocation as a body would send it
-// again: the name, or the request object as JSON.
-func savedValue(tr *trigger.Trigger) string {
-	if tr.SavedRequest != nil {
-		b, _ := json.Marshal(tr.SavedRequest)
+// savedValue is a saved allocation as a body would send it again: the
+// name, or the request object as JSON.
+func savedValue(fb Fallback) string {
+	name, req := fb.Saved()
+	if req != nil {
+		b, _ := json.Marshal(req)
 		return string(b)
 	}
-	return strconv.Quote(tr.SavedAllocation)
+	return strconv.Quote(name)
 }
 
-// writeRewrite writes one line per trigger the rewrite met and a summary;
-// the error says to run again when a trigger could not be settled.
+// writeRewrite writes one line per trigger or environment the rewrite met
+// and a summary; the error says to run again when one could not be
+// settled.
 func writeRewrite(w io.Writer, outcomes []Outcome, dryRun bool) error {
 	verb := "cleared"
 	if dryRun {
@@ -300,9 +308,9 @@ func writeRewrite(w io.Writer, outcomes []Outcome, dryRun bool) error {
 			if o.Result == Failed {
 				what = "not cleared"
 			}
-			failed = errors.New("some triggers were not settled: run the rewrite again")
+			failed = errors.New("some triggers or environments were not settled: run the rewrite again")
 		}
-		fmt.Fprintf(w, "%s %s: %s, saved %s (%s)", o.Trigger.ID, what, o.Class, savedValue(o.Trigger), o.Reason)
+		fmt.Fprintf(w, "%s %s %s: %s, saved %s (%s)", o.Kind(), o.ID(), what, o.Class, savedValue(o.Fallback), o.Reason)
 		if o.Err != nil {
 			fmt.Fprintf(w, ": %v", o.Err)
 		}

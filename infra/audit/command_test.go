@@ -21,6 +21,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
@@ -68,13 +69,19 @@ func TestCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The contract's object, every member spelled as section 8 spells it.
-	want := `{"scanned": 67,
+	want := `{"scanned": 80,
 		"sessions": {"current": 6, "legacyFlat": 3, "sharedKind": 1, "routeKey": 1, "rawOwnerKey": 2, "legacyIsolatedPrefix": 2,
 			"sbxNoKind": 1, "invalid": 27, "onRetiredProvider": 11, "onRetiredAllocation": 5},
 		"ledger": {"completed": 5, "inProgress": 2, "failed": 1, "recordsShared": 2, "recordsRetired": 2},
-		"triggers": {"total": 14, "paused": 3, "webhook": 1, "fallback": {"retired": 2, "providerRetired": 2, "unknown": 2, "notSelectable": 2}}}`
+		"triggers": {"total": 14, "paused": 3, "webhook": 1, "fallback": {"retired": 2, "providerRetired": 2, "unknown": 2, "notSelectable": 2}},
+		"environments": {"total": 7, "fallback": {"retired": 1, "providerRetired": 1, "unknown": 1, "notSelectable": 1}}}`
 	if got := contractObject(t, out); !reflect.DeepEqual(got, contractObject(t, want)) {
 		t.Errorf("-json: %s", out)
+	}
+	// The members in the contract's order: the environments after the
+	// triggers.
+	if i, j := strings.Index(out, `"triggers"`), strings.Index(out, `"environments"`); i < 0 || j < i {
+		t.Errorf("-json's order: %s", out)
 	}
 	if !strings.Contains(errs, "table: "+name+" on "+b.URL) || !strings.Contains(errs, "settings: the local file "+file) || !strings.Contains(errs, `"isolated-standard" can never be selected`) {
 		t.Errorf("the settings' warning: %q", errs)
@@ -83,8 +90,8 @@ func TestCommand(t *testing.T) {
 	o, _ := ParseFlags(base, &bytes.Buffer{})
 	var text, bar bytes.Buffer
 	o.Progress = &bar // a terminal
-	if err := Run(context.Background(), o, &text, &bytes.Buffer{}); err != nil || !strings.HasPrefix(text.String(), name+": 67 items scanned\n") ||
-		!strings.Contains(text.String(), "  fall back: not selectable") {
+	if err := Run(context.Background(), o, &text, &bytes.Buffer{}); err != nil || !strings.HasPrefix(text.String(), name+": 80 items scanned\n") ||
+		!strings.Contains(text.String(), "  fall back: not selectable") || !strings.Contains(text.String(), "\nEnvironments\n") {
 		t.Errorf("the table: %v\n%s", err, text.String())
 	}
 	if !strings.Contains(bar.String(), "scanning "+name) {
@@ -92,8 +99,9 @@ func TestCommand(t *testing.T) {
 	}
 
 	out, _, err = run(t, append(base, "-rewrite-triggers", "-dry-run")...)
-	if err != nil || strings.Count(out, " would clear: ") != len(fallsBack) || !strings.Contains(out, "rewrite: 8 would clear") ||
-		!strings.Contains(out, `saved "vercel-huge"`) || !strings.Contains(out, `saved {"provider":{"id":"aws","account":"kilo"},"instanceType":"x"}`) {
+	if err != nil || strings.Count(out, " would clear: ") != len(fallsBack) || !strings.Contains(out, "rewrite: 12 would clear") ||
+		!strings.Contains(out, `saved "vercel-huge"`) || !strings.Contains(out, `saved {"provider":{"id":"aws","account":"kilo"},"instanceType":"x"}`) ||
+		!strings.Contains(out, "environment "+sharedEraEnvironment+` would clear: retired, saved "cloudflare-shared"`) || strings.Count(out, "\nenvironment env_") != 4 {
 		t.Errorf("dry run: %v\n%s", err, out)
 	}
 	_, errs, err = run(t, append(base, "-rewrite-triggers", "-json")...)
@@ -101,8 +109,10 @@ func TestCommand(t *testing.T) {
 		t.Errorf("rewrite: %v\n%s", err, errs)
 	}
 	out, _, err = run(t, append(base, "-json")...)
-	if got := contractObject(t, out)["triggers"]; err != nil ||
-		!reflect.DeepEqual(got, map[string]any{"total": 14.0, "paused": 3.0, "webhook": 1.0, "fallback": map[string]any{"retired": 0.0, "providerRetired": 0.0, "unknown": 0.0, "notSelectable": 0.0}}) {
+	none := map[string]any{"retired": 0.0, "providerRetired": 0.0, "unknown": 0.0, "notSelectable": 0.0}
+	if got := contractObject(t, out); err != nil ||
+		!reflect.DeepEqual(got["triggers"], map[string]any{"total": 14.0, "paused": 3.0, "webhook": 1.0, "fallback": none}) ||
+		!reflect.DeepEqual(got["environments"], map[string]any{"total": 7.0, "fallback": none}) {
 		t.Errorf("after the rewrite: %v %v", got, err)
 	}
 	out, _, err = run(t, append(base, "-rewrite-triggers")...)
@@ -182,9 +192,9 @@ func TestLocalStack(t *testing.T) {
 	}
 }
 
-// TestRewriteUnsettled: a rewrite whose writes fail leaves the triggers as
-// they were, says which were not cleared, and fails, so that it is run
-// again; the next run clears them.
+// TestRewriteUnsettled: a rewrite whose writes fail leaves the triggers
+// and environments as they were, says which were not cleared, and fails,
+// so that it is run again; the next run clears them.
 func TestRewriteUnsettled(t *testing.T) {
 	t.Parallel()
 	b := dynamotest.Backends(t)[0]
@@ -197,7 +207,8 @@ func TestRewriteUnsettled(t *testing.T) {
 	}
 	p := faultproxy.New(b.URL)
 	t.Cleanup(p.Close)
-	p.InjectEvery("UpdateItem", 1, faultproxy.DynamoInternalError)
+	p.InjectEvery("UpdateItem", 1, faultproxy.DynamoInternalError)         // a trigger's
+	p.InjectEvery("TransactWriteItems", 1, faultproxy.DynamoInternalError) // an environment's
 	before := items(t, c, name)
 	out, _, err := run(t, "-endpoint", p.URL(), "-table", name, "-settings", file, "-rewrite-triggers")
 	if err == nil || !strings.Contains(err.Error(), "run the rewrite again") || strings.Count(out, " not cleared: ") != len(fallsBack) ||
@@ -213,13 +224,18 @@ func TestRewriteUnsettled(t *testing.T) {
 	}
 }
 
-// TestWriteRewrite: a trigger that kept changing fails the run too.
+// TestWriteRewrite: a trigger or an environment that kept changing fails
+// the run too; each line names what it is.
 func TestWriteRewrite(t *testing.T) {
 	t.Parallel()
-	var out bytes.Buffer
-	tr := &trigger.Trigger{ID: "trg_a"}
-	err := writeRewrite(&out, []Outcome{{Fallback: Fallback{Trigger: tr, Class: "retired"}, Result: Changing}}, false)
-	if err == nil || !strings.Contains(out.String(), "trg_a kept changing; not cleared") {
-		t.Errorf("%v %s", err, out.String())
+	for _, fb := range []Fallback{
+		{Trigger: &trigger.Trigger{ID: "trg_a", SavedAllocation: "cloudflare-shared"}, Class: "retired"},
+		{Environment: &environment.Environment{ID: "env_a", SavedAllocation: "cloudflare-shared"}, Class: "retired"},
+	} {
+		var out bytes.Buffer
+		err := writeRewrite(&out, []Outcome{{Fallback: fb, Result: Changing}}, false)
+		if line := fb.Kind() + " " + fb.ID() + ` kept changing; not cleared: retired, saved "cloudflare-shared"`; err == nil || !strings.Contains(out.String(), line) {
+			t.Errorf("%v %s", err, out.String())
+		}
 	}
 }

@@ -2,26 +2,31 @@ package store
 
 import (
 	"context"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
 // Scanned is one item of a scan, decoded by its key: exactly one of
-// Session, Ledger and Trigger is set, or Err says why the item of that
-// kind did not decode, or none is (another item: an owner's trigger
-// count, a trigger's run).
+// Session, Ledger, Trigger and Environment is set, or Err says why the
+// item of that kind did not decode, or none is (another item: an owner's
+// trigger count, a trigger's run, an owner's default environment pointer,
+// name claim or count of environments).
 type Scanned struct {
-	Session *session.Record
-	Ledger  *ledger.Row
-	Trigger *trigger.Trigger
-	Kind    ItemKind
-	Err     error
+	Session     *session.Record
+	Ledger      *ledger.Row
+	Trigger     *trigger.Trigger
+	Environment *environment.Environment
+	Kind        ItemKind
+	Err         error
 }
 
 // ItemKind is the kind of a scanned item, by its key.
@@ -33,6 +38,7 @@ const (
 	KindSession
 	KindLedger
 	KindTrigger
+	KindEnvironment
 )
 
 // Scan reads every item of the table, eventually consistent, in segments
@@ -68,7 +74,7 @@ func (t *Table) Scan(ctx context.Context, segments int, visit func([]Scanned) er
 
 // decodeScanned decodes an item by its key.
 func decodeScanned(item Item) Scanned {
-	s := Scanned{Kind: kindOf(item)}
+	s := Scanned{Kind: scannedKind(item)}
 	switch s.Kind {
 	case KindSession:
 		s.Session, s.Err = DecodeSession(item)
@@ -76,6 +82,22 @@ func decodeScanned(item Item) Scanned {
 		s.Ledger, s.Err = DecodeLedger(item)
 	case KindTrigger:
 		s.Trigger, s.Err = decodeTrigger(item)
+	case KindEnvironment:
+		s.Environment, s.Err = decodeEnvironment(item)
 	}
 	return s
+}
+
+// scannedKind is the kind of a scanned item, by its key: kindOf's, or an
+// environment's item (ENVIRONMENT#<id> / ENVIRONMENT). The items beside
+// an owner's environments (its default pointer, a copy of the default's
+// content; its name claims; its count) are other items.
+func scannedKind(item Item) ItemKind {
+	kind := kindOf(item)
+	pk, _ := item["PK"].(*types.AttributeValueMemberS)
+	sk, _ := item["SK"].(*types.AttributeValueMemberS)
+	if kind == KindOther && pk != nil && sk != nil && strings.HasPrefix(pk.Value, environmentPrefix) && sk.Value == environmentSortKey {
+		return KindEnvironment
+	}
+	return kind
 }

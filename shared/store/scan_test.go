@@ -10,7 +10,6 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
@@ -19,7 +18,10 @@ import (
 
 // TestScan: a parallel scan in any number of segments hands over every
 // item exactly once, decoded by its kind, across pages (moto pages at
-// 1 MB), an item that does not decode with its error.
+// 1 MB), an item that does not decode with its error. An environment's
+// item is an environment; the items beside an owner's environments (its
+// default pointer, a copy of the default, its name claims, its count) are
+// other items.
 func TestScan(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
@@ -40,44 +42,61 @@ func TestScan(t *testing.T) {
 			}
 			want["TRIGGER#"+tr.ID] = KindTrigger
 		}
-		want["TRIGGERS#USER#u1"] = KindOther // the owner's count
-		// A session that does not decode: a flat record with no user.
-		if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "SESSION#workspace_bad"}, "SK": &types.AttributeValueMemberS{Value: "METADATA"},
-			"sessionId": &types.AttributeValueMemberS{Value: "workspace_bad"},
-		}}); err != nil {
+		// The default environment of u1, saved on the shared allocation:
+		// its item, and beside it the pointer, the name claim and the
+		// count.
+		e := newEnvironment("env_a", "Node", "u1", "", now)
+		e.SavedAllocation = allocation.CloudflareShared
+		if err := tbl.WriteEnvironment(ctx, EnvironmentChange{Next: e, IsDefault: true, Limit: 10}); err != nil {
 			t.Fatal(err)
 		}
-		want["SESSION#workspace_bad"] = KindSession
+		want["ENVIRONMENT#env_a"] = KindEnvironment
+		// The owner's trigger count, the environments' pointer, claim and
+		// count.
+		const others = 4
+		// A session that does not decode: a flat record with no user; an
+		// environment that does not decode: no name.
+		for _, item := range []Item{
+			{"PK": S("SESSION#workspace_bad"), "SK": S("METADATA"), "sessionId": S("workspace_bad")},
+			{"PK": S("ENVIRONMENT#env_bad"), "SK": S("ENVIRONMENT"), "environmentId": S("env_bad"), "ownerUserId": S("u1")},
+		} {
+			if _, err := c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(name), Item: item}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		wantBroken := map[ItemKind]int{KindSession: 1, KindEnvironment: 1}
 		for _, segments := range []int{1, 4, 7} {
 			var mu sync.Mutex
 			got := map[string]ItemKind{}
-			seen, broken := 0, 0
+			broken := map[ItemKind]int{}
+			seen, other := 0, 0
 			err := tbl.Scan(ctx, segments, func(items []Scanned) error {
 				mu.Lock()
 				defer mu.Unlock()
 				for _, s := range items {
 					seen++
-					key := ""
 					switch {
 					case s.Err != nil:
-						broken++
-						key = "SESSION#workspace_bad"
+						broken[s.Kind]++
 					case s.Session != nil:
-						key = "SESSION#" + s.Session.SessionID
+						got["SESSION#"+s.Session.SessionID] = s.Kind
 					case s.Ledger != nil:
-						key = "OPERATION#" + s.Ledger.UserID + "#" + s.Ledger.OperationKey
+						got["OPERATION#"+s.Ledger.UserID+"#"+s.Ledger.OperationKey] = s.Kind
 					case s.Trigger != nil:
-						key = "TRIGGER#" + s.Trigger.ID
-					default:
-						key = "TRIGGERS#USER#u1"
+						got["TRIGGER#"+s.Trigger.ID] = s.Kind
+					case s.Environment != nil:
+						got["ENVIRONMENT#"+s.Environment.ID] = s.Kind
+						if s.Environment.SavedAllocation != allocation.CloudflareShared {
+							t.Errorf("the environment's allocation, as stored: %q", s.Environment.SavedAllocation)
+						}
+					case s.Kind == KindOther:
+						other++
 					}
-					got[key] = s.Kind
 				}
 				return nil
 			})
-			if err != nil || seen != len(want) || broken != 1 || fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Errorf("%d segments: %d items, %d broken, %v: %v", segments, seen, broken, got, err)
+			if err != nil || seen != len(want)+others+2 || other != others || fmt.Sprint(broken) != fmt.Sprint(wantBroken) || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%d segments: %d items, %d other, broken %v, %v: %v", segments, seen, other, broken, got, err)
 			}
 		}
 		stop := errors.New("stop")
@@ -85,6 +104,30 @@ func TestScan(t *testing.T) {
 			t.Errorf("visit's error: %v", err)
 		}
 	})
+}
+
+// TestScannedKind: the kind of an item by its key, environments' items
+// and the items beside them included.
+func TestScannedKind(t *testing.T) {
+	e := newEnvironment("env_a", "Node", "u1", "o1", now)
+	for _, r := range []struct {
+		item Item
+		want ItemKind
+	}{
+		{environmentKey("env_a"), KindEnvironment},
+		{defaultKey("u1", ""), KindOther},
+		{defaultKey("u1", "o1"), KindOther},
+		{nameKey(e), KindOther},
+		{envCountKey(e), KindOther},
+		{Item{"PK": S("ENVIRONMENT#env_a"), "SK": S("DEFAULTENV")}, KindOther},
+		{Item{"PK": S("ENVIRONMENT#env_a")}, KindOther},
+		{triggerKey("trg_a"), KindTrigger},
+		{SessionKey("workspace_a"), KindSession},
+	} {
+		if got := scannedKind(r.item); got != r.want {
+			t.Errorf("%v: %v, want %v", r.item, got, r.want)
+		}
+	}
 }
 
 // TestClearSavedAllocation: the saved allocation goes, the version moves

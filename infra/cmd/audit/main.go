@@ -1,7 +1,7 @@
 // Command audit is `make audit`: it reports what a table still holds from
 // the shared-sandbox era and the retired runtimes, and writes nothing;
 // with -rewrite-triggers it also clears the saved allocation of the
-// triggers that fall back to the default, its one write
+// triggers and environments that fall back to the default, its one write
 // (docs/operations.md). It links no local stack: it reads the local
 // settings file through the functions' settings code.
 package main
