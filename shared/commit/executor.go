@@ -1,9 +1,9 @@
-// Package commit carries out a start: it reads the policy, plans the
-// start by it (start.NewPlan), and writes its session with its ledger row
-// in one transaction, doing what the ledger rules say about a row that
-// stands in the way. Every
-// entry point that starts a session (the start route, a trigger's slot,
-// run-now, a webhook delivery) goes through its Executor.
+// Package commit carries out a start: it reads the policy and the
+// environments the start resolves its own from, plans the start by them
+// (start.NewPlan), and writes its session with its ledger row in one
+// transaction, doing what the ledger rules say about a row that stands in
+// the way. Every entry point that starts a session (the start route, a
+// trigger's slot, run-now, a webhook delivery) goes through its Executor.
 package commit
 
 import (
@@ -15,9 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/environment"
-	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/ledger"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
@@ -115,13 +113,9 @@ func (s *Executor) prepare(ctx context.Context, cmd start.Command, adv store.Bes
 		}
 	}
 	if resolve && !cmd.Resolved {
-		found, err := s.Table.ReadEnvironments(ctx, []environment.Source{cmd.Source()})
-		if err != nil {
+		var err error
+		if cmd, err = s.inEnvironment(ctx, cmd, policy); err != nil {
 			return nil, err
-		}
-		var choice allocation.Choice
-		if cmd, choice = cmd.InEnvironment(found, policy); choice.FellBack() {
-			invocation.Warn(ctx, "the environment's saved allocation falls back to the default: "+choice.Fallback.Reason)
 		}
 	}
 	p, err := start.NewPlan(cmd, policy, s.now())

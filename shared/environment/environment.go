@@ -113,6 +113,8 @@ func (e *Environment) Check() error {
 // command may hold line breaks.
 func checkText(m *problem.Members, name, s string, min, max int) {
 	switch n := utf8.RuneCountInString(s); {
+	case n > max && min == 0:
+		m.Fail(name, fmt.Sprintf("must be at most %d characters", max))
 	case n < min || n > max:
 		m.Fail(name, fmt.Sprintf("must be %d to %d characters", min, max))
 	case ids.HasCredential(s):

@@ -167,7 +167,8 @@ func TestMergeVariables(t *testing.T) {
 			map[string]Variable{"PLAIN": old["PLAIN"], "SECRET": old["SECRET"], "NEW": {Value: "n", Secret: true}}, ""},
 		{"a secret made plain without its value", map[string]*Patch{"SECRET": {Secret: &no}}, nil, "variables.SECRET"},
 		{"a plain one made secret without its value", map[string]*Patch{"PLAIN": {Secret: &yes}}, nil, "variables.PLAIN"},
-		{"a plain one without its value", map[string]*Patch{"PLAIN": {}}, nil, "variables.PLAIN"},
+		{"a plain one without its value, as it is", map[string]*Patch{"PLAIN": {}}, old, ""},
+		{"a plain one without its value, still plain", map[string]*Patch{"PLAIN": {Secret: &no}}, old, ""},
 		{"a new one without its value", map[string]*Patch{"NEW": {Secret: &yes}}, nil, "variables.NEW"},
 	}
 	for _, r := range rows {

@@ -18,8 +18,8 @@ type Patch struct {
 // a variable; a value replaces it, secret as it was unless secret is sent;
 // no value (null, as a GET answers a secret) keeps a variable as it is.
 // Changing whether a variable is secret needs its value in the same patch,
-// and so does a new variable or a plain one: invalid_request naming the
-// variable otherwise. vars is not changed; a replaced secret is in clear
+// and so does a new variable: invalid_request naming the variable
+// otherwise. vars is not changed; a replaced secret is in clear
 // until it is sealed.
 func MergeVariables(vars map[string]Variable, patch map[string]*Patch) (map[string]Variable, error) {
 	merged := maps.Clone(vars)
@@ -39,10 +39,12 @@ func MergeVariables(vars map[string]Variable, patch map[string]*Patch) (map[stri
 				secret = *p.Secret
 			}
 			merged[name] = Variable{Value: *p.Value, Secret: secret}
-		case !exists || !was.Secret:
+		case !exists:
 			m.Fail(member, "needs its value")
-		case p.Secret != nil && !*p.Secret:
+		case p.Secret != nil && *p.Secret != was.Secret && was.Secret:
 			m.Fail(member, "needs its value to stop being secret")
+		case p.Secret != nil && *p.Secret != was.Secret:
+			m.Fail(member, "needs its value to become secret")
 		}
 	}
 	return merged, m.Err()

@@ -119,7 +119,11 @@ func (s *Service) create(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	if err := s.seal(ctx, e); err != nil {
 		return httpapi.Response{}, err
 	}
-	if err := s.write(ctx, store.EnvironmentChange{Next: e, IsDefault: c.Default, Limit: environment.MaxPerOwner}, "created"); err != nil {
+	// A conflict with another transaction (on the owner's count or
+	// default) is tried again.
+	if _, err := commit.Again(ctx, store.ErrEnvironmentMoved, errBusy, func() (struct{}, error) {
+		return struct{}{}, s.write(ctx, store.EnvironmentChange{Next: e, IsDefault: c.Default, Limit: environment.MaxPerOwner}, "created")
+	}); err != nil {
 		return httpapi.Response{}, err
 	}
 	return httpapi.Response{

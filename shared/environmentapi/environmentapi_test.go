@@ -15,6 +15,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/kms"
 )
 
@@ -388,4 +389,47 @@ func TestKMSDown(t *testing.T) {
 		t.Error("a write went on without KMS")
 	}
 	mustCreate(t, h, user, body(map[string]any{"name": "plain too", "variables": nil}))
+}
+
+// TestStorageFaults: a write throttled past the SDK's retries, or whose
+// connection drops, is 503 with Retry-After and writes nothing; a lost
+// answer is found again: one environment, one claim of its name, one
+// count. A conflict with another transaction is judged again.
+func TestStorageFaults(t *testing.T) {
+	for _, row := range []struct {
+		rule   string
+		fault  faultproxy.Fault
+		n      int
+		status int
+	}{
+		{"throttled past the retries", faultproxy.DynamoThrottle, 10, 503},
+		{"dropped connections", faultproxy.Drop, 10, 503},
+		{"a lost answer", faultproxy.DropAfter, 1, 201},
+		{"a conflict", faultproxy.DynamoConflict, 1, 201},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			h, p := apitest.Faulty(t)
+			h.Environments.Now = func() time.Time { return clock }
+			before := h.Snapshot()
+			p.Inject("TransactWriteItems", row.n, row.fault)
+			r := create(h, user, body(map[string]any{"default": true}))
+			if r.Status != row.status || row.status == 503 && r.Headers["Retry-After"] == "" {
+				t.Fatalf("%d %v %s", r.Status, r.Headers, r.Raw)
+			}
+			if row.status == 503 {
+				if h.Snapshot() != before {
+					t.Error("a failed write wrote")
+				}
+				return
+			}
+			// The environment, its name's claim, its owner's count, the
+			// default pointer; nothing twice.
+			if items := h.Items(); len(items) != 4 {
+				t.Errorf("%d items: %v", len(items), items)
+			}
+			if got := call(h, "GET", "/v1/environments/"+r.Body["environmentId"].(string), user, ""); got.Status != 200 || got.Body["default"] != true {
+				t.Errorf("%d %s", got.Status, got.Raw)
+			}
+		})
+	}
 }

@@ -155,7 +155,8 @@ func TestEnvironmentNotFound(t *testing.T) {
 
 // TestEnvironmentFallback: an environment's saved allocation is a saved
 // value: retired, or failing its checks now, the session starts on the
-// effective default, with a warning on the line, never an error.
+// effective default, with a warning on the line, counted
+// (EnvironmentFallbacks), never an error.
 func TestEnvironmentFallback(t *testing.T) {
 	h := apitest.New(t, nil)
 	id := environment(t, h, user, map[string]any{"default": true, "variables": nil})
@@ -165,8 +166,8 @@ func TestEnvironmentFallback(t *testing.T) {
 	if r.Status != 201 || sandbox(r)["allocation"] != "cloudflare-containers-standard-4" || envOf(r) != id+" Node 1" {
 		t.Fatalf("%d %s", r.Status, r.Raw)
 	}
-	if line := h.LastLog(); !strings.Contains(line, "saved allocation falls back") {
-		t.Errorf("no warning: %s", line)
+	if line := h.LastLog(); !strings.Contains(line, "saved allocation falls back") || !strings.Contains(line, `"EnvironmentFallbacks":1`) {
+		t.Errorf("no warning, or not counted: %s", line)
 	}
 }
 
@@ -189,5 +190,38 @@ func TestStartsShareAnEnvironment(t *testing.T) {
 	wg.Wait()
 	if want := fmt.Sprint(201, " ", id, " Node 1"); statuses[want] != 50 {
 		t.Errorf("%v", statuses)
+	}
+}
+
+// TestRequestsPerPath: what each way of a start costs in DynamoDB
+// requests (contract v7, Budget): 2 without a key, whether or not an
+// environment is named or found (a default or none); 1 for a named one
+// refused, which writes nothing; a replay 3.
+func TestRequestsPerPath(t *testing.T) {
+	h := apitest.New(t, nil)
+	named := environment(t, h, user, map[string]any{"name": "Named", "variables": nil})
+	for _, row := range []struct {
+		rule     string
+		body     string
+		status   int
+		requests int
+	}{
+		{"no environment", body(nil), 201, 2},
+		{"a named one", body(map[string]any{"environmentId": named}), 201, 2},
+		{"a named one not found: refused, nothing written", body(map[string]any{"environmentId": "env_gone"}), 422, 1},
+		{"the org's default", body(map[string]any{"orgId": "o1"}), 201, 2},
+		{"a new key", body(map[string]any{"operationKey": "k1", "environmentId": named}), 201, 2},
+		{"its replay", body(map[string]any{"operationKey": "k1", "environmentId": named}), 200, 3},
+	} {
+		if row.rule == "the org's default" {
+			environment(t, h, other, map[string]any{"orgId": "o1", "name": "Org", "default": true, "variables": nil})
+		}
+		if r := post(h, user, row.body); r.Status != row.status || r.Requests != row.requests {
+			t.Errorf("%s: %d, %d requests, want %d, %d", row.rule, r.Status, r.Requests, row.status, row.requests)
+		}
+	}
+	environment(t, h, user, map[string]any{"name": "Default", "default": true, "variables": nil})
+	if r := post(h, user, body(nil)); r.Status != 201 || r.Requests != 2 || envOf(r) == "<nil>" {
+		t.Errorf("the user's default: %d, %d requests", r.Status, r.Requests)
 	}
 }

@@ -159,14 +159,18 @@ func (t *Table) environmentActions(c EnvironmentChange) ([]envAction, error) {
 }
 
 // unchangedEnvironment is the condition that an environment is as read:
-// there, at the same version and with the same count of triggers (a
-// trigger's write moves the count, which a Put would overwrite).
+// there, at the same version (none, for an imported item without one) and
+// with the same count of triggers (a trigger's write moves the count,
+// which a Put would overwrite).
 func (x *expr) unchangedEnvironment(e *environment.Environment) string {
-	var triggers types.AttributeValue
+	var triggers, version types.AttributeValue
 	if e.Triggers != 0 {
 		triggers = N(int64(e.Triggers))
 	}
-	return and("attribute_exists(PK)", x.name("version")+" = "+x.value("seen_version", N(int64(e.Version))), x.unchanged("triggers", triggers))
+	if e.Version != 0 { // an imported item may have none
+		version = N(int64(e.Version))
+	}
+	return and("attribute_exists(PK)", x.unchanged("version", version), x.unchanged("triggers", triggers))
 }
 
 // nameActions move the claim of the environment's name: a create claims

@@ -185,3 +185,28 @@ func TestReadEnvironments(t *testing.T) {
 		}
 	})
 }
+
+// TestImportedWithoutVersion: an environment an importer wrote without a
+// version is changed as read (its version absent), and then has one.
+func TestImportedWithoutVersion(t *testing.T) {
+	onEmbedded(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
+		ctx := context.Background()
+		if err := tbl.WriteEnvironment(ctx, EnvironmentChange{Next: newEnvironment("env_i", "Imported", "u1", "", now), Limit: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: &name, Key: environmentKey("env_i"), UpdateExpression: ptr("REMOVE version")}); err != nil {
+			t.Fatal(err)
+		}
+		seen, err := tbl.GetEnvironment(ctx, "env_i")
+		if err != nil || seen.Version != 0 {
+			t.Fatalf("%+v %v", seen, err)
+		}
+		next := renamed(seen, "Imported, renamed")
+		if err := tbl.WriteEnvironment(ctx, EnvironmentChange{Seen: seen, Next: next}); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := tbl.GetEnvironment(ctx, "env_i"); got.Version != 1 || got.Name != "Imported, renamed" {
+			t.Errorf("%+v", got)
+		}
+	})
+}

@@ -187,8 +187,10 @@ func TestStrictItems(t *testing.T) {
 
 // TestKindOf: an item's kind is told by its key alone, as the contract's
 // key shapes have it; an owner's trigger count and a trigger's run are
-// items of another kind.
+// items of another kind, and so are the items beside an owner's
+// environments (its default pointer, its name claims, its count).
 func TestKindOf(t *testing.T) {
+	e := newEnvironment("env_a", "Node", "u1", "o1", now)
 	for _, r := range []struct {
 		item Item
 		want ItemKind
@@ -204,6 +206,13 @@ func TestKindOf(t *testing.T) {
 		{Item{"PK": S("SESSION#workspace_a"), "SK": S("LEDGER")}, KindOther},
 		{Item{"PK": S("TRIGGER#trg_a")}, KindOther},
 		{Item{"PK": &types.AttributeValueMemberN{Value: "1"}, "SK": S("METADATA")}, KindOther},
+		{environmentKey("env_a"), KindEnvironment},
+		{defaultKey("u1", ""), KindOther},
+		{defaultKey("u1", "o1"), KindOther},
+		{nameKey(e), KindOther},
+		{envCountKey(e), KindOther},
+		{Item{"PK": S("ENVIRONMENT#env_a"), "SK": S("DEFAULTENV")}, KindOther},
+		{Item{"PK": S("ENVIRONMENT#env_a")}, KindOther},
 	} {
 		if got := kindOf(r.item); got != r.want {
 			t.Errorf("%v: kind %d, want %d", r.item, got, r.want)

@@ -101,6 +101,8 @@ func kindOf(item Item) ItemKind {
 		return KindLedger
 	case strings.HasPrefix(pk.Value, triggerPrefix) && sk.Value == triggerSortKey:
 		return KindTrigger
+	case strings.HasPrefix(pk.Value, environmentPrefix) && sk.Value == environmentSortKey:
+		return KindEnvironment
 	}
 	return KindOther
 }

@@ -2,11 +2,9 @@ package store
 
 import (
 	"context"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cloud-agent/control-plane/shared/environment"
@@ -74,7 +72,7 @@ func (t *Table) Scan(ctx context.Context, segments int, visit func([]Scanned) er
 
 // decodeScanned decodes an item by its key.
 func decodeScanned(item Item) Scanned {
-	s := Scanned{Kind: scannedKind(item)}
+	s := Scanned{Kind: kindOf(item)}
 	switch s.Kind {
 	case KindSession:
 		s.Session, s.Err = DecodeSession(item)
@@ -86,18 +84,4 @@ func decodeScanned(item Item) Scanned {
 		s.Environment, s.Err = decodeEnvironment(item)
 	}
 	return s
-}
-
-// scannedKind is the kind of a scanned item, by its key: kindOf's, or an
-// environment's item (ENVIRONMENT#<id> / ENVIRONMENT). The items beside
-// an owner's environments (its default pointer, a copy of the default's
-// content; its name claims; its count) are other items.
-func scannedKind(item Item) ItemKind {
-	kind := kindOf(item)
-	pk, _ := item["PK"].(*types.AttributeValueMemberS)
-	sk, _ := item["SK"].(*types.AttributeValueMemberS)
-	if kind == KindOther && pk != nil && sk != nil && strings.HasPrefix(pk.Value, environmentPrefix) && sk.Value == environmentSortKey {
-		return KindEnvironment
-	}
-	return kind
 }

@@ -106,30 +106,6 @@ func TestScan(t *testing.T) {
 	})
 }
 
-// TestScannedKind: the kind of an item by its key, environments' items
-// and the items beside them included.
-func TestScannedKind(t *testing.T) {
-	e := newEnvironment("env_a", "Node", "u1", "o1", now)
-	for _, r := range []struct {
-		item Item
-		want ItemKind
-	}{
-		{environmentKey("env_a"), KindEnvironment},
-		{defaultKey("u1", ""), KindOther},
-		{defaultKey("u1", "o1"), KindOther},
-		{nameKey(e), KindOther},
-		{envCountKey(e), KindOther},
-		{Item{"PK": S("ENVIRONMENT#env_a"), "SK": S("DEFAULTENV")}, KindOther},
-		{Item{"PK": S("ENVIRONMENT#env_a")}, KindOther},
-		{triggerKey("trg_a"), KindTrigger},
-		{SessionKey("workspace_a"), KindSession},
-	} {
-		if got := scannedKind(r.item); got != r.want {
-			t.Errorf("%v: %v, want %v", r.item, got, r.want)
-		}
-	}
-}
-
 // TestClearSavedAllocation: the saved allocation goes, the version moves
 // on, and a trigger changed since it was read (another version, paused,
 // another saved allocation) or deleted is not written.

@@ -17,7 +17,7 @@ const credential = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
 // near miss is created (201) or changed (200).
 func TestBadInputEnvironmentBodies(t *testing.T) {
 	b := newBadInput(t)
-	created := b.raw(t, "POST", "/v1/environments", []string{bearer(biUser), "Content-Type: application/json"}, `{"name":"Patched","variables":{"TOKEN":{"value":"x","secret":true}}}`)
+	created := b.raw(t, "POST", "/v1/environments", []string{bearer(biUser), "Content-Type: application/json"}, `{"name":"Patched","variables":{"TOKEN":{"value":"x","secret":true},"PLAIN":{"value":"p"}}}`)
 	if created.status != 201 {
 		t.Fatalf("%d %s", created.status, created.body)
 	}
@@ -42,7 +42,7 @@ func TestBadInputEnvironmentBodies(t *testing.T) {
 		{"a name with a tab", "POST", `{"name":"a\tb"}`, 400, "name may not hold control characters"},
 		{"a name with a space first", "POST", `{"name":" a"}`, 400, "name may not start or end with white space"},
 		{"a name with a credential", "POST", `{"name":"` + credential + `"}`, 400, "name holds what looks like a credential"},
-		{"a description of 501", "POST", `{"name":"D","description":"` + strings.Repeat("d", 501) + `"}`, 400, "description must be 0 to 500 characters"},
+		{"a description of 501", "POST", `{"name":"D","description":"` + strings.Repeat("d", 501) + `"}`, 400, "description must be at most 500 characters"},
 		{"an empty description", "POST", `{"name":"D","description":""}`, 400, "description may not be empty"},
 		{"51 variables", "POST", vars(51, "v"), 400, "variables holds at most 50 variables"},
 		{"a variable name starting with a digit", "POST", variable("1X", `{"value":"v"}`), 400, "a variable's name must match"},
@@ -74,6 +74,7 @@ func TestBadInputEnvironmentBodies(t *testing.T) {
 		{"a plain value of 4,096 characters", "POST", variable("V", `{"value":"`+strings.Repeat("é", 4096)+`"}`), 201, `"V":{"value":"é`},
 		{"a secret with a credential", "POST", `{"name":"Secrets","variables":{"GH_TOKEN":{"value":"` + credential + `","secret":true}}}`, 201, `"GH_TOKEN":{"value":null,"secret":true}`},
 		{"a secret sent back as shown, patched", "PATCH", `{"variables":{"TOKEN":{"value":null,"secret":true}}}`, 200, `"version":1`},
+		{"a plain one's flag unchanged, patched", "PATCH", `{"variables":{"PLAIN":{"secret":false}}}`, 200, `"version":1`},
 	}
 	b.checkBodies(t, "/v1/environments", "/v1/environments/"+env.EnvironmentID, rows)
 }
