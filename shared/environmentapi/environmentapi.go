@@ -232,6 +232,9 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 	if !ids.IsPathID(r.Params["environmentId"]) {
 		return httpapi.Response{}, problem.New(problem.InvalidRequest, "The environment id is not valid.")
 	}
+	if err := r.MergePatchType(); err != nil {
+		return httpapi.Response{}, err
+	}
 	u, err := environment.ParsePatch(r.Body)
 	if err != nil {
 		return httpapi.Response{}, err

@@ -234,9 +234,11 @@ func TestListAndPages(t *testing.T) {
 	}
 }
 
-// TestPatch: a merge patch; a secret sent back as a GET answered it keeps
-// its ciphertext; a replaced value is sealed anew; version moves on at
-// every change of content, never for the default; {} writes nothing.
+// TestPatch: a merge patch (application/merge-patch+json or
+// application/json, any other type 400); a secret sent back as a GET
+// answered it keeps its ciphertext; a replaced value is sealed anew;
+// version moves on at every change of content, never for the default; {}
+// writes nothing.
 func TestPatch(t *testing.T) {
 	h := newHarness(t, nil)
 	id := mustCreate(t, h, user, body(nil))
@@ -302,6 +304,19 @@ func TestPatch(t *testing.T) {
 	}
 	if r := call(h, "PATCH", path, other, `{"name":"x"}`); r.Status != 404 {
 		t.Errorf("another's: %d", r.Status)
+	}
+	before = h.Snapshot()
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "application/merge-patch+json; charset=utf-8"} {
+		r := h.Do(apitest.Call{Method: "PATCH", Path: path, Claims: user, Body: `{"name":"Typed"}`, Headers: map[string]string{"Content-Type": ct}})
+		if ct == "application/merge-patch+json; charset=utf-8" {
+			if r.Status != 200 {
+				t.Errorf("%s: %d %s", ct, r.Status, r.Raw)
+			}
+			continue
+		}
+		if r.Code() != "invalid_request" || !strings.Contains(r.Raw, "Content-Type") || h.Snapshot() != before {
+			t.Errorf("%s: %d %s", ct, r.Status, r.Raw)
+		}
 	}
 }
 

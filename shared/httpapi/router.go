@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"mime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -34,6 +35,19 @@ type Request struct {
 func (r *Request) Header(name string) (string, bool) {
 	v, ok := r.Event.Headers[strings.ToLower(name)]
 	return v, ok
+}
+
+// MergePatchType refuses a PATCH body of a Content-Type other than
+// application/merge-patch+json or application/json (none: read as JSON).
+func (r *Request) MergePatchType() error {
+	ct, ok := r.Header("Content-Type")
+	if !ok {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/merge-patch+json" && mt != "application/json" {
+		return problem.New(problem.InvalidRequest, "Content-Type must be application/merge-patch+json or application/json.")
+	}
+	return nil
 }
 
 // Query returns a query string parameter.

@@ -6,7 +6,6 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"maps"
-	"mime"
 	"net/http"
 	"reflect"
 	"slices"
@@ -87,10 +86,8 @@ type patch map[string]any
 // only (400 for any other, orgId included), none of the required ones
 // null.
 func parsePatch(r *httpapi.Request) (patch, error) {
-	if ct, ok := r.Header("Content-Type"); ok {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/merge-patch+json" && mt != "application/json" {
-			return nil, bad("Content-Type must be application/merge-patch+json or application/json.")
-		}
+	if err := r.MergePatchType(); err != nil {
+		return nil, err
 	}
 	var b patchBody
 	if err := jsonbody.Decode(r.Body, &b); err != nil {

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,4 +78,16 @@ func TestBadInputEnvironmentBodies(t *testing.T) {
 		{"a plain one's flag unchanged, patched", "PATCH", `{"variables":{"PLAIN":{"secret":false}}}`, 200, `"version":1`},
 	}
 	b.checkBodies(t, "/v1/environments", "/v1/environments/"+env.EnvironmentID, rows)
+	t.Run("a patch of another Content-Type", func(t *testing.T) {
+		for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded"} {
+			before := b.items(t)
+			a := b.raw(t, "PATCH", "/v1/environments/"+env.EnvironmentID, []string{bearer(biUser), "Content-Type: " + ct}, `{"name":"Typed"}`)
+			if a.status != 400 || !strings.Contains(a.body, "Content-Type must be application/merge-patch+json or application/json.") {
+				t.Errorf("%s: %d %s", ct, a.status, a.body)
+			}
+			if !slices.Equal(before, b.items(t)) {
+				t.Errorf("%s: the table changed", ct)
+			}
+		}
+	})
 }
