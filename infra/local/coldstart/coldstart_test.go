@@ -71,9 +71,10 @@ type coldEvent struct {
 // coldEvents are, for each HTTP function, its cases besides no-io (which
 // is the first event without its claims, unless the first is of kind
 // no-io): settings reads the settings and nothing else (for the start and
-// the trigger, an allocation on a retired runtime, which the policy from
-// the settings refuses: check 4); dynamodb reads the settings, then reads
-// or writes the table. The hook has no caller: its no-io is a malformed
+// the trigger and the environment, an allocation on a retired runtime,
+// which the policy from the settings refuses: check 4); dynamodb reads
+// the settings, then reads or writes the table (the environments: a list
+// of the caller's). The hook has no caller: its no-io is a malformed
 // trigger id, 401 before any I/O, and its dynamodb a new delivery (a
 // token trigger's, a new Idempotency-Key each time): the table, KMS for
 // the trigger's secret, the settings, then the start's transaction.
@@ -89,6 +90,10 @@ var coldEvents = map[string][]coldEvent{
 	"TriggersFunction": {
 		{"settings", "create-valid.json", "cloudflare-single", "", 422, "sandbox_runtime_retired", ""},
 		{"dynamodb", "create-valid.json", "", "", 201, "", ""},
+	},
+	"EnvironmentsFunction": {
+		{"settings", "create-valid.json", "cloudflare-single", "", 422, "sandbox_runtime_retired", ""},
+		{"dynamodb", "list-valid.json", "", "", 200, "", ""},
 	},
 	"TriggerHookFunction": {
 		{kind: "no-io", file: "invalid-unknown-id.json", status: 401, code: "unauthorized"},
