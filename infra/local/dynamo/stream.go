@@ -27,7 +27,8 @@ import (
 // write on a table with a stream costs a comparison of the items and an
 // append; a table without one pays a nil check.
 
-// The stream's limits (DynamoDB Streams, "Developer Guide").
+// How long DynamoDB Streams keeps a record (Developer Guide, "DynamoDB
+// Streams"), and the endpoint's own cap.
 const (
 	// streamRetention is how long a record, and a disabled stream, is kept.
 	streamRetention = 24 * time.Hour
@@ -91,12 +92,18 @@ func (db *DB) enableStream(t *table, view string) {
 	t.stream, t.latest = s, s
 }
 
-// disableStream closes t's stream, if it has one.
+// disableStream closes t's stream, if it has one: its shard ends at its
+// last record (at its start, when it has none).
 func (t *table) disableStream(now time.Time) {
-	if s := t.stream; s != nil {
-		s.disabled, s.end = now, max(s.db.seq, s.start)
-		t.stream = nil
+	s := t.stream
+	if s == nil {
+		return
 	}
+	s.disabled, s.end = now, max(s.start, s.trimmed)
+	if n := len(s.records); n > 0 {
+		s.end = s.records[n-1].seq
+	}
+	t.stream = nil
 }
 
 // gone reports whether the stream was disabled more than 24 hours ago.
@@ -221,7 +228,7 @@ type updateTableInput struct {
 // updateTable enables or disables a table's stream, the one change the
 // endpoint makes of a table; it refuses, as DynamoDB does, to enable a
 // second stream or disable none. It takes effect at once (DynamoDB's
-// table is UPDATING for a few seconds).
+// table is UPDATING for a few seconds, and so is the answer's).
 func (db *DB) updateTable(in *updateTableInput) (any, error) {
 	if err := checkTableName(in.TableName); err != nil {
 		return nil, err
@@ -240,17 +247,27 @@ func (db *DB) updateTable(in *updateTableInput) (any, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	t, err := db.table(in.TableName)
-	switch {
-	case err != nil:
+	if err == nil {
+		err = db.switchStream(t, view)
+	}
+	if err != nil {
 		return nil, err
+	}
+	return map[string]any{"TableDescription": t.describe("UPDATING")}, nil
+}
+
+// switchStream gives t a stream of view type view, or disables t's when
+// view is "", under the lock.
+func (db *DB) switchStream(t *table, view string) error {
+	switch {
 	case view != "" && t.stream != nil:
-		return nil, validationError("Table already has an enabled stream: TableName: %s", t.name)
+		return validationError("Table already has an enabled stream: TableName: %s", t.name)
 	case view == "" && t.stream == nil:
-		return nil, validationError("Table has no stream to disable: TableName: %s", t.name)
+		return validationError("Table has no stream to disable: TableName: %s", t.name)
 	case view != "":
 		db.enableStream(t, view)
 	default:
 		t.disableStream(db.now())
 	}
-	return map[string]any{"TableDescription": t.describe("UPDATING")}, nil
+	return nil
 }

@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -33,9 +32,7 @@ func TestStreamNoRecordUnchanged(t *testing.T) {
 		it["tags"] = &types.AttributeValueMemberSS{Value: []string{"a", "b"}}
 		return it
 	}
-	if _, err := e.c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: item()}); err != nil {
-		t.Fatal(err)
-	}
+	e.put(t, table, item())
 	it := iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeLatest, "")
 	same := item()
 	same["n"] = &types.AttributeValueMemberN{Value: "10.0"}                 // the same number
@@ -82,10 +79,7 @@ func TestStreamNoRecordUnchanged(t *testing.T) {
 		UpdateExpression: aws.String("SET v = :v"), ExpressionAttributeValues: av(":v", "2")}); err != nil {
 		t.Fatal(err)
 	}
-	recs, _ := readAll(t, e.sc, it, 1000)
-	if got := events(recs); !slices.Equal(got, []string{"MODIFY s"}) {
-		t.Errorf("records %v, want the one MODIFY", got)
-	}
+	e.expect(t, it, "MODIFY s")
 }
 
 // TestStreamTTLRemove: an item the time to live deletes is a REMOVE whose
@@ -104,9 +98,7 @@ func TestStreamTTLRemove(t *testing.T) {
 	for sk, at := range map[string]time.Duration{"expired": -time.Minute, "deleted": -time.Minute, "later": time.Hour} {
 		it := av("PK", "p", "SK", sk)
 		it["expiresAt"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(e.clock.Now().Add(at).Unix(), 10)}
-		if _, err := e.c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
-			t.Fatal(err)
-		}
+		e.put(t, table, it)
 	}
 	if _, err := e.c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: av("PK", "p", "SK", "deleted")}); err != nil {
 		t.Fatal(err)
@@ -114,7 +106,7 @@ func TestStreamTTLRemove(t *testing.T) {
 	if n := e.db.Sweep(); n != 1 {
 		t.Fatalf("swept %d", n)
 	}
-	recs, _ := readAll(t, e.sc, iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, ""), 1000)
+	recs, _ := readAll(t, e.sc, e.horizon(t, arn), 1000)
 	removes := 0
 	for _, r := range recs {
 		if r.EventName != stypes.OperationTypeRemove {
@@ -144,7 +136,7 @@ func TestStreamExpiredIterator(t *testing.T) {
 	e := newStreamEnv(t)
 	ctx := context.Background()
 	arn := streamTable(t, e.c, "iterated", types.StreamViewTypeKeysOnly)
-	it := iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, "")
+	it := e.horizon(t, arn)
 	e.clock.Add(14 * time.Minute)
 	out, err := e.sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(it)})
 	if err != nil {
@@ -154,13 +146,8 @@ func TestStreamExpiredIterator(t *testing.T) {
 	if _, err := e.sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(it)}); apiCode(err) != "ExpiredIteratorException" {
 		t.Errorf("at 16 minutes: %v, want ExpiredIteratorException", err)
 	}
-	if _, err := e.c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("iterated"), Item: av("PK", "p", "SK", "s")}); err != nil {
-		t.Fatal(err)
-	}
-	recs, _ := readAll(t, e.sc, aws.ToString(out.NextShardIterator), 10)
-	if got := events(recs); !slices.Equal(got, []string{"INSERT s"}) {
-		t.Errorf("the next iterator read %v", got)
-	}
+	e.put(t, "iterated", av("PK", "p", "SK", "s"))
+	e.expect(t, aws.ToString(out.NextShardIterator), "INSERT s")
 }
 
 // TestStreamTrimmed: records are kept 24 hours (Developer Guide, "DynamoDB
@@ -173,17 +160,11 @@ func TestStreamTrimmed(t *testing.T) {
 	ctx := context.Background()
 	const table = "trimmed"
 	arn := streamTable(t, e.c, table, types.StreamViewTypeKeysOnly)
-	put := func(sk string) {
-		t.Helper()
-		if _, err := e.c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av("PK", "p", "SK", sk)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put("old")
-	old, _ := readAll(t, e.sc, iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, ""), 10)
+	e.put(t, table, av("PK", "p", "SK", "old"))
+	old, _ := readAll(t, e.sc, e.horizon(t, arn), 10)
 	seq := aws.ToString(old[0].Dynamodb.SequenceNumber)
 	e.clock.Add(24*time.Hour - 5*time.Minute)
-	put("new")
+	e.put(t, table, av("PK", "p", "SK", "new"))
 	before := iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeAtSequenceNumber, seq)
 	e.clock.Add(10 * time.Minute)
 	if _, err := e.sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(before)}); apiCode(err) != "TrimmedDataAccessException" {
@@ -194,22 +175,15 @@ func TestStreamTrimmed(t *testing.T) {
 		ShardIteratorType: stypes.ShardIteratorTypeAtSequenceNumber, SequenceNumber: aws.String(seq)}); apiCode(err) != "TrimmedDataAccessException" {
 		t.Errorf("AT_SEQUENCE_NUMBER of a trimmed record: %v", err)
 	}
-	recs, _ := readAll(t, e.sc, iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, ""), 10)
-	if got := events(recs); !slices.Equal(got, []string{"INSERT new"}) {
-		t.Errorf("TRIM_HORIZON after 24 hours: %v", got)
-	}
+	e.expect(t, e.horizon(t, arn), "INSERT new")
 	// The cap.
 	capped := newStreamEnv(t)
 	dynamo.SetStreamCap(capped.db, 3)
 	arn = streamTable(t, capped.c, table, types.StreamViewTypeKeysOnly)
-	e = capped
 	for _, sk := range []string{"a", "b", "c", "d", "e"} {
-		put(sk)
+		capped.put(t, table, av("PK", "p", "SK", sk))
 	}
-	recs, _ = readAll(t, e.sc, iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, ""), 10)
-	if got := events(recs); !slices.Equal(got, []string{"INSERT c", "INSERT d", "INSERT e"}) {
-		t.Errorf("TRIM_HORIZON past the cap: %v", got)
-	}
+	capped.expect(t, capped.horizon(t, arn), "INSERT c", "INSERT d", "INSERT e")
 }
 
 // TestStreamTableAttributes: a table's stream as DynamoDB describes it
@@ -240,10 +214,8 @@ func TestStreamTableAttributes(t *testing.T) {
 		d.StreamSpecification == nil || !aws.ToBool(d.StreamSpecification.StreamEnabled) || d.StreamSpecification.StreamViewType != types.StreamViewTypeNewImage {
 		t.Errorf("described: arn %s (created %s), label %s, specification %+v", aws.ToString(d.LatestStreamArn), arn, label, d.StreamSpecification)
 	}
-	if _, err := e.c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(table), Item: av("PK", "p", "SK", "s")}); err != nil {
-		t.Fatal(err)
-	}
-	it := iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, "")
+	e.put(t, table, av("PK", "p", "SK", "s"))
+	it := e.horizon(t, arn)
 	up, err := e.c.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table), StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(false)}})
 	if err != nil {
 		t.Fatal(err)
@@ -262,6 +234,10 @@ func TestStreamTableAttributes(t *testing.T) {
 	out, err := e.sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(it)})
 	if err != nil || len(out.Records) != 1 || out.NextShardIterator != nil {
 		t.Errorf("the closed shard read to its end: %d records, next %v, %v", len(out.Records), out.NextShardIterator, err)
+	}
+	out, err = e.sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String(iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeLatest, ""))})
+	if err != nil || len(out.Records) != 0 || out.NextShardIterator != nil {
+		t.Errorf("the closed shard from LATEST: %d records, next %v, %v", len(out.Records), out.NextShardIterator, err)
 	}
 	e.clock.Add(time.Millisecond)
 	up, err = e.c.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String(table),

@@ -54,12 +54,8 @@ func (db *DB) getRecords(in *getRecordsInput) (any, error) {
 	}
 	db.mu.RLock()
 	now := db.now()
-	s, recs, err := db.read(arn, from, issued, limit, now)
-	var closed bool
-	var end uint64
-	if err == nil {
-		closed, end = !s.disabled.IsZero(), s.end
-	}
+	s, recs, rest, err := db.read(arn, from, issued, limit, now)
+	closed := err == nil && !s.disabled.IsZero()
 	db.mu.RUnlock()
 	if err != nil {
 		return nil, err
@@ -69,38 +65,40 @@ func (db *DB) getRecords(in *getRecordsInput) (any, error) {
 		NextShardIterator string
 	}{Records: make([]recordOut, 0, len(recs))}
 	size := 0
-	for _, r := range recs {
+	for i, r := range recs {
 		o := s.render(r)
-		if size += o.Dynamodb.SizeBytes; len(out.Records) > 0 && size > maxRecordBytes {
+		if size += o.Dynamodb.SizeBytes; i > 0 && size > maxRecordBytes {
+			rest = true
 			break
 		}
 		out.Records, from = append(out.Records, o), r.seq+1
 	}
-	if !closed || from <= end {
+	if !closed || rest {
 		out.NextShardIterator = db.iterator(s, from, now)
 	}
 	return out, nil
 }
 
 // read copies, under the lock, up to limit records of the stream of arn
-// from sequence number from, for an iterator issued then; it refuses an
-// iterator over 15 minutes old, and a position the trimming passed.
-func (db *DB) read(arn string, from uint64, issued time.Time, limit int, now time.Time) (*stream, []record, error) {
-	s, err := db.streamOf(arn, now)
-	if err != nil {
-		return nil, nil, err
+// from sequence number from, for an iterator issued then, and says
+// whether more follow them; it refuses an iterator over 15 minutes old,
+// and a position the trimming passed.
+func (db *DB) read(arn string, from uint64, issued time.Time, limit int, now time.Time) (s *stream, recs []record, rest bool, err error) {
+	if s, err = db.streamOf(arn, now); err != nil {
+		return nil, nil, false, err
 	}
 	if now.Sub(issued) > iteratorLife {
-		return nil, nil, dynamoError("ExpiredIteratorException", "Iterator expired: it was issued at %s, over %v before %s",
+		return nil, nil, false, dynamoError("ExpiredIteratorException", "Iterator expired: it was issued at %s, over %v before %s",
 			issued.UTC().Format(streamLabelLayout), iteratorLife, now.UTC().Format(streamLabelLayout))
 	}
 	first, trimmed := s.horizon(now)
 	if from <= trimmed {
-		return nil, nil, trimmedData(trimmed)
+		return nil, nil, false, trimmedData(trimmed)
 	}
 	kept := s.records[first:]
 	i := sort.Search(len(kept), func(i int) bool { return kept[i].seq >= from })
-	return s, slices.Clone(kept[i:min(i+limit, len(kept))]), nil
+	j := min(i+limit, len(kept))
+	return s, slices.Clone(kept[i:j]), j < len(kept), nil
 }
 
 // render is a record as GetRecords answers it: its keys, and the images

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -28,13 +28,11 @@ import (
 // embedded endpoint, called by the SDK's dynamodbstreams client, as the
 // local stack's poller calls it.
 
-// streamsClient is a DynamoDB Streams client of a local endpoint.
-func streamsClient(endpoint string) *dynamodbstreams.Client {
-	return dynamodbstreams.New(dynamodbstreams.Options{
-		Region:       "us-east-1",
-		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-	})
+// streamsClient is a DynamoDB Streams client of the endpoint c calls,
+// with c's region and credentials.
+func streamsClient(c *dynamodb.Client, optFns ...func(*dynamodbstreams.Options)) *dynamodbstreams.Client {
+	o := c.Options()
+	return dynamodbstreams.New(dynamodbstreams.Options{Region: o.Region, BaseEndpoint: o.BaseEndpoint, Credentials: o.Credentials}, optFns...)
 }
 
 // testClock is a DB's clock that a test moves.
@@ -71,13 +69,48 @@ func newStreamEnv(t *testing.T) *streamEnv {
 	dynamo.SetClock(db, clock.Now)
 	srv := httptest.NewServer(db)
 	t.Cleanup(srv.Close)
-	return &streamEnv{db: db, clock: clock, c: localdb.Client(srv.URL), sc: streamsClient(srv.URL)}
+	c := localdb.Client(srv.URL)
+	return &streamEnv{db: db, clock: clock, c: c, sc: streamsClient(c)}
+}
+
+// put puts an item in a table, or fails the test.
+func (e *streamEnv) put(t *testing.T, table string, it map[string]types.AttributeValue) {
+	t.Helper()
+	if _, err := e.c.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(table), Item: it}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// horizon is a TRIM_HORIZON iterator of the stream.
+func (e *streamEnv) horizon(t *testing.T, arn string) string {
+	t.Helper()
+	return iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, "")
+}
+
+// expect reads the shard from an iterator: its records must be want
+// ("EVENT SK" each, see events).
+func (e *streamEnv) expect(t *testing.T, it string, want ...string) {
+	t.Helper()
+	recs, _ := readAll(t, e.sc, it, 1000)
+	if got := events(recs); !slices.Equal(got, want) {
+		t.Errorf("read %v, want %v", got, want)
+	}
 }
 
 // streamTable creates a table of keys PK and SK (strings) named name, with a
 // stream of view type view ("" for none), and returns its stream's ARN.
 func streamTable(t *testing.T, c *dynamodb.Client, name string, view types.StreamViewType) string {
 	t.Helper()
+	out, err := c.CreateTable(context.Background(), streamTableInput(name, view))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return aws.ToString(out.TableDescription.LatestStreamArn)
+}
+
+// streamTableInput is the CreateTable of a table of keys PK and SK
+// (strings) named name, with a stream of view type view ("" for none).
+func streamTableInput(name string, view types.StreamViewType) *dynamodb.CreateTableInput {
 	in := &dynamodb.CreateTableInput{
 		TableName: aws.String(name), BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: types.ScalarAttributeTypeS},
@@ -88,11 +121,7 @@ func streamTable(t *testing.T, c *dynamodb.Client, name string, view types.Strea
 	if view != "" {
 		in.StreamSpecification = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: view}
 	}
-	out, err := c.CreateTable(context.Background(), in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return aws.ToString(out.TableDescription.LatestStreamArn)
+	return in
 }
 
 // av is an item of string attributes, given as name, value pairs.
@@ -163,13 +192,17 @@ func events(recs []stypes.Record) []string {
 	return out
 }
 
-// apiCode is the error code of an SDK error, "" for none.
+// apiCode is the error code of an SDK error, "" for none, or "HTTP n"
+// for an answer that is no API error.
 func apiCode(err error) string {
 	var api smithy.APIError
-	if errors.As(err, &api) {
+	var resp *awshttp.ResponseError
+	switch {
+	case errors.As(err, &api):
 		return api.ErrorCode()
-	}
-	if err != nil {
+	case errors.As(err, &resp):
+		return fmt.Sprintf("HTTP %d", resp.HTTPStatusCode())
+	case err != nil:
 		return err.Error()
 	}
 	return ""
@@ -203,13 +236,11 @@ func TestStreamIteratorTypes(t *testing.T) {
 					e.clock.Add(5 * time.Second)
 					atC = e.clock.Now()
 				}
-				if _, err := e.c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("iterators"), Item: av("PK", "p", "SK", sk)}); err != nil {
-					t.Fatal(err)
-				}
+				e.put(t, "iterators", av("PK", "p", "SK", sk))
 			}
 			seq := ""
 			if c.seq >= 0 {
-				recs, _ := readAll(t, e.sc, iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, ""), 1000)
+				recs, _ := readAll(t, e.sc, e.horizon(t, arn), 1000)
 				seq = aws.ToString(recs[c.seq].Dynamodb.SequenceNumber)
 			}
 			shard, _ := shardOf(t, e.sc, arn)
@@ -224,13 +255,8 @@ func TestStreamIteratorTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("iterators"), Item: av("PK", "p", "SK", "d")}); err != nil {
-				t.Fatal(err)
-			}
-			recs, _ := readAll(t, e.sc, aws.ToString(it.ShardIterator), 1000)
-			if got := events(recs); !slices.Equal(got, c.want) {
-				t.Errorf("read %v, want %v", got, c.want)
-			}
+			e.put(t, "iterators", av("PK", "p", "SK", "d"))
+			e.expect(t, aws.ToString(it.ShardIterator), c.want...)
 		})
 	}
 }
@@ -302,7 +328,7 @@ func TestStreamOrder(t *testing.T) {
 			wrote(a, true)
 		}
 	}
-	recs, _ := readAll(t, e.sc, iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, ""), 7)
+	recs, _ := readAll(t, e.sc, e.horizon(t, arn), 7)
 	if got := events(recs); !slices.Equal(got, want) {
 		t.Fatalf("the stream holds %d records:\n%v\nwant %d:\n%v", len(got), got, len(want), want)
 	}
@@ -347,14 +373,12 @@ func TestStreamImages(t *testing.T) {
 			arn := streamTable(t, e.c, "images", c.view)
 			before := e.clock.Now().Unix()
 			for _, it := range []map[string]types.AttributeValue{first, second} {
-				if _, err := e.c.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("images"), Item: it}); err != nil {
-					t.Fatal(err)
-				}
+				e.put(t, "images", it)
 			}
 			if _, err := e.c.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String("images"), Key: keys}); err != nil {
 				t.Fatal(err)
 			}
-			recs, _ := readAll(t, e.sc, iteratorAt(t, e.sc, arn, stypes.ShardIteratorTypeTrimHorizon, ""), 1000)
+			recs, _ := readAll(t, e.sc, e.horizon(t, arn), 1000)
 			if got := events(recs); !slices.Equal(got, []string{"INSERT s", "MODIFY s", "REMOVE s"}) {
 				t.Fatalf("events %v", got)
 			}
