@@ -4,11 +4,13 @@
 // DynamoDB. `make run`, the tests and the benchmarks use it.
 //
 // What it is: DynamoDB's data model and API for the operations the product
-// uses (tables with global and local secondary indexes and a time to live;
-// PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan, BatchWriteItem,
-// BatchGetItem, TransactWriteItems, TransactGetItems), checked as DynamoDB
-// checks them and answered as DynamoDB answers them: the same error types,
-// the same members. A request costs by the items it touches, not by the
+// uses (tables with global and local secondary indexes, a time to live
+// and a stream; PutItem, GetItem, UpdateItem, DeleteItem, Query, Scan,
+// BatchWriteItem, BatchGetItem, TransactWriteItems, TransactGetItems),
+// and the DynamoDB Streams API for the tables' streams (ListStreams,
+// DescribeStream, GetShardIterator, GetRecords; stream.go), checked as
+// DynamoDB checks them and answered as DynamoDB answers them: the same
+// error types, the same members. A request costs by the items it touches, not by the
 // table: items sit in B-trees in a scan's order (by a hash of the
 // partition key) and each index has its own; a transaction judges every
 // action before it changes anything, so nothing is copied to roll back.

@@ -42,6 +42,7 @@ type createTableInput struct {
 	ProvisionedThroughput  *throughput
 	GlobalSecondaryIndexes []indexSpec
 	LocalSecondaryIndexes  []indexSpec
+	StreamSpecification    *streamSpecification
 }
 
 // validName reports whether name is a table's or an index's name as
@@ -80,6 +81,10 @@ func (db *DB) createTable(in *createTableInput) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	view, err := in.StreamSpecification.view(true)
+	if err != nil {
+		return nil, err
+	}
 	t.created = db.now()
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -87,6 +92,9 @@ func (db *DB) createTable(in *createTableInput) (any, error) {
 		return nil, dynamoError("ResourceInUseException", "Table already exists: %s", in.TableName)
 	}
 	db.tables[in.TableName] = t
+	if view != "" {
+		db.enableStream(t, view)
+	}
 	return map[string]any{"TableDescription": t.describe("CREATING")}, nil
 }
 
@@ -236,16 +244,18 @@ func keysOf(m map[string]kind) []string {
 	return out
 }
 
+// describeKey is a key schema as a description holds it.
+func describeKey(k keySchema) []map[string]string {
+	out := []map[string]string{{"AttributeName": k.hash.name, "KeyType": "HASH"}}
+	if k.rng.name != "" {
+		out = append(out, map[string]string{"AttributeName": k.rng.name, "KeyType": "RANGE"})
+	}
+	return out
+}
+
 // describe is the table's description, with status.
 func (t *table) describe(status string) map[string]any {
-	ks := func(k keySchema) []map[string]string {
-		out := []map[string]string{{"AttributeName": k.hash.name, "KeyType": "HASH"}}
-		if k.rng.name != "" {
-			out = append(out, map[string]string{"AttributeName": k.rng.name, "KeyType": "RANGE"})
-		}
-		return out
-	}
-	arn := "arn:aws:dynamodb:us-east-1:000000000000:table/" + t.name
+	arn := arnPrefix + t.name
 	attrs := []map[string]string{}
 	for _, a := range t.attrs {
 		attrs = append(attrs, map[string]string{"AttributeName": a.name, "AttributeType": a.kind.String()})
@@ -255,7 +265,7 @@ func (t *table) describe(status string) map[string]any {
 		"TableArn":                  arn,
 		"TableId":                   t.id,
 		"TableStatus":               status,
-		"KeySchema":                 ks(t.key),
+		"KeySchema":                 describeKey(t.key),
 		"AttributeDefinitions":      attrs,
 		"CreationDateTime":          float64(t.created.UnixMilli()) / 1000,
 		"ItemCount":                 t.items.Len(),
@@ -273,7 +283,7 @@ func (t *table) describe(status string) map[string]any {
 		if len(x.include) > 0 {
 			proj["NonKeyAttributes"] = x.include
 		}
-		desc := map[string]any{"IndexName": x.name, "KeySchema": ks(x.key), "Projection": proj, "IndexArn": arn + "/index/" + x.name,
+		desc := map[string]any{"IndexName": x.name, "KeySchema": describeKey(x.key), "Projection": proj, "IndexArn": arn + "/index/" + x.name,
 			"IndexSizeBytes": x.bytes, "ItemCount": x.entries.Len()}
 		if x.local {
 			local = append(local, desc)
@@ -289,6 +299,7 @@ func (t *table) describe(status string) map[string]any {
 	if local != nil {
 		d["LocalSecondaryIndexes"] = local
 	}
+	t.describeStream(d)
 	return d
 }
 
@@ -302,7 +313,9 @@ func (db *DB) deleteTable(in *tableNameInput) (any, error) {
 		return nil, err
 	}
 	delete(db.tables, in.TableName)
-	return map[string]any{"TableDescription": t.describe("DELETING")}, nil
+	d := t.describe("DELETING")
+	t.disableStream(db.now())
+	return map[string]any{"TableDescription": d}, nil
 }
 
 func (db *DB) describeTable(in *tableNameInput) (any, error) {
@@ -346,108 +359,4 @@ func (db *DB) listTables(in *listTablesInput) (any, error) {
 		out["LastEvaluatedTableName"] = names[limit-1]
 	}
 	return out, nil
-}
-
-type updateTimeToLiveInput struct {
-	TableName               string
-	TimeToLiveSpecification *struct {
-		AttributeName string
-		Enabled       *bool
-	}
-}
-
-// updateTimeToLive sets a table's time to live, refusing, as DynamoDB
-// does, to enable it twice or disable it when it is not enabled on that
-// attribute. It takes effect at once (DynamoDB takes up to an hour).
-func (db *DB) updateTimeToLive(in *updateTimeToLiveInput) (any, error) {
-	spec := in.TimeToLiveSpecification
-	if spec == nil || spec.AttributeName == "" || spec.Enabled == nil {
-		return nil, validationError("TimeToLiveSpecification needs AttributeName and Enabled")
-	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	t, err := db.table(in.TableName)
-	switch {
-	case err != nil:
-		return nil, err
-	case *spec.Enabled && t.ttl != "":
-		return nil, validationError("TimeToLive is already enabled")
-	case !*spec.Enabled && t.ttl == "":
-		return nil, validationError("TimeToLive is already disabled")
-	case !*spec.Enabled && t.ttl != spec.AttributeName:
-		return nil, validationError("TimeToLive is active on a different AttributeName: current AttributeName is %s", t.ttl)
-	}
-	t.ttl = ""
-	if *spec.Enabled {
-		t.ttl = spec.AttributeName
-	}
-	return map[string]any{"TimeToLiveSpecification": map[string]any{"AttributeName": spec.AttributeName, "Enabled": *spec.Enabled}}, nil
-}
-
-func (db *DB) describeTimeToLive(in *tableNameInput) (any, error) {
-	db.mu.RLock()
-	defer db.mu.RUnlock()
-	t, err := db.table(in.TableName)
-	if err != nil {
-		return nil, err
-	}
-	d := map[string]any{"TimeToLiveStatus": "DISABLED"}
-	if t.ttl != "" {
-		d = map[string]any{"TimeToLiveStatus": "ENABLED", "AttributeName": t.ttl}
-	}
-	return map[string]any{"TimeToLiveDescription": d}, nil
-}
-
-// Sweep deletes the items whose time to live has passed, a few at a time
-// so that requests wait for it no longer than for a small write, and
-// returns how many it deleted. DynamoDB deletes them within days of their
-// time; until then reads return them, and the product judges expiry itself.
-func (db *DB) Sweep() int {
-	const batch = 256
-	x := expiryAt(db.now())
-	deleted := 0
-	db.mu.RLock()
-	names := make([]string, 0, len(db.tables))
-	for n := range db.tables {
-		names = append(names, n)
-	}
-	db.mu.RUnlock()
-	for _, n := range names {
-		var after *entry
-		for {
-			db.mu.Lock()
-			t, ok := db.tables[n]
-			if !ok || t.ttl == "" {
-				db.mu.Unlock()
-				break
-			}
-			var expired []item
-			seen := 0
-			visit := func(e *entry) bool {
-				if after != nil && !lessEntry(after, e) {
-					return true
-				}
-				after = e
-				if t.expired(e.it, x) {
-					expired = append(expired, e.it)
-				}
-				seen++
-				return seen < batch
-			}
-			if after == nil {
-				t.items.Ascend(visit)
-			} else {
-				t.items.AscendGreaterOrEqual(after, visit)
-			}
-			for _, it := range expired {
-				t.remove(it)
-			}
-			deleted += len(expired)
-			db.mu.Unlock()
-			if seen < batch {
-				break
-			}
-		}
-	}
-	return deleted
 }

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json/jsontext"
 	"encoding/json/v2"
 	"errors"
@@ -33,7 +34,15 @@ type DB struct {
 	tokens map[string]token
 	// tokenOrder holds the tokens' keys, oldest first.
 	tokenOrder []string
-	now        func() time.Time
+	// streams are the tables' streams by ARN, enabled or disabled (for
+	// 24 hours), of tables that are or were; seq is the last sequence
+	// number one gave a record, and streamCap the most records one keeps.
+	streams   map[string]*stream
+	seq       uint64
+	streamCap int
+	// iteratorKey signs the shard iterators.
+	iteratorKey [32]byte
+	now         func() time.Time
 	// requests numbers the answers' request ids.
 	requests atomic.Uint64
 }
@@ -45,9 +54,14 @@ type token struct {
 	at      time.Time
 }
 
-// New is an empty DB.
+// New is an empty DB. Its sequence numbers begin at the time it is made
+// (in nanoseconds, to the microsecond), so that a new DB's follow an older
+// one's.
 func New() *DB {
-	return &DB{tables: map[string]*table{}, tokens: map[string]token{}, now: time.Now}
+	db := &DB{tables: map[string]*table{}, tokens: map[string]token{}, now: time.Now,
+		streams: map[string]*stream{}, seq: uint64(time.Now().UnixMicro()) * 1000, streamCap: streamCap}
+	_, _ = rand.Read(db.iteratorKey[:])
+	return db
 }
 
 // maxBody is the largest request DynamoDB takes (16 MB, a BatchWriteItem's
@@ -58,7 +72,12 @@ const maxBody = 16 << 20
 // operation in X-Amz-Target).
 func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	target := r.Header.Get("X-Amz-Target")
+	ops := operations
 	op, ok := strings.CutPrefix(target, "DynamoDB_20120810.")
+	if !ok {
+		ops = streamOperations
+		op, ok = strings.CutPrefix(target, "DynamoDBStreams_20120810.")
+	}
 	body, answer := getBuffer(), getBuffer()
 	defer putBuffer(body)
 	defer putBuffer(answer)
@@ -73,10 +92,10 @@ func (db *DB) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = serializationError("reading the request: %v", rerr)
 	case len(*body) > maxBody:
 		err = &apiError{Type: "com.amazon.coral.service#RequestEntityTooLarge", Message: "Request size exceeded 16777216 bytes", status: http.StatusRequestEntityTooLarge}
-	case !ok || operations[op] == nil:
-		err = &apiError{Type: "com.amazon.coral.service#UnknownOperationException", Message: "the operation " + strconv.Quote(target) + " is not one of DynamoDB's, or not one the embedded endpoint serves"}
+	case !ok || ops[op] == nil:
+		err = &apiError{Type: "com.amazon.coral.service#UnknownOperationException", Message: "the operation " + strconv.Quote(target) + " is not one of DynamoDB's or DynamoDB Streams', or not one the embedded endpoint serves"}
 	default:
-		out, err = operations[op](db, (*answer)[:0], *body)
+		out, err = ops[op](db, (*answer)[:0], *body)
 	}
 	var api *apiError
 	status := http.StatusOK
@@ -138,6 +157,7 @@ func init() {
 		"CreateTable":        serve((*DB).createTable),
 		"DeleteTable":        serve((*DB).deleteTable),
 		"DescribeTable":      serve((*DB).describeTable),
+		"UpdateTable":        serve((*DB).updateTable),
 		"ListTables":         serve((*DB).listTables),
 		"UpdateTimeToLive":   serve((*DB).updateTimeToLive),
 		"DescribeTimeToLive": serve((*DB).describeTimeToLive),

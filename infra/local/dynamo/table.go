@@ -41,6 +41,9 @@ type table struct {
 	ttl       string   // the time to live attribute, "" while disabled
 	items     *entryTree
 	itemBytes int
+	// stream is the table's stream while it is enabled (nil: none), and
+	// latest the last it had, enabled or not.
+	stream, latest *stream
 }
 
 // index is a secondary index: its definition and the entries of the items
@@ -243,15 +246,17 @@ func (t *table) get(key item) item {
 }
 
 // put stores it (which has the table's key), in place of the item of that
-// key, and keeps the indexes with it: an index entry whose key did not
-// change is replaced, not deleted first.
-func (t *table) put(it item) {
+// key, which it returns (nil: none), and keeps the indexes with it: an
+// index entry whose key did not change is replaced, not deleted first.
+func (t *table) put(it item) item {
 	e := t.tableEntry(it)
 	e.size = it.size()
 	old, replaced := t.items.ReplaceOrInsert(e)
 	t.itemBytes += e.size
+	var was item
 	if replaced {
 		t.itemBytes -= old.size
+		was = old.it
 	}
 	for _, x := range t.indexes {
 		ie, ok := t.indexEntry(x, it)
@@ -269,6 +274,7 @@ func (t *table) put(it item) {
 			t.unindexEntry(x, oe)
 		}
 	}
+	return was
 }
 
 // remove deletes the item of key, if any, and returns it.
@@ -294,12 +300,16 @@ func (t *table) unindexEntry(x *index, e *entry) {
 }
 
 // write applies a change: it stored, or the item of key deleted when it
-// is nil.
+// is nil; the table's stream, if any, records it.
 func (t *table) write(key, it item) {
+	var old item
 	if it == nil {
-		t.remove(key)
+		old = t.remove(key)
 	} else {
-		t.put(it)
+		old = t.put(it)
+	}
+	if t.stream != nil {
+		t.stream.change(old, it, false)
 	}
 }
 
