@@ -2,6 +2,7 @@ package start_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -223,5 +224,30 @@ func TestRequestsPerPath(t *testing.T) {
 	environment(t, h, user, map[string]any{"name": "Default", "default": true, "variables": nil})
 	if r := post(h, user, body(nil)); r.Status != 201 || r.Requests != 2 || envOf(r) == "<nil>" {
 		t.Errorf("the user's default: %d, %d requests", r.Status, r.Requests)
+	}
+}
+
+// TestSharedEraEnvironments: environments imported from the seed system
+// that save cloudflare-shared (by name, or as a request naming it, the
+// latter here a default pointer) answer the allocation as stored, and
+// start on the effective default.
+func TestSharedEraEnvironments(t *testing.T) {
+	h := apitest.New(t, nil)
+	for _, f := range []string{"environment-shared-era", "environment-request-shared"} {
+		data, err := os.ReadFile("../store/testdata/" + f + ".json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Put(data)
+	}
+	const era = "env_2b0e6c1a-7f3d-4a58-9c41-8e5d2f6a1b37"
+	if r := h.Do(apitest.Call{Method: "GET", Path: "/v1/environments/" + era, Claims: user}); r.Status != 200 || r.Body["sandboxAllocation"] != "cloudflare-shared" {
+		t.Errorf("as stored: %d %s", r.Status, r.Raw)
+	}
+	for _, b := range []string{body(map[string]any{"orgId": "o1", "environmentId": era}), body(nil)} {
+		r := post(h, user, b)
+		if r.Status != 201 || sandbox(r)["allocation"] != "cloudflare-containers-standard-4" || envOf(r) == "<nil>" {
+			t.Errorf("%s: %d %s", b, r.Status, r.Raw)
+		}
 	}
 }
