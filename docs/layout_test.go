@@ -81,13 +81,13 @@ func TestKMSWhereSecrets(t *testing.T) {
 }
 
 // TestDomainKnowsNoAWS: the packages that decide (the domain's, webhook,
-// ids, jsonbody and start) link nothing of AWS, not even the attribute
-// values of the table's items (the item shapes are the store's), nor the
-// store, the settings or the HTTP layer: they decide from the values they
-// are handed.
+// ids, jsonbody, start, environment and outcome) link nothing of AWS, not
+// even the attribute values of the table's items (the item shapes are the
+// store's), nor the store, the settings or the HTTP layer: they decide
+// from the values they are handed.
 func TestDomainKnowsNoAWS(t *testing.T) {
 	const shared = "github.com/cloud-agent/control-plane/shared/"
-	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook", "ids", "jsonbody", "start", "environment"} {
+	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook", "ids", "jsonbody", "start", "environment", "outcome"} {
 		out, err := childproc.Command("go", "list", "-deps", "../shared/"+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", pkg, err, out)

@@ -431,6 +431,7 @@ func TestProblemCodes(t *testing.T) {
 		problem.OperationKeyReuseMismatch, problem.OperationKeyPayloadMismatch, problem.CreationInProgress,
 		problem.TriggerLimitReached,
 		problem.EnvironmentNameTaken, problem.EnvironmentInUse, problem.EnvironmentLimitReached, problem.EnvironmentNotFound,
+		problem.OutcomeAlreadyRecorded, problem.SessionClaimed, problem.SessionEnded,
 		problem.SessionRecordInvalid, problem.InternalError,
 		problem.UnsupportedMediaType, problem.RateLimited, problem.ServiceUnavailable,
 	}

@@ -41,3 +41,32 @@ func HasCredential(s string) bool {
 	}
 	return false
 }
+
+// RedactCredentials is s with each credential (a marker and the token
+// characters that follow it: A-Z, a-z, 0-9, _ and -) as [redacted].
+func RedactCredentials(s string) string {
+	if !HasCredential(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		marker := ""
+		for _, m := range credentialMarkers {
+			if strings.HasPrefix(s[i:], m) {
+				marker = m
+				break
+			}
+		}
+		if marker == "" {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		i += len(marker)
+		for i < len(s) && OfChars(s[i:i+1], 1, "_-") {
+			i++
+		}
+		b.WriteString("[redacted]")
+	}
+	return b.String()
+}

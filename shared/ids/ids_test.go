@@ -62,3 +62,21 @@ func TestHasCredential(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactCredentials: each credential, its marker and the token that
+// follows, is [redacted]; the text around it stays, and text without one
+// is as it was.
+func TestRedactCredentials(t *testing.T) {
+	for _, r := range []struct{ s, want string }{
+		{"clone failed: bad token ghp_abc123XYZ for acme", "clone failed: bad token [redacted] for acme"},
+		{"glpat-x_y-z.", "[redacted]."},
+		{"a github_pat_11AB and gho_Q", "a [redacted] and [redacted]"},
+		{"ghp_", "[redacted]"},
+		{"no token here; GHP_x is not one", "no token here; GHP_x is not one"},
+		{"é ghs_1é", "é [redacted]é"},
+	} {
+		if got := RedactCredentials(r.s); got != r.want {
+			t.Errorf("RedactCredentials(%q) = %q, want %q", r.s, got, r.want)
+		}
+	}
+}

@@ -34,6 +34,9 @@ const (
 	EnvironmentInUse             Code = "environment_in_use"
 	EnvironmentLimitReached      Code = "environment_limit_reached"
 	EnvironmentNotFound          Code = "environment_not_found"
+	OutcomeAlreadyRecorded       Code = "outcome_already_recorded"
+	SessionClaimed               Code = "session_claimed"
+	SessionEnded                 Code = "session_ended"
 	SessionRecordInvalid         Code = "session_record_invalid"
 	InternalError                Code = "internal_error"
 	UnsupportedMediaType         Code = "unsupported_media_type"
@@ -62,6 +65,9 @@ var statuses = map[Code]int{
 	EnvironmentInUse:             http.StatusConflict,
 	EnvironmentLimitReached:      http.StatusUnprocessableEntity,
 	EnvironmentNotFound:          http.StatusUnprocessableEntity,
+	OutcomeAlreadyRecorded:       http.StatusConflict,
+	SessionClaimed:               http.StatusConflict,
+	SessionEnded:                 http.StatusConflict,
 	SessionRecordInvalid:         http.StatusInternalServerError,
 	InternalError:                http.StatusInternalServerError,
 	UnsupportedMediaType:         http.StatusUnsupportedMediaType,

@@ -18,6 +18,7 @@ func TestStatuses(t *testing.T) {
 		"rate_limited": 429, "service_unavailable": 503,
 		// v7
 		"environment_name_taken": 409, "environment_in_use": 409, "environment_limit_reached": 422, "environment_not_found": 422,
+		"outcome_already_recorded": 409, "session_claimed": 409, "session_ended": 409,
 	}
 	if len(rows) != len(statuses) {
 		t.Errorf("the contract has %d codes, the code %d", len(rows), len(statuses))
