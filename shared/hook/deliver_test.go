@@ -38,6 +38,11 @@ func TestGitHubExample(t *testing.T) {
 		!rs[0].At.Equal(clock) || rs[0].Status != trigger.StatusFired {
 		t.Errorf("runs %+v", rs)
 	}
+	// The session keeps the run that started it (contract v7).
+	if tr := h.Session(id).Trigger; tr == nil || tr.ID != hk.ID || tr.Kind != trigger.KindWebhook || !tr.Slot.Equal(clock) ||
+		tr.RunKey != "RUN#"+clock.UTC().Format("2006-01-02T15:04:05.000Z")+"#"+id {
+		t.Errorf("the session's trigger section %+v", tr)
+	}
 	rec, err := h.Start.Table.GetSession(context.Background(), id)
 	if err != nil || rec.CreatedOnPlatform != "webhook" || rec.UserID != "u1" || rec.BotID != "" {
 		t.Errorf("session %+v: %v", rec, err)

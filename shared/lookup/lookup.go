@@ -66,7 +66,11 @@ func (s *Service) session(ctx context.Context, r *httpapi.Request) (httpapi.Resp
 	if !r.Caller.Admin && !r.Caller.Owns(rec.UserID, rec.OrgID) {
 		return httpapi.Response{}, errNotFound
 	}
-	return httpapi.Response{Status: http.StatusOK, Body: rec.View(policy)}, nil
+	v := rec.View(policy)
+	if r.Caller.Admin {
+		v = v.ForAdmin()
+	}
+	return httpapi.Response{Status: http.StatusOK, Body: v}, nil
 }
 
 // allocations lists what the caller, or the org it names, may select.

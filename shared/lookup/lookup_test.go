@@ -2,13 +2,17 @@ package lookup_test
 
 import (
 	"encoding/json/v2"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/shared/settings"
 )
 
@@ -213,5 +217,36 @@ func TestAllocations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOutcome: the lookup answers a session's outcome (contract v7), its
+// error's message to the owner and null to an admin; null while the
+// session runs.
+func TestOutcome(t *testing.T) {
+	h := apitest.New(t, nil)
+	putFixture(t, h, "session-v2-byoc")
+	path := "/v1/sessions/workspace_byoc/allocation"
+	if res := get(h, owner, path); res.Status != 200 || res.Body["outcome"] != nil || !strings.Contains(res.Raw, `"outcome":null`) {
+		t.Fatalf("a running session: %d %s", res.Status, res.Raw)
+	}
+	h.SetItem("SESSION#workspace_byoc", "METADATA", "metadata.outcome", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		"status": &types.AttributeValueMemberS{Value: "failed"}, "revision": &types.AttributeValueMemberN{Value: "1"},
+		"endedAt":    &types.AttributeValueMemberS{Value: "2026-11-30T11:00:00Z"},
+		"reportedAt": &types.AttributeValueMemberS{Value: "2026-11-30T11:00:05Z"},
+		"error": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"code": &types.AttributeValueMemberS{Value: "tests_failed"}, "message": &types.AttributeValueMemberS{Value: "3 tests failed"},
+		}},
+	}})
+	want := `{"endedAt":"2026-11-30T11:00:00Z","error":{"code":"tests_failed","message":%s},"reportedAt":"2026-11-30T11:00:05Z","status":"failed"}`
+	for _, r := range []struct {
+		who     string
+		claims  map[string]string
+		message string
+	}{{"the owner", owner, `"3 tests failed"`}, {"an admin", admin, "null"}} {
+		res := get(h, r.claims, path)
+		if got := testkit.JSON(res.Body["outcome"]); res.Status != 200 || got != fmt.Sprintf(want, r.message) {
+			t.Errorf("%s: %d %s", r.who, res.Status, got)
+		}
 	}
 }

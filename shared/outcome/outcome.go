@@ -34,9 +34,6 @@ const (
 	maxMessage = 4096
 	// maxAhead is how far after now a report's endedAt may be.
 	maxAhead = 60 * time.Second
-	// TimeFormat is how an outcome's times are stored and answered: the
-	// contract's layout, RFC 3339 in UTC, whole seconds.
-	TimeFormat = "2006-01-02T15:04:05Z"
 )
 
 // Error is a failed or interrupted run's error.
@@ -53,6 +50,15 @@ type Outcome struct {
 	// Revision counts the outcomes recorded on the session: the sequence
 	// of its Session Ended event is one more.
 	Revision int
+}
+
+// Known reports whether status is an outcome's.
+func Known(status string) bool {
+	switch status {
+	case Completed, Failed, Interrupted, TimedOut:
+		return true
+	}
+	return false
 }
 
 // Final reports whether o is a runner's report, which nothing replaces; a
@@ -257,20 +263,4 @@ func TokenLive(created time.Time, claim *Claim, o *Outcome, now time.Time) bool 
 		last = claim.HeartbeatAt
 	}
 	return !now.After(last.Add(longest))
-}
-
-// View is an outcome as the API answers it.
-type View struct {
-	Status     string `json:"status"`
-	Error      *Error `json:"error"`
-	EndedAt    string `json:"endedAt"`
-	ReportedAt string `json:"reportedAt"`
-}
-
-// ViewOf is o as answered, nil for none.
-func ViewOf(o *Outcome) *View {
-	if o == nil {
-		return nil
-	}
-	return &View{Status: o.Status, Error: o.Error, EndedAt: o.EndedAt.UTC().Format(TimeFormat), ReportedAt: o.ReportedAt.UTC().Format(TimeFormat)}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/environment"
+	"github.com/cloud-agent/control-plane/shared/outcome"
 )
 
 // Record is a stored session, current or legacy.
@@ -34,6 +35,25 @@ type Record struct {
 	// metadata; nil for a record read back (readers of the metadata never
 	// see it).
 	Launch *Launch
+	// Trigger is the trigger run that started the session (contract v7),
+	// nil for none.
+	Trigger *TriggerRef
+	// Claim is the runner's claim of the session, and Outcome how its run
+	// ended (contract v7); nil for none.
+	Claim   *outcome.Claim
+	Outcome *outcome.Outcome
+}
+
+// TriggerRef is the trigger run that started a session: the trigger, the
+// kind of its run, the run's slot, and the run's key in the trigger's
+// history (its sort key, as the store keeps it), where the session's
+// outcome is written too while the run exists.
+type TriggerRef struct {
+	ID string
+	// Kind is the run's: scheduled, manual or webhook (trigger.Kind*).
+	Kind   string
+	Slot   time.Time
+	RunKey string
 }
 
 // EnvironmentRef is the environment a session was started in, as its

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/outcome"
 )
 
 // View is a session as the allocation lookup shows it.
@@ -17,6 +18,47 @@ type View struct {
 	// Environment is the environment the session was started in, null
 	// for none (every legacy record).
 	Environment *EnvironmentRef `json:"environment"`
+	// Outcome is how the session's run ended, null while it runs (and
+	// for every session started before contract v7).
+	Outcome *OutcomeView `json:"outcome"`
+}
+
+// OutcomeView is an outcome as the API answers it.
+type OutcomeView struct {
+	Status     string     `json:"status"`
+	Error      *ErrorView `json:"error"`
+	EndedAt    string     `json:"endedAt"`
+	ReportedAt string     `json:"reportedAt"`
+}
+
+// ErrorView is an outcome's error; its message is null for an admin, who
+// sees that a run failed and why in a code, never the runner's words.
+type ErrorView struct {
+	Code    string  `json:"code"`
+	Message *string `json:"message"`
+}
+
+// OutcomeOf is o as answered, nil for none.
+func OutcomeOf(o *outcome.Outcome) *OutcomeView {
+	if o == nil {
+		return nil
+	}
+	v := &OutcomeView{Status: o.Status, EndedAt: o.EndedAt.UTC().Format(TimeFormat), ReportedAt: o.ReportedAt.UTC().Format(TimeFormat)}
+	if e := o.Error; e != nil {
+		v.Error = &ErrorView{Code: e.Code, Message: &e.Message}
+	}
+	return v
+}
+
+// ForAdmin is the view as an admin's lookup answers it: an outcome's
+// error without its message.
+func (v View) ForAdmin() View {
+	if o := v.Outcome; o != nil && o.Error != nil {
+		e, out := *o.Error, *o
+		e.Message, out.Error = nil, &e
+		v.Outcome = &out
+	}
+	return v
 }
 
 // OwnerView is a session's owner; a missing org or bot is null.
@@ -65,6 +107,7 @@ func (r *Record) View(p *allocation.Policy) View {
 		Runtime:     p.Retirement(r.Allocation(), r.Sandbox.Provider, false).Runtime(),
 		Record:      RecordInfo{SchemaVersion: r.SchemaVersion, Legacy: r.Legacy()},
 		Environment: r.Environment,
+		Outcome:     OutcomeOf(r.Outcome),
 	}
 	if !r.CreatedAt.IsZero() {
 		v.CreatedAt = nullable(r.CreatedAt.UTC().Truncate(time.Second).Format(TimeFormat))

@@ -39,19 +39,19 @@ func TestFaults(t *testing.T) {
 		status int
 		items  int
 	}{
-		{"one throttle is retried", "TransactWriteItems", 1, faultproxy.DynamoThrottle, withKey, 201, 3},
+		{"one throttle is retried", "TransactWriteItems", 1, faultproxy.DynamoThrottle, withKey, 201, 4},
 		{"throttled beyond the retries", "TransactWriteItems", 10, faultproxy.DynamoThrottle, withKey, 503, 0},
 		{"500s beyond the retries", "TransactWriteItems", 10, faultproxy.DynamoInternalError, withKey, 503, 0},
 		{"dropped connections", "TransactWriteItems", 10, faultproxy.Drop, withKey, 503, 0},
 		{"an endpoint too slow to answer", "TransactWriteItems", 10, faultproxy.Stall, withKey, 503, 0}, // held past the attempts' 100 ms
 		{"throttled without a key", "TransactWriteItems", 10, faultproxy.DynamoThrottle, body(nil), 503, 0},
 		{"the environments' read throttled", "BatchGetItem", 10, faultproxy.DynamoThrottle, body(nil), 503, 0},
-		{"a lost answer with a key", "TransactWriteItems", 1, faultproxy.DropAfter, withKey, 201, 3},
-		{"a lost answer without a key", "TransactWriteItems", 1, faultproxy.DropAfter, body(nil), 201, 2},
+		{"a lost answer with a key", "TransactWriteItems", 1, faultproxy.DropAfter, withKey, 201, 4},
+		{"a lost answer without a key", "TransactWriteItems", 1, faultproxy.DropAfter, body(nil), 201, 3},
 		// Real DynamoDB's answer to a transaction on an item another
 		// transaction is writing: the row is read, there is none, and the
 		// start tries again.
-		{"a transaction conflict", "TransactWriteItems", 1, faultproxy.DynamoConflict, withKey, 201, 3},
+		{"a transaction conflict", "TransactWriteItems", 1, faultproxy.DynamoConflict, withKey, 201, 4},
 	}
 	for _, r := range rows {
 		t.Run(r.rule, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestFaults(t *testing.T) {
 		}
 		first := post(h, user, withKey)
 		again := post(h, user, withKey)
-		if first.Status != 201 || again.Status != 200 || again.Body["sessionId"] != first.Body["sessionId"] || len(h.Items()) != 3 {
+		if first.Status != 201 || again.Status != 200 || again.Body["sessionId"] != first.Body["sessionId"] || len(h.Items()) != 4 {
 			t.Errorf("%d %d, %d items", first.Status, again.Status, len(h.Items()))
 		}
 	})
@@ -105,7 +105,7 @@ func TestFaults(t *testing.T) {
 		if p.Count("TransactWriteItems") != commit.Tries || p.Count("GetItem") != commit.Tries {
 			t.Errorf("%d transactions and %d reads of the row, want %d of each", p.Count("TransactWriteItems"), p.Count("GetItem"), commit.Tries)
 		}
-		if again := post(h, user, withKey); again.Status != 201 || len(h.Items()) != 3 {
+		if again := post(h, user, withKey); again.Status != 201 || len(h.Items()) != 4 {
 			t.Errorf("the retry: %d %s, %d items", again.Status, again.Raw, len(h.Items()))
 		}
 	})

@@ -258,7 +258,7 @@ func TestLapsedRowReplacement(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if statuses[201] != 1 || statuses[200] != 9 || len(h.Items()) != 3 {
+		if statuses[201] != 1 || statuses[200] != 9 || len(h.Items()) != 4 {
 			t.Errorf("statuses %v, %d items", statuses, len(h.Items()))
 		}
 	})

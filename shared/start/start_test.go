@@ -65,8 +65,8 @@ func TestNewSession(t *testing.T) {
 	if r.Requests != 2 {
 		t.Errorf("a fresh start made %d DynamoDB requests, want 2 (the environments' read, the transaction)", r.Requests)
 	}
-	if n := len(h.Items()); n != 2 {
-		t.Errorf("%d items without an operation key, want 2 (the session, its prompt)", n)
+	if n := len(h.Items()); n != 3 {
+		t.Errorf("%d items without an operation key, want 3 (the session, its prompt, its live entry)", n)
 	}
 	look := h.Do(apitest.Call{Method: "GET", Path: "/v1/sessions/" + id + "/allocation", Claims: user})
 	if got := testkit.JSON(look.Body["sandbox"]); got != testkit.JSON(sb) || look.Body["record"].(map[string]any)["legacy"] != false {
@@ -95,8 +95,8 @@ func TestReplay(t *testing.T) {
 			if again.Requests != 3 {
 				t.Errorf("a replay made %d DynamoDB requests, want 3", again.Requests)
 			}
-			if n := len(h.Items()); n != 3 {
-				t.Errorf("%d items, want the session, its prompt and its ledger row", n)
+			if n := len(h.Items()); n != 4 {
+				t.Errorf("%d items, want the session, its prompt, its live entry and its ledger row", n)
 			}
 		})
 	}
@@ -268,7 +268,7 @@ func TestConcurrentStarts(t *testing.T) {
 	if len(ids) != 1 || statuses[201] != 1 || statuses[200] != 49 {
 		t.Errorf("sessions %v, statuses %v", ids, statuses)
 	}
-	if n := len(h.Items()); n != 3 {
-		t.Errorf("%d items, want one session, its prompt and one row", n)
+	if n := len(h.Items()); n != 4 {
+		t.Errorf("%d items, want one session, its prompt, its live entry and one row", n)
 	}
 }

@@ -45,12 +45,18 @@ type Advance struct {
 type Beside interface {
 	// items are its transaction items, for the session rec.
 	items(table string, rec *session.Record) []types.TransactWriteItem
+	// ran is the trigger and the run that start the session rec.
+	ran(rec *session.Record) (triggerID string, run trigger.Run)
 	// refused is what the refusal r says of its items, the first of them
 	// at index from: nil when none of them was refused.
 	refused(r refusal, from int) error
 }
 
 func (a *Advance) refused(r refusal, from int) error { return movedFrom(r, from) }
+
+func (a *Advance) ran(rec *session.Record) (string, trigger.Run) {
+	return a.Seen.ID, a.Run.ForSession(rec)
+}
 
 // movedFrom is the refusal of items conditioned on a trigger as it was
 // seen, from index from on: a failed condition or a conflict on any of

@@ -192,6 +192,10 @@ func (d *Delivery) items(table string, rec *session.Record) []types.TransactWrit
 	return append(items, markerPut(table, d.Seen.ID, d.Key, Marker{SessionID: rec.SessionID, Run: runSortKey(run)}, d.Now))
 }
 
+func (d *Delivery) ran(rec *session.Record) (string, trigger.Run) {
+	return d.Seen.ID, d.Run.ForSession(rec)
+}
+
 // refused reads the items from index from: check, run, counter, marker.
 func (d *Delivery) refused(r refusal, from int) error {
 	if d.Key != "" {

@@ -92,7 +92,7 @@ func (d Due) nextRunAt() time.Time {
 // dueInShard is one shard's due triggers, in the order of their next run.
 func (t *Table) dueInShard(ctx context.Context, shard int, at time.Time) ([]Due, error) {
 	kc, err := expression.NewBuilder().WithKeyCondition(
-		expression.Key("dueShard").Equal(expression.Value(shardKey(shard))).
+		expression.Key("dueShard").Equal(expression.Value(shardKey(dueShardPrefix, shard))).
 			And(expression.Key("nextRunAt").LessThanEqual(expression.Value(formatTime(at))))).Build()
 	if err != nil {
 		return nil, err

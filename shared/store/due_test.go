@@ -16,18 +16,18 @@ import (
 func TestDueTriggersShares(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
-		shardOf := map[string]string{}
-		for i := 0; len(shardOf) < 48; i++ {
+		shards := map[string]string{}
+		for i := 0; len(shards) < 48; i++ {
 			tr := newTrigger(fmt.Sprintf("trg_%d", i), "u1", "", now)
 			tr.NextRunAt = now
 			if err := tbl.CreateTrigger(ctx, tr, 100); err != nil {
 				t.Fatal(err)
 			}
-			shardOf[tr.ID] = dueShard(tr.ID)
+			shards[tr.ID] = shardOf(dueShardPrefix, tr.ID)
 		}
 		all, err := tbl.DueTriggers(ctx, now)
-		if err != nil || len(all) != len(shardOf) {
-			t.Fatalf("every shard: %d due of %d, %v", len(all), len(shardOf), err)
+		if err != nil || len(all) != len(shards) {
+			t.Fatalf("every shard: %d due of %d, %v", len(all), len(shards), err)
 		}
 		seen := map[string]int{}
 		for k := range 3 {
@@ -41,13 +41,13 @@ func TestDueTriggersShares(t *testing.T) {
 			}
 			for _, d := range due {
 				seen[d.ID]++
-				if !slices.ContainsFunc(share, func(s int) bool { return shardKey(s) == shardOf[d.ID] }) {
-					t.Errorf("share %v finds %s of %s", share, d.ID, shardOf[d.ID])
+				if !slices.ContainsFunc(share, func(s int) bool { return shardKey(dueShardPrefix, s) == shards[d.ID] }) {
+					t.Errorf("share %v finds %s of %s", share, d.ID, shards[d.ID])
 				}
 			}
 		}
-		if len(seen) != len(shardOf) || slices.ContainsFunc(slices.Collect(maps.Values(seen)), func(n int) bool { return n != 1 }) {
-			t.Errorf("the shares found %v, want each of %d once", seen, len(shardOf))
+		if len(seen) != len(shards) || slices.ContainsFunc(slices.Collect(maps.Values(seen)), func(n int) bool { return n != 1 }) {
+			t.Errorf("the shares found %v, want each of %d once", seen, len(shards))
 		}
 	})
 }

@@ -30,6 +30,9 @@ const (
 	countOfOrg     = "ORG#"
 	countSortKey   = "COUNT"
 	dueShardPrefix = "DUE#"
+	// A live session's entry (live_item.go) is in the due index's
+	// partitions LIVE#0 to LIVE#15, which no query for due triggers reads.
+	liveShardPrefix = "LIVE#"
 )
 
 // The trigger indexes of the table (template.yaml).
@@ -78,15 +81,15 @@ func ownerCountKey(tr *trigger.Trigger) Item {
 	return key(countPrefix+owner, countSortKey)
 }
 
-// dueShard spreads active triggers over the due index's partitions by a
-// hash of their id.
-func dueShard(id string) string {
+// shardOf spreads the items of an id over the due index's partitions of
+// a prefix (dueShardPrefix, liveShardPrefix) by a hash of the id.
+func shardOf(prefix, id string) string {
 	h := fnv.New32a()
 	h.Write([]byte(id))
-	return shardKey(int(h.Sum32() % dueShards))
+	return shardKey(prefix, int(h.Sum32()%dueShards))
 }
 
-func shardKey(n int) string { return dueShardPrefix + strconv.Itoa(n) }
+func shardKey(prefix string, n int) string { return prefix + strconv.Itoa(n) }
 
 // kindOf is the kind of an item, by its key.
 func kindOf(item Item) ItemKind {

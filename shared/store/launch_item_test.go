@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,7 +43,7 @@ func TestLaunchItems(t *testing.T) {
 			}
 			out, err := c.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(name), ConsistentRead: aws.Bool(true),
 				KeyConditionExpression: aws.String("PK = :pk"), ExpressionAttributeValues: Item{":pk": S("SESSION#" + rec.SessionID)}})
-			if err != nil || len(out.Items) != 3 {
+			if err != nil || len(out.Items) != 4 { // METADATA, PROMPT, ENV_SNAPSHOT, LIVE
 				t.Fatalf("%d items: %v", len(out.Items), err)
 			}
 			expires := N(now.Add(30 * 24 * time.Hour).Unix())
@@ -58,6 +59,11 @@ func TestLaunchItems(t *testing.T) {
 					if string(secret["sealed"].(*types.AttributeValueMemberB).Value) != "sealed:env_a" || secret["value"] != nil ||
 						!same(item["version"], N(1)) || !same(item["expiresAt"], expires) || len(item["setupCommands"].(*types.AttributeValueMemberL).Value) != 1 {
 						t.Errorf("ENV_SNAPSHOT %v", item)
+					}
+				case "LIVE":
+					shard := item["dueShard"].(*types.AttributeValueMemberS).Value
+					if !strings.HasPrefix(shard, "LIVE#") || item["nextRunAt"].(*types.AttributeValueMemberS).Value != formatTime(rec.CreatedAt) {
+						t.Errorf("LIVE %v", item)
 					}
 				}
 			}

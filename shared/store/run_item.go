@@ -104,6 +104,10 @@ func (m *ManualRun) items(table string, rec *session.Record) []types.TransactWri
 
 func (m *ManualRun) refused(r refusal, from int) error { return movedFrom(r, from) }
 
+func (m *ManualRun) ran(rec *session.Record) (string, trigger.Run) {
+	return m.Seen.ID, m.Run.ForSession(rec)
+}
+
 // seenCheck is the transaction item that holds a write to the trigger as
 // it was seen (unchangedSince), writing nothing to it.
 func seenCheck(table string, seen *trigger.Trigger) types.TransactWriteItem {

@@ -82,6 +82,7 @@ func EncodeSession(r *session.Record) Item {
 	if e := r.Environment; e != nil {
 		metadata["environment"] = M(Item{"environmentId": S(e.ID), "version": N(int64(e.Version)), "name": S(e.Name)})
 	}
+	encodeRunSections(metadata, r)
 	item := SessionKey(r.SessionID)
 	item["metadataSchemaVersion"] = N(2)
 	item["metadata"] = M(metadata)
@@ -202,6 +203,7 @@ func (d *sessionDecoder) version2(r *session.Record, md Item) {
 		const p = "metadata.environment."
 		r.Environment = &session.EnvironmentRef{ID: d.Str(env, p, "environmentId"), Name: d.Str(env, p, "name"), Version: int(d.Int(env, p, "version"))}
 	}
+	d.run(r, md)
 	lc, _ := d.Map(md, "metadata.", "lifecycle")
 	d.Num(lc, "metadata.lifecycle.", "version")
 	r.CreatedAt = d.EpochMillis(lc, "metadata.lifecycle.", "timestamp")

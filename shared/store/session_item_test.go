@@ -58,7 +58,7 @@ func TestCurrentShapeView(t *testing.T) {
 		`"provider":"cloudflare-containers","allocation":"cloudflare-containers-standard-4",` +
 		`"allocationRequest":{"provider":{"id":"cloudflare-containers","account":"kilo"},"instanceType":"standard-4"},` +
 		`"resources":{"vcpus":4,"memoryMiB":12288,"diskMB":20000},"route":null,"containerScope":"isolated","containerLabel":"Isolated container"},` +
-		`"runtime":{"state":"allocated","code":null,"message":null},"record":{"schemaVersion":2,"legacy":false},"environment":null}`
+		`"runtime":{"state":"allocated","code":null,"message":null},"record":{"schemaVersion":2,"legacy":false},"environment":null,"outcome":null}`
 	if got := recordJSON(t, r.View(allocation.DefaultPolicy())); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

@@ -49,20 +49,20 @@ func New(client *dynamodb.Client, name string) *Table {
 
 // PutSession writes a new session without a ledger row, only where no
 // item has its key: ErrSessionExists otherwise. What goes beside it, when
-// given, and its launch items go in the same transaction.
+// given, its launch items and its live entry go in the same transaction
+// (newSession).
 func (t *Table) PutSession(ctx context.Context, rec *session.Record, beside Beside) error {
-	put := &types.Put{TableName: aws.String(t.name), Item: EncodeSession(rec), ConditionExpression: aws.String(sessionIsNew)}
-	launch, err := launchItems(t.name, rec)
+	put, launch, err := newSession(t.name, rec, beside)
 	if err != nil {
 		return err
 	}
 	if beside == nil && launch == nil {
 		_, err := t.client.PutItem(ctx, &dynamodb.PutItemInput{
-			TableName: put.TableName, Item: put.Item, ConditionExpression: put.ConditionExpression,
+			TableName: put.Put.TableName, Item: put.Put.Item, ConditionExpression: put.Put.ConditionExpression,
 		})
 		return putSessionError(err, nil)
 	}
-	items := []types.TransactWriteItem{{Put: put}}
+	items := []types.TransactWriteItem{put}
 	if beside != nil {
 		items = append(items, beside.items(t.name, rec)...)
 	}
@@ -103,14 +103,13 @@ const sessionIsNew = "attribute_not_exists(PK)"
 
 // writeSessionAndRow writes the session, its row on the condition
 // rowCond (whose names and values e holds), what goes beside them and
-// the session's launch items, last.
+// the session's launch items and live entry, last.
 func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row *ledger.Row, e *expr, rowCond string, adv Beside) (*ledger.Row, error) {
-	items := []types.TransactWriteItem{
-		{Put: &types.Put{
-			TableName:           aws.String(t.name),
-			Item:                EncodeSession(rec),
-			ConditionExpression: aws.String(sessionIsNew),
-		}},
+	put, launch, err := newSession(t.name, rec, adv)
+	if err != nil {
+		return nil, err
+	}
+	items := []types.TransactWriteItem{put,
 		{Put: &types.Put{
 			TableName:                           aws.String(t.name),
 			Item:                                EncodeLedger(row),
@@ -122,10 +121,6 @@ func (t *Table) writeSessionAndRow(ctx context.Context, rec *session.Record, row
 	}
 	if adv != nil {
 		items = append(items, adv.items(t.name, rec)...)
-	}
-	launch, err := launchItems(t.name, rec)
-	if err != nil {
-		return nil, err
 	}
 	return transactionError(t.transact(ctx, append(items, launch...)), adv)
 }

@@ -73,7 +73,7 @@ func encodeTrigger(tr *trigger.Trigger) Item {
 		item["webhook"] = encodeWebhook(tr.Webhook)
 	} else {
 		if tr.Active {
-			item["dueShard"] = S(dueShard(tr.ID))
+			item["dueShard"] = S(shardOf(dueShardPrefix, tr.ID))
 		}
 		item["cron"] = S(tr.Cron)
 		item["timezone"] = S(tr.Timezone)

@@ -280,7 +280,7 @@ func TestDueTriggersPages(t *testing.T) {
 		want := map[string]bool{}
 		for i := 0; len(want) < 14; i++ { // 14 of about 90 KB: 1.3 MB in shard 0
 			id := fmt.Sprintf("trg_%d", i)
-			if dueShard(id) != shardKey(0) {
+			if shardOf(dueShardPrefix, id) != shardKey(dueShardPrefix, 0) {
 				continue
 			}
 			tr := newTrigger(id, "u1", "", now)

@@ -219,8 +219,8 @@ func TestRunNowOnce(t *testing.T) {
 			t.Errorf("another session: %s", r.Raw)
 		}
 	}
-	if created != 1 || count(h, `"SESSION#`, `"METADATA"`) != 1 || count(h, `"RUN#`) != 1 {
-		t.Errorf("%d created, %d sessions, %d runs", created, count(h, `"SESSION#`, `"METADATA"`), count(h, `"RUN#`))
+	if created != 1 || count(h, `"SESSION#`, `"METADATA"`) != 1 || count(h, `"SK":{"S":"RUN#`) != 1 {
+		t.Errorf("%d created, %d sessions, %d runs", created, count(h, `"SESSION#`, `"METADATA"`), count(h, `"SK":{"S":"RUN#`))
 	}
 }
 
@@ -452,14 +452,14 @@ func TestRunNowTriggerMoved(t *testing.T) {
 			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + id}, "SK": &types.AttributeValueMemberS{Value: "TRIGGER"}}})
 	})
 	p.Inject("TransactWriteItems", 1, remove)
-	if r := runNowCall(h, user, id, "k1", ""); r.Status != 404 || count(h, `"SESSION#`, `"METADATA"`) != 0 || count(h, `"OPERATION#`) != 0 || count(h, `"RUN#`) != 0 {
+	if r := runNowCall(h, user, id, "k1", ""); r.Status != 404 || count(h, `"SESSION#`, `"METADATA"`) != 0 || count(h, `"OPERATION#`) != 0 || count(h, `"SK":{"S":"RUN#`) != 0 {
 		t.Errorf("deleted: %d %s", r.Status, r.Raw)
 	}
 
 	id = newTrigger(t, h, nil)
 	h.SetTrigger(id, "repository.repo", &types.AttributeValueMemberS{Value: "not a repo"})
 	p.Inject("TransactWriteItems", 1, remove)
-	if r := runNowCall(h, user, id, "", ""); r.Status != 404 || count(h, `"RUN#`) != 0 {
+	if r := runNowCall(h, user, id, "", ""); r.Status != 404 || count(h, `"SK":{"S":"RUN#`) != 0 {
 		t.Errorf("a refusal, deleted: %d %s", r.Status, r.Raw)
 	}
 }

@@ -47,6 +47,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/secrets"
+	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/triggerapi"
@@ -506,6 +507,16 @@ func (h *Harness) Sessions() []string {
 		}
 	}
 	return out
+}
+
+// Session reads a session as the store does (strongly consistent).
+func (h *Harness) Session(id string) *session.Record {
+	h.t.Helper()
+	rec, err := store.New(h.Client, h.Table).GetSession(context.Background(), id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return rec
 }
 
 // Snapshot is every item in the table, each with its members sorted, in
