@@ -20,6 +20,7 @@ folder_TriggersFunction         := triggers
 folder_TriggerFireFunction      := triggerfire
 folder_TriggerHookFunction      := triggerhook
 folder_EnvironmentsFunction     := environments
+folder_SessionEventsFunction    := sessionevents
 # The template's functions run on arm64; tests build for the machine's own.
 LAMBDA_GOARCH ?= arm64
 ARTIFACTS_DIR ?= build/$*

@@ -26,6 +26,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
+	"github.com/cloud-agent/control-plane/shared/sessionevents"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/startapi"
 	"github.com/cloud-agent/control-plane/shared/store"
@@ -66,6 +67,9 @@ var (
 	Environments = Function{ID: "EnvironmentsFunction", handle: serve,
 		build:  func(p Parts) *Functions { return &Functions{Environments: p.environments()} },
 		routes: func(f *Functions) []httpapi.Route { return f.Environments.Routes() }}
+	SessionEvents = Function{ID: "SessionEventsFunction",
+		build:  func(p Parts) *Functions { return &Functions{Events: p.events()} },
+		handle: func(_ Function, f *Functions, _ Parts) any { return f.Events.Handle }}
 	TriggerFire = Function{ID: "TriggerFireFunction",
 		build:  func(p Parts) *Functions { f := p.runs(); f.Firing = p.firing(f.Runs); return f },
 		handle: func(_ Function, f *Functions, _ Parts) any { return f.Firing.Handle }}
@@ -88,6 +92,11 @@ type Parts struct {
 	// Variables seal environments' secret variables, nil but in the
 	// environments' function.
 	Variables environmentapi.Sealer
+	// Tokens, Bus and APIURL announce sessions, nil but in the session
+	// events function.
+	Tokens sessionevents.Tokens
+	Bus    sessionevents.Bus
+	APIURL string
 	// Metrics is the execution environment's part of each log line's
 	// metrics (the firing's; an API's goes on its router).
 	Metrics *invocation.Metrics
@@ -105,6 +114,7 @@ type Functions struct {
 	Hooks        *hook.Service
 	Firing       *firing.Firing
 	Environments *environmentapi.Service
+	Events       *sessionevents.Service
 }
 
 // Build builds every function on p, as one execution environment would
@@ -113,7 +123,7 @@ type Functions struct {
 func Build(p Parts) *Functions {
 	f := p.runs()
 	f.Lookup, f.Triggers, f.Hooks, f.Firing = p.lookup(), p.triggers(f.Runs), p.hooks(f.Runs), p.firing(f.Runs)
-	f.Environments = p.environments()
+	f.Environments, f.Events = p.environments(), p.events()
 	return f
 }
 
@@ -141,6 +151,10 @@ func (p Parts) hooks(runs *triggerrun.Runner) *hook.Service {
 
 func (p Parts) environments() *environmentapi.Service {
 	return &environmentapi.Service{Table: p.Table, Settings: p.Settings, Secrets: p.Variables}
+}
+
+func (p Parts) events() *sessionevents.Service {
+	return &sessionevents.Service{Tokens: p.Tokens, Bus: p.Bus, APIURL: p.APIURL, Log: p.Log, Metrics: p.Metrics}
 }
 
 func (p Parts) firing(runs *triggerrun.Runner) *firing.Firing {

@@ -25,6 +25,9 @@ const (
 	varWebhookKey        = "WEBHOOK_KEY_ID"
 	varWebhookSecretsKey = "WEBHOOK_SECRETS_KEY_ID"
 	varEnvironmentsKey   = "ENVIRONMENT_SECRETS_KEY_ID"
+	varSessionTokenKey   = "SESSION_TOKEN_KEY_ID"
+	varEventBus          = "EVENT_BUS_NAME"
+	varAPIURL            = "API_URL"
 )
 
 // varFunction and varVersion are the function's name and the version of
@@ -44,7 +47,7 @@ const (
 
 // services are the SDK ids, in capitals, of the services the functions
 // call: their endpoints are read with the rest of the configuration.
-var services = []string{"DYNAMODB", "SSM", "KMS"}
+var services = []string{"DYNAMODB", "SSM", "KMS", "EVENTBRIDGE"}
 
 // Variables are the names of the variables the template sets for the
 // function id: every function's, the firing's concurrency, and the keys
@@ -58,6 +61,8 @@ func Variables(id string) []string {
 		vars = append(vars, varWebhookKey, varWebhookSecretsKey)
 	case Environments.ID:
 		vars = append(vars, varEnvironmentsKey)
+	case SessionEvents.ID:
+		vars = append(vars, varSessionTokenKey, varEventBus, varAPIURL)
 	}
 	return vars
 }
@@ -87,6 +92,10 @@ type Config struct {
 	// (ENVIRONMENT_SECRETS_KEY_ID), set for the environments' function
 	// only (EnvironmentsKey).
 	environmentsKey string
+	// sessionTokenKey derives sessions' tokens (SESSION_TOKEN_KEY_ID),
+	// eventBus is the sessions' bus (EVENT_BUS_NAME) and apiURL the API's
+	// URL (API_URL), set for the session events function (Announcing).
+	sessionTokenKey, eventBus, apiURL string
 	// Function and Version are the metrics' dimensions: the function's
 	// name (the local stack sets it to the logical id), "local" where it
 	// is not set, as when a bootstrap is run by hand; the version the
@@ -109,7 +118,8 @@ func FromEnv() (Config, error) {
 		Table: os.Getenv(varTable), SettingsPath: os.Getenv(varConfig),
 		webhookKey: os.Getenv(varWebhookKey), webhookSecretsKey: os.Getenv(varWebhookSecretsKey),
 		environmentsKey: os.Getenv(varEnvironmentsKey),
-		Function:        cmp.Or(os.Getenv(varFunction), unnamed), Version: cmp.Or(os.Getenv(varVersion), unpublished),
+		sessionTokenKey: os.Getenv(varSessionTokenKey), eventBus: os.Getenv(varEventBus), apiURL: os.Getenv(varAPIURL),
+		Function: cmp.Or(os.Getenv(varFunction), unnamed), Version: cmp.Or(os.Getenv(varVersion), unpublished),
 		Region: cmp.Or(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
 	}
 	if c.Table == "" || c.SettingsPath == "" {
@@ -145,6 +155,15 @@ func (c Config) EnvironmentsKey() (string, error) {
 		return "", fmt.Errorf("%s must be set", varEnvironmentsKey)
 	}
 	return c.environmentsKey, nil
+}
+
+// Announcing is what the session events function needs: the session
+// token key, the sessions' bus and the API's URL, all required.
+func (c Config) Announcing() (tokenKey, eventBus, apiURL string, err error) {
+	if c.sessionTokenKey == "" || c.eventBus == "" || c.apiURL == "" {
+		return "", "", "", fmt.Errorf("%s, %s and %s must be set", varSessionTokenKey, varEventBus, varAPIURL)
+	}
+	return c.sessionTokenKey, c.eventBus, c.apiURL, nil
 }
 
 // WebhookKeys are the keys of webhook secrets, both required by the

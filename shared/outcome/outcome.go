@@ -7,6 +7,7 @@
 package outcome
 
 import (
+	"encoding/base64"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -251,6 +252,32 @@ const (
 	afterFinal = 24 * time.Hour
 	longest    = 7*24*time.Hour + 24*time.Hour
 )
+
+// A session's token is sst_ and the unpadded base64url of the HMAC-SHA256
+// that the session token key computes over TokenMessage: derived, never
+// stored.
+const (
+	tokenPrefix = "sst_"
+	tokenLength = len(tokenPrefix) + 43
+)
+
+// TokenMessage is what a session's token is the MAC of:
+// session:v1:<sessionId>.
+func TokenMessage(sessionID string) []byte { return []byte("session:v1:" + sessionID) }
+
+// TokenOf is the token of a session whose MAC is mac.
+func TokenOf(mac []byte) string { return tokenPrefix + base64.RawURLEncoding.EncodeToString(mac) }
+
+// WellFormedToken reports whether s has a token's shape: sst_ and 43
+// base64url characters.
+func WellFormedToken(s string) bool {
+	rest, ok := strings.CutPrefix(s, tokenPrefix)
+	if !ok || len(s) != tokenLength {
+		return false
+	}
+	_, err := base64.RawURLEncoding.Strict().DecodeString(rest)
+	return err == nil
+}
 
 // TokenLive reports whether a session's token still opens its routes at
 // now.

@@ -165,3 +165,22 @@ func TestDeadlineAndToken(t *testing.T) {
 		}
 	}
 }
+
+// TestToken: a session's token is sst_ and the unpadded base64url of a
+// 32-byte MAC over session:v1:<id>; only that shape is well formed.
+func TestToken(t *testing.T) {
+	if string(TokenMessage("workspace_a")) != "session:v1:workspace_a" {
+		t.Error("the message")
+	}
+	mac := make([]byte, 32)
+	mac[0], mac[31] = 0xfb, 0xff
+	tok := TokenOf(mac)
+	if tok != "sst_-wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAP8" || !WellFormedToken(tok) {
+		t.Errorf("token %q", tok)
+	}
+	for _, bad := range []string{"", "sst_", tok[:len(tok)-1], tok + "A", "sst-" + tok[4:], "sst_" + strings.Repeat("+", 43), "sst_-wAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAP9"} {
+		if WellFormedToken(bad) {
+			t.Errorf("%q is well formed", bad)
+		}
+	}
+}

@@ -1,6 +1,6 @@
-// Package secrets holds webhook triggers' secrets, and seals environments'
-// secret variables (Variables), through AWS KMS, the only package that
-// calls it. Webhook secrets: a generated secret is derived, never stored
+// Package secrets holds webhook triggers' secrets, seals environments'
+// secret variables (Variables) and derives sessions' tokens
+// (SessionTokens), through AWS KMS, the only package that calls it. Webhook secrets: a generated secret is derived, never stored
 // (GenerateMac under the stack's HMAC key over webhook.SecretMessage),
 // and cached per execution environment by trigger and version; an
 // imported one is sealed (Encrypt under the stack's symmetric key, with
@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
 
+	"github.com/cloud-agent/control-plane/shared/outcome"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
@@ -184,4 +185,36 @@ func (v *Variables) Seal(ctx context.Context, environmentID, name, value string)
 		return nil, unavailable(err)
 	}
 	return out.CiphertextBlob, nil
+}
+
+// SessionTokens derive sessions' tokens (contract v7): GenerateMac under
+// the session token key (HMAC_256) over outcome.TokenMessage, asked of
+// KMS once per session and execution environment, then cached. Safe for
+// concurrent use.
+type SessionTokens struct {
+	client  *kms.Client
+	key     string
+	derived cache[string]
+}
+
+// NewSessionTokens returns the session token key (an id, ARN or alias)
+// on client.
+func NewSessionTokens(client *kms.Client, key string) *SessionTokens {
+	return &SessionTokens{client: client, key: key}
+}
+
+// Token is session sessionID's token.
+func (s *SessionTokens) Token(ctx context.Context, sessionID string) (string, error) {
+	if t, ok := s.derived.get(sessionID); ok {
+		return t, nil
+	}
+	out, err := s.client.GenerateMac(ctx, &kms.GenerateMacInput{
+		KeyId: aws.String(s.key), MacAlgorithm: types.MacAlgorithmSpecHmacSha256, Message: outcome.TokenMessage(sessionID),
+	})
+	if err != nil {
+		return "", unavailable(err)
+	}
+	t := outcome.TokenOf(out.Mac)
+	s.derived.put(sessionID, t)
+	return t, nil
 }

@@ -102,7 +102,7 @@ const TimeFormat = "2006-01-02T15:04:05Z"
 func (r *Record) View(p *allocation.Policy) View {
 	v := View{
 		SessionID:   r.SessionID,
-		Owner:       OwnerView{UserID: r.UserID, OrgID: nullable(r.OrgID), BotID: nullable(r.BotID)},
+		Owner:       r.OwnerView(),
 		Sandbox:     r.SandboxView(),
 		Runtime:     p.Retirement(r.Allocation(), r.Sandbox.Provider, false).Runtime(),
 		Record:      RecordInfo{SchemaVersion: r.SchemaVersion, Legacy: r.Legacy()},
@@ -113,6 +113,11 @@ func (r *Record) View(p *allocation.Policy) View {
 		v.CreatedAt = nullable(r.CreatedAt.UTC().Truncate(time.Second).Format(TimeFormat))
 	}
 	return v
+}
+
+// OwnerView shows the record's owner.
+func (r *Record) OwnerView() OwnerView {
+	return OwnerView{UserID: r.UserID, OrgID: nullable(r.OrgID), BotID: nullable(r.BotID)}
 }
 
 // SandboxView shows the record's sandbox. The allocation is the record's

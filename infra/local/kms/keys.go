@@ -48,11 +48,13 @@ type Spec struct {
 // generated webhook secrets (GenerateMac), WebhookSecretsKey encrypts the
 // imported ones (Encrypt, Decrypt); contract v7's EnvironmentSecretsKey
 // encrypts environments' secret variables (Encrypt here, Decrypt by the
-// execution plane).
+// execution plane), and SessionTokenKey derives sessions' tokens
+// (GenerateMac).
 var Specs = []Spec{
 	{LogicalID: "WebhookKey", KeySpec: SpecHMAC256, KeyUsage: UsageMAC, Env: "WEBHOOK_KEY_ID"},
 	{LogicalID: "WebhookSecretsKey", KeySpec: SpecSymmetric, KeyUsage: UsageEncrypt, Env: "WEBHOOK_SECRETS_KEY_ID"},
 	{LogicalID: "EnvironmentSecretsKey", KeySpec: SpecSymmetric, KeyUsage: UsageEncrypt, Env: "ENVIRONMENT_SECRETS_KEY_ID"},
+	{LogicalID: "SessionTokenKey", KeySpec: SpecHMAC256, KeyUsage: UsageMAC, Env: "SESSION_TOKEN_KEY_ID"},
 }
 
 // EndpointEnv is the variable that points the functions' KMS client at

@@ -1,30 +1,45 @@
 // Package keyed runs the functions that hold KMS keys as package app
 // builds every function: the triggers and the trigger hook with the
 // webhook secrets' keys, the environments' function with the key that
-// seals secret variables, each on a KMS client. The other functions do not
+// seals secret variables, the session events function with the session
+// token key (and the sessions' bus, on an EventBridge client no other
+// function links), each on a KMS client. The other functions do not
 // link KMS, whose client costs a cold start 15 % of its initialisation
 // (docs/performance.md).
 package keyed
 
 import (
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/cloud-agent/control-plane/shared/app"
+	"github.com/cloud-agent/control-plane/shared/bus"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 )
 
-// Run runs the function fn (app.Triggers, app.TriggerHook or
-// app.Environments) with the keys the configuration names.
+// Run runs the function fn (app.Triggers, app.TriggerHook,
+// app.Environments or app.SessionEvents) with the keys the configuration
+// names.
 func Run(fn app.Function) {
 	app.RunWith(fn, func(c app.Config, p *app.Parts) error { return Keys(c, fn, p) })
 }
 
 // Keys puts on p the keys of fn that the configuration names, on a KMS
 // client of the configuration: ENVIRONMENT_SECRETS_KEY_ID for the
-// environments' function, WEBHOOK_KEY_ID and WEBHOOK_SECRETS_KEY_ID for
-// the others, all required. Nothing here does I/O.
+// environments' function, SESSION_TOKEN_KEY_ID (with the bus and the
+// API's URL) for the session events function, WEBHOOK_KEY_ID and
+// WEBHOOK_SECRETS_KEY_ID for the others, all required. Nothing here does
+// I/O.
 func Keys(c app.Config, fn app.Function, p *app.Parts) error {
-	if fn.ID == app.Environments.ID {
+	switch fn.ID {
+	case app.SessionEvents.ID:
+		key, name, url, err := c.Announcing()
+		if err == nil {
+			p.Tokens = secrets.NewSessionTokens(kms.NewFromConfig(c.AWS("KMS")), key)
+			p.Bus, p.APIURL = bus.New(eventbridge.NewFromConfig(c.AWS("EVENTBRIDGE")), name), url
+		}
+		return err
+	case app.Environments.ID:
 		key, err := c.EnvironmentsKey()
 		if err == nil {
 			p.Variables = secrets.NewVariables(kms.NewFromConfig(c.AWS("KMS")), key)
