@@ -198,6 +198,7 @@ func TestEnvironment(t *testing.T) {
 		"WEBHOOK_KEY_ID=arn:aws:kms:us-east-1:000000000000:key/" + ks.Key("WebhookKey").KeyID,
 		"WEBHOOK_SECRETS_KEY_ID=arn:aws:kms:us-east-1:000000000000:key/" + ks.Key("WebhookSecretsKey").KeyID,
 		"ENVIRONMENT_SECRETS_KEY_ID=arn:aws:kms:us-east-1:000000000000:key/" + ks.Key("EnvironmentSecretsKey").KeyID,
+		"SESSION_TOKEN_KEY_ID=arn:aws:kms:us-east-1:000000000000:key/" + ks.Key("SessionTokenKey").KeyID,
 	}
 	if !slices.Equal(env, want) {
 		t.Errorf("got %v\nwant %v", env, want)
