@@ -91,7 +91,7 @@ func TestList(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 		f.putAsync(t, f.entry(`{"n":4}`))
 	}()
-	if ids := f.listed(t, "?wait=10&after="+put[2]); len(ids) != 1 || time.Since(start) > 5*time.Second || time.Since(start) < 200*time.Millisecond {
+	if ids := f.listed(t, "?wait=20&after="+put[2]); len(ids) != 1 || time.Since(start) > 2*time.Second || time.Since(start) < 200*time.Millisecond {
 		t.Errorf("a wait: %v after %v", ids, time.Since(start))
 	}
 	last := f.listed(t, "")[3]
