@@ -35,9 +35,10 @@ type Event struct {
 	Detail     jsontext.Value `json:"detail"` // always an object
 }
 
-// Faults are the entries still to fail, counted in entries, not calls:
-// the next RefuseNext entries fail with InternalFailure, then the next
-// ThrottleNext with ThrottlingException.
+// Faults are the entries still to fail, counted in entries, not calls,
+// among those that would otherwise be put: the next RefuseNext entries
+// fail with InternalFailure, then the next ThrottleNext with
+// ThrottlingException.
 type Faults struct {
 	RefuseNext   int `json:"refuseNext"`
 	ThrottleNext int `json:"throttleNext"`

@@ -19,7 +19,9 @@ import (
 const target = "AWSEvents.PutEvents"
 
 // EventBridge's limits on a PutEvents call: at most 10 entries, and a
-// total entry size (entrySize) of at most 256 KB, 262,144 bytes.
+// total entry size (entrySize) of at most 256 KB, 262,144 bytes (its
+// quotas say at most 256 KB, the size page "less than 256KB": a call of
+// exactly 256 KB is accepted).
 const (
 	maxEntries = 10
 	maxSize    = 256 << 10
