@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/eventbus"
 	"github.com/cloud-agent/control-plane/infra/local/gateway"
 	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
@@ -40,6 +41,11 @@ type Config struct {
 	// KeysFile holds the KMS stand-in's keys, created on the first start
 	// and read on the next; "" makes new keys at each start, in memory.
 	KeysFile string
+	// EventsAddr is where the event bus stand-in answers PutEvents; ""
+	// is a free loopback port.
+	EventsAddr string
+	// EventBus is the bus's name; "" is EventBus, the name it has locally.
+	EventBus string
 	DataFile string // "" keeps the data in memory only
 	// Parameters are template.yaml's parameters over their defaults (for
 	// FiringSchedules, say: the local stack runs each schedule the
@@ -59,6 +65,10 @@ type Config struct {
 	Verbose bool
 }
 
+// EventBus is the event bus's name locally: its logical id in
+// template.yaml, as the table's name is the table's.
+const EventBus = "SessionsBus"
+
 // DynamoAddr is where `make run` serves its embedded DynamoDB endpoint,
 // and where `make audit` reads the local stack's table.
 const DynamoAddr = "127.0.0.1:8000"
@@ -75,19 +85,24 @@ func TuneGC() {
 	}
 }
 
-// Stack is the local stack: DynamoDB, the settings and KMS stand-ins,
-// every function under the runtime emulator, and the gateway.
+// Stack is the local stack: DynamoDB, the settings, KMS and event bus
+// stand-ins, every function under the runtime emulator, and the gateway.
 type Stack struct {
 	APIURL    string
 	DynamoURL string
 	KMSURL    string    // the KMS stand-in, on a loopback port of its own
 	Keys      *kms.Keys // its keys
+	// EventsURL is where the event bus stand-in answers PutEvents, on a
+	// loopback port of its own; the gateway lists its events.
+	EventsURL string
+	Bus       *eventbus.Bus
 	Functions []template.Function
 	cfg       Config
 	endpoint  *dynamo.Endpoint
 	client    *dynamodb.Client
 	ssm       *http.Server
 	kmsServer *http.Server
+	events    *http.Server
 	api       *http.Server
 	lambdas   map[string]*lambdarun.Lambda
 	buildDir  string
@@ -111,7 +126,7 @@ func Start(ctx context.Context, cfg Config) (*Stack, error) {
 
 func (s *Stack) start(ctx context.Context) (err error) {
 	cfg := s.cfg
-	if err := loopbackOnly(cfg.DynamoAddr, cfg.APIAddr); err != nil {
+	if err := loopbackOnly(cfg.DynamoAddr, cfg.APIAddr, cfg.EventsAddr); err != nil {
 		return err
 	}
 	tpl, err := template.LoadWith(filepath.Join(cfg.Repo, "template.yaml"), cfg.Parameters)
@@ -135,17 +150,30 @@ func (s *Stack) start(ctx context.Context) (err error) {
 		return err
 	}
 	logs := slog.New(slog.NewJSONHandler(cfg.Logs, nil))
-	gw := &gateway.Gateway{Routes: template.Routes(s.Functions), Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs}
+	var runCtx context.Context
+	runCtx, s.stop = context.WithCancel(context.Background())
+	gw := &gateway.Gateway{Routes: template.Routes(s.Functions), Scheduled: map[string]bool{}, Invoke: s.invoke, Log: logs,
+		Events: untilStopped(runCtx, s.Bus.ServeLocal)}
 	for _, fn := range s.Functions {
 		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
 	}
 	if s.APIURL, s.api, err = serve(cfg.APIAddr, gw); err != nil {
 		return err
 	}
-	var runCtx context.Context
-	runCtx, s.stop = context.WithCancel(context.Background())
 	s.schedules = schedule.Run(runCtx, s.Functions, s.invoke, logs)
 	return nil
+}
+
+// untilStopped serves h with requests that end when stop does too: a
+// list of the bus's events still waiting for one does not hold the
+// stack's Close.
+func untilStopped(stop context.Context, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		defer context.AfterFunc(stop, cancel)()
+		h(w, r.WithContext(ctx))
+	})
 }
 
 // startTable starts the embedded endpoint (unless the stack has one to
@@ -191,8 +219,8 @@ func (s *Stack) startTable(ctx context.Context, tpl *template.Template) error {
 }
 
 // startStandIns serves the settings' Parameter Store stand-in (seeded
-// from the template's parameters) and the KMS stand-in: the URL of the
-// first, the second's in s.KMSURL.
+// from the template's parameters), the KMS stand-in and the event bus
+// stand-in: the URL of the first, the others' in s.KMSURL and s.EventsURL.
 func (s *Stack) startStandIns(tpl *template.Template) (string, error) {
 	cfg := s.cfg
 	configPath := ""
@@ -217,6 +245,10 @@ func (s *Stack) startStandIns(tpl *template.Template) (string, error) {
 	}
 	if s.KMSURL, s.kmsServer, err = serve("127.0.0.1:0", &kms.Server{Keys: s.Keys}); err != nil {
 		return "", err
+	}
+	s.Bus = eventbus.New(cmp.Or(cfg.EventBus, EventBus), cfg.Logs)
+	if s.EventsURL, s.events, err = serve(cmp.Or(cfg.EventsAddr, "127.0.0.1:0"), s.Bus); err != nil {
+		return "", fmt.Errorf("starting the event bus stand-in: %w", err)
 	}
 	return ssmURL, nil
 }
@@ -274,9 +306,11 @@ func templateKeys(tpl *template.Template) error {
 }
 
 // environment is a function's: lambdarun's, with the KMS stand-in's
-// endpoint and key ids over any of the template's.
+// endpoint and key ids and the event bus stand-in's endpoint over any of
+// the template's.
 func (s *Stack) environment(fn template.Function, ssmURL string) []string {
-	return lambdarun.Environment(fn, s.DynamoURL, ssmURL, s.Keys.Environment(s.KMSURL)...)
+	more := append(s.Keys.Environment(s.KMSURL), "AWS_ENDPOINT_URL_EVENTBRIDGE="+s.EventsURL)
+	return lambdarun.Environment(fn, s.DynamoURL, ssmURL, more...)
 }
 
 var errNoFunction = errors.New("no such function")
@@ -324,6 +358,9 @@ func (s *Stack) close(ctx context.Context) error {
 	}
 	if s.kmsServer != nil {
 		errs = append(errs, s.kmsServer.Shutdown(ctx))
+	}
+	if s.events != nil {
+		errs = append(errs, s.events.Shutdown(ctx))
 	}
 	if s.buildDir != "" {
 		errs = append(errs, os.RemoveAll(s.buildDir))

@@ -13,14 +13,18 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	awskms "github.com/aws/aws-sdk-go-v2/service/kms"
 	kmstypes "github.com/aws/aws-sdk-go-v2/service/kms/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamo"
+	"github.com/cloud-agent/control-plane/infra/local/eventbus"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/gateway"
 	"github.com/cloud-agent/control-plane/infra/local/kms"
@@ -186,7 +190,8 @@ func TestStack(t *testing.T) {
 	if status != 201 {
 		t.Fatalf("start: %d %v", status, started)
 	}
-	id := started["sessionId"].(string)
+	sessionID := started["sessionId"].(string)
+	var id string
 	// The table's time to live is the template's, as in AWS.
 	ttl, err := s.client.DescribeTimeToLive(context.Background(), &dynamodb.DescribeTimeToLiveInput{TableName: aws.String(template.TableLogicalID)})
 	if err != nil || ttl.TimeToLiveDescription.TimeToLiveStatus != types.TimeToLiveStatusEnabled || aws.ToString(ttl.TimeToLiveDescription.AttributeName) != "expiresAt" {
@@ -202,14 +207,34 @@ func TestStack(t *testing.T) {
 		t.Errorf("another method: %d", status)
 	}
 	env := functionEnvironment(t, s, "SessionStartFunction")
-	for _, want := range s.Keys.Environment(s.KMSURL) {
+	for _, want := range append(s.Keys.Environment(s.KMSURL), "AWS_ENDPOINT_URL_EVENTBRIDGE="+s.EventsURL) {
 		name, value, _ := strings.Cut(want, "=")
 		if env[name] != value {
 			t.Errorf("the function has %s=%q, want %q", name, env[name], value)
 		}
 	}
+	id = putAndList(t, s)
+	// A list still waiting for an event does not hold the stack's Close.
+	waited := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(s.APIURL + "/_local/events?wait=20&after=" + id)
+		if err != nil {
+			waited <- 0
+			return
+		}
+		resp.Body.Close()
+		waited <- resp.StatusCode
+	}()
+	time.Sleep(300 * time.Millisecond)
+	closing := time.Now()
 	if err := s.Close(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+	if d := time.Since(closing); d > 10*time.Second {
+		t.Errorf("Close took %v with a list waiting", d)
+	}
+	if status := <-waited; status != 200 {
+		t.Errorf("the waiting list: %d", status)
 	}
 
 	// The stack runs the template's schedules with its parameters: one
@@ -223,12 +248,34 @@ func TestStack(t *testing.T) {
 			}
 		}
 	}
-	if status, body := call(t, "GET", again.APIURL+"/v1/sessions/"+id+"/allocation", token, ""); status != 200 || body["sessionId"] != id {
+	if status, body := call(t, "GET", again.APIURL+"/v1/sessions/"+sessionID+"/allocation", token, ""); status != 200 || body["sessionId"] != sessionID {
 		t.Errorf("after a restart: %d %v", status, body)
 	}
 	if !bytes.Equal(generateMac(t, again, "webhook:trg_1:1"), mac) {
 		t.Error("after a restart, WebhookKey derives another MAC")
 	}
+}
+
+// putAndList puts an event on the stack's bus stand-in, named SessionsBus,
+// through the SDK's client at s.EventsURL, and reads it back from the
+// gateway's /_local/events, with no token: its id.
+func putAndList(t *testing.T, s *Stack) string {
+	t.Helper()
+	if s.Bus.Name() != "SessionsBus" {
+		t.Errorf("the bus is named %s", s.Bus.Name())
+	}
+	out, err := eventbus.Client(s.EventsURL).PutEvents(context.Background(), &eventbridge.PutEventsInput{Entries: []ebtypes.PutEventsRequestEntry{{
+		EventBusName: aws.String(s.Bus.Name()), Source: aws.String("cloud-agent.control-plane"), DetailType: aws.String("Session Started"),
+		Detail: aws.String(`{"sessionId":"s1","sequence":1}`)}}})
+	if err != nil || out.FailedEntryCount != 0 {
+		t.Fatalf("PutEvents: %v %+v", err, out)
+	}
+	id := aws.ToString(out.Entries[0].EventId)
+	status, listed := call(t, "GET", s.APIURL+"/_local/events", "", "")
+	if events, _ := listed["events"].([]any); status != 200 || len(events) != 1 || events[0].(map[string]any)["id"] != id {
+		t.Fatalf("the list: %d %v, want the event %s", status, listed, id)
+	}
+	return id
 }
 
 // TestTemplateKeys: a KMS key of the template is one of the stand-in's, of
@@ -443,5 +490,9 @@ func TestLoopbackOnly(t *testing.T) {
 	}
 	if err := loopbackOnly("127.0.0.1:3000", "localhost:8000", "[::1]:1"); err != nil {
 		t.Error(err)
+	}
+	cfg := Config{Repo: "../..", DynamoAddr: "127.0.0.1:0", APIAddr: "127.0.0.1:0", EventsAddr: "0.0.0.0:0", Logs: io.Discard}
+	if _, err := Start(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "not a loopback address") {
+		t.Errorf("an events address beyond loopback: %v", err)
 	}
 }

@@ -1,9 +1,10 @@
 // Command run starts the local stack behind `make run`: a DynamoDB endpoint
 // with the table of template.yaml (or the one AWS_ENDPOINT_URL_DYNAMODB
-// names), the settings stand-in, the KMS stand-in with its key file, every
-// function of the template under the Lambda runtime interface emulator,
-// and a gateway that routes as the template's HttpApi events do.
-// Everything listens on loopback only.
+// names), the settings stand-in, the KMS stand-in with its key file, the
+// event bus stand-in (EventBridge's PutEvents), every function of the
+// template under the Lambda runtime interface emulator, and a gateway
+// that routes as the template's HttpApi events do. Everything listens on
+// loopback only.
 package main
 
 import (
@@ -31,6 +32,7 @@ func main() {
 	flag.StringVar(&cfg.APIAddr, "api-addr", "127.0.0.1:3000", "address of the HTTP API")
 	flag.StringVar(&cfg.SettingsFile, "settings", ".local/settings.json", "the settings file (created from template.yaml's parameters when missing)")
 	flag.StringVar(&cfg.KeysFile, "kms-keys", ".local/kms-keys.json", "the KMS stand-in's keys (created on the first run; keep it to keep the webhook secrets)")
+	flag.StringVar(&cfg.EventsAddr, "events-addr", "127.0.0.1:0", "address of the event bus stand-in, which answers EventBridge's PutEvents (port 0: a free one)")
 	flag.StringVar(&cfg.DataFile, "data", "", "keep the table in this file between runs (default: in memory only)")
 	flag.BoolVar(&cfg.Verbose, "v", false, "show the Lambda runtime interface emulator's INFO lines too (each phase of an initialisation and of an invocation)")
 	cfg.Parameters = map[string]string{}
@@ -77,6 +79,7 @@ HTTP API:           %s
 DynamoDB endpoint:  %s (%s), table %s
 Settings:           %s (edit it; functions reread it every CONFIG_TTL_SECONDS)
 KMS:                %s (keys %s in %s)
+Events:             %s (PutEvents for bus %s; listed at %s/_local/events)
 Functions:          %s
 
 WARNING: local only. The gateway takes the claims from the bearer token's
@@ -96,7 +99,7 @@ Run a function's schedule now (as of a time at most 5 minutes ahead, with -d):
   curl -s -X POST %s/_local/schedule/<LogicalId> [-d "{\"time\":\"$(date -u +%%Y-%%m-%%dT%%H:%%M:00Z)\"}"]
 Making a trigger, starting it now and making it fire: README.md, "Trying a trigger locally".
 Press Ctrl-C to stop.
-`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
+`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), s.EventsURL, s.Bus.Name(), s.APIURL, functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
 	<-ctx.Done()
 	fmt.Println("Stopping.")
 	return nil

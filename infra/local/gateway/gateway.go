@@ -36,13 +36,17 @@ import (
 // Gateway does. On routes behind the JWT authorizer it takes the claims from
 // the bearer token's payload WITHOUT checking its signature, expiry, issuer
 // or audience: this is for local development only. It also answers
-// POST /_local/schedule/<LogicalId>, which runs a function's schedule now.
+// POST /_local/schedule/<LogicalId>, which runs a function's schedule now,
+// and hands /_local/events and what is under it to Events.
 type Gateway struct {
 	Routes    []template.Route
 	Scheduled map[string]bool // functions with a Schedule event
 	Invoke    lambdarun.Invoker
-	Now       func() time.Time
-	Log       *slog.Logger // where a function's failure is told, with the request id
+	// Events, when set, answers /_local/events and the paths under it
+	// (the local event bus's list and faults), with no token.
+	Events http.Handler
+	Now    func() time.Time
+	Log    *slog.Logger // where a function's failure is told, with the request id
 }
 
 // The limits AWS enforces before any function runs (docs/bad-input.md,
@@ -73,17 +77,24 @@ func readBody(r *http.Request) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
+// eventsPath is where the local event bus's routes are.
+const eventsPath = "/_local/events"
+
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	requestID := uuid.NewString() // the event's, the problem's and the log's
 	if id, ok := strings.CutPrefix(r.URL.Path, "/_local/schedule/"); ok && r.Method == http.MethodPost {
 		g.schedule(w, r, id, requestID)
 		return
 	}
+	if p := r.URL.Path; g.Events != nil && (p == eventsPath || strings.HasPrefix(p, eventsPath+"/")) {
+		g.Events.ServeHTTP(w, r)
+		return
+	}
 	// A body over API Gateway's limit is refused before the request is
 	// routed: the answer is the HTTP front end's, whatever the route.
 	body, err := readBody(r)
 	if err != nil {
-		writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body could not be read.")
+		WriteProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body could not be read.")
 		return
 	}
 	if len(body) > maxGatewayBody {
@@ -92,14 +103,14 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	route, params, ok := g.match(r.Method, r.URL.EscapedPath())
 	if !ok {
-		writeProblem(w, requestID, http.StatusNotFound, problem.NotFound, "There is no such route.")
+		WriteProblem(w, requestID, http.StatusNotFound, problem.NotFound, "There is no such route.")
 		return
 	}
 	var auth *events.APIGatewayV2HTTPRequestContextAuthorizerDescription
 	if route.JWT {
 		claims, err := bearerClaims(r.Header.Get("Authorization"))
 		if err != nil {
-			writeProblem(w, requestID, http.StatusUnauthorized, problem.Unauthorized, "A bearer token with a JSON payload is required.")
+			WriteProblem(w, requestID, http.StatusUnauthorized, problem.Unauthorized, "A bearer token with a JSON payload is required.")
 			return
 		}
 		jwt := &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: renderClaims(claims)}
@@ -118,7 +129,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out, err := g.Invoke(r.Context(), route.Function, payload)
 	if err != nil {
 		g.failed(route.Function, requestID, err)
-		writeProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function failed.")
+		WriteProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function failed.")
 		return
 	}
 	writeFunctionResponse(w, out, requestID)
@@ -343,7 +354,7 @@ func DevToken(claims map[string]any) string {
 func writeFunctionResponse(w http.ResponseWriter, out []byte, requestID string) {
 	var resp events.APIGatewayV2HTTPResponse
 	if err := json.Unmarshal(out, &resp); err != nil || resp.StatusCode == 0 {
-		writeProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function's answer is not an HTTP response.")
+		WriteProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function's answer is not an HTTP response.")
 		return
 	}
 	for k, v := range resp.Headers {
@@ -362,8 +373,9 @@ func writeFunctionResponse(w http.ResponseWriter, out []byte, requestID string) 
 	_, _ = w.Write(body)
 }
 
-// writeProblem answers with a problem+json of the gateway's own.
-func writeProblem(w http.ResponseWriter, requestID string, status int, code problem.Code, detail string) {
+// WriteProblem answers with a problem+json of the gateway's own, as its
+// local routes do too (the event bus's, package eventbus).
+func WriteProblem(w http.ResponseWriter, requestID string, status int, code problem.Code, detail string) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -392,7 +404,7 @@ const maxAhead = 5 * time.Minute
 // most maxAhead ahead of the clock.
 func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id, requestID string) {
 	if !g.Scheduled[id] {
-		writeProblem(w, requestID, http.StatusNotFound, problem.NotFound, "No function of that name has a schedule.")
+		WriteProblem(w, requestID, http.StatusNotFound, problem.NotFound, "No function of that name has a schedule.")
 		return
 	}
 	at := g.now()
@@ -401,18 +413,18 @@ func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id, requestID
 	}
 	if body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20)); len(strings.TrimSpace(string(body))) > 0 {
 		if err := json.Unmarshal(body, &in); err != nil {
-			writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body must be {\"time\": \"<RFC 3339>\"}.")
+			WriteProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "The body must be {\"time\": \"<RFC 3339>\"}.")
 			return
 		}
 	}
 	if in.Time != nil {
 		t, err := time.Parse(time.RFC3339, *in.Time)
 		if err != nil {
-			writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "time must be an RFC 3339 time.")
+			WriteProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest, "time must be an RFC 3339 time.")
 			return
 		}
 		if t.Sub(at) > maxAhead {
-			writeProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest,
+			WriteProblem(w, requestID, http.StatusBadRequest, problem.InvalidRequest,
 				"time is more than 5 minutes ahead of the clock: the firing ignores such an event, so nothing would fire. "+
 					"To try a trigger now, set its nextRunAt to the current minute, or move its schedule to a minute just ahead, "+
 					"and run the schedule (README, \"Trying a trigger locally\").")
@@ -423,7 +435,7 @@ func (g *Gateway) schedule(w http.ResponseWriter, r *http.Request, id, requestID
 	out, err := g.Invoke(r.Context(), id, schedule.Event(id, at))
 	if err != nil {
 		g.failed(id, requestID, err)
-		writeProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function returned an error.")
+		WriteProblem(w, requestID, http.StatusBadGateway, problem.InternalError, "The function returned an error.")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
