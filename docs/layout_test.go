@@ -75,19 +75,19 @@ func TestKMSWhereSecrets(t *testing.T) {
 			t.Errorf("functions/%s links KMS: %v; holds a key: %v", f.Name(), links, holds)
 		}
 	}
-	if want := []string{"environments", "triggerhook", "triggers"}; !slices.Equal(holders, want) {
+	if want := []string{"environments", "sessionevents", "triggerhook", "triggers"}; !slices.Equal(holders, want) {
 		t.Errorf("%v hold KMS keys, want %v", holders, want)
 	}
 }
 
 // TestDomainKnowsNoAWS: the packages that decide (the domain's, webhook,
-// ids, jsonbody, start, environment and outcome) link nothing of AWS, not
+// ids, jsonbody, start, environment, outcome and announce) link nothing of AWS, not
 // even the attribute values of the table's items (the item shapes are the
 // store's), nor the store, the settings or the HTTP layer: they decide
 // from the values they are handed.
 func TestDomainKnowsNoAWS(t *testing.T) {
 	const shared = "github.com/cloud-agent/control-plane/shared/"
-	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook", "ids", "jsonbody", "start", "environment", "outcome"} {
+	for _, pkg := range []string{"allocation", "session", "trigger", "ledger", "webhook", "ids", "jsonbody", "start", "environment", "outcome", "announce"} {
 		out, err := childproc.Command("go", "list", "-deps", "../shared/"+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", pkg, err, out)

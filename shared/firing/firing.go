@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/commit"
@@ -111,7 +112,7 @@ func (f *Firing) Handle(ctx context.Context, ev events.EventBridgeEvent) (Summar
 	inv.end(now)
 	invocation.Add(ctx, inv.metrics()...)
 	attrs := append(inv.attrs,
-		slog.String("requestId", invocation.RequestID(ctx)), slog.String("event", ev.ID), slog.Time("eventTime", ev.Time),
+		slog.String("requestId", requestID(ctx)), slog.String("event", ev.ID), slog.Time("eventTime", ev.Time),
 		slog.Any("summary", inv.Summary), slog.Any("triggers", inv.notes),
 		slog.Int64("latencyMs", time.Since(begun).Milliseconds()))
 	if inv.moreNotes > 0 {
@@ -421,4 +422,12 @@ func (f *Firing) now() time.Time {
 		return f.Now()
 	}
 	return time.Now()
+}
+
+// requestID is the invocation's request id, or "" outside Lambda.
+func requestID(ctx context.Context) string {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		return lc.AwsRequestID
+	}
+	return ""
 }

@@ -13,8 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/aws/aws-lambda-go/lambdacontext"
 )
 
 type key struct{}
@@ -121,12 +119,4 @@ func boolValue(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// RequestID is the invocation's request id, or "" outside Lambda.
-func RequestID(ctx context.Context) string {
-	if lc, ok := lambdacontext.FromContext(ctx); ok {
-		return lc.AwsRequestID
-	}
-	return ""
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/cloud-agent/control-plane/shared/announce"
 	"github.com/cloud-agent/control-plane/shared/bus"
@@ -81,7 +82,7 @@ func (s *Service) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	}
 	invocation.Add(ctx, invocation.Count(MetricPut, len(changes)-len(failed)), invocation.Count(MetricSkipped, skipped), invocation.Count(MetricFailed, len(failed)))
 	attrs := []slog.Attr{
-		slog.String("requestId", invocation.RequestID(ctx)), slog.Int("records", len(ev.Records)),
+		slog.String("requestId", requestID(ctx)), slog.Int("records", len(ev.Records)),
 		slog.Int("put", len(changes)-len(failed)), slog.Int("skipped", skipped), slog.Any("failed", sessions),
 		slog.Int64("latencyMs", time.Since(begun).Milliseconds()),
 	}
@@ -144,9 +145,11 @@ func (s *Service) put(ctx context.Context, changes []*change) (failed []int, fau
 			failed, fault = append(failed, i), c.err
 			continue
 		}
-		var detail any = announce.EndedOf(c.rec)
+		var detail any
 		if c.detailType == announce.Started {
 			detail = announce.StartedOf(c.rec, s.APIURL, c.token)
+		} else {
+			detail = announce.EndedOf(c.rec)
 		}
 		b, err := json.Marshal(detail)
 		if err != nil {
@@ -164,4 +167,12 @@ func (s *Service) put(ctx context.Context, changes []*change) (failed []int, fau
 	}
 	slices.Sort(failed)
 	return failed, fault
+}
+
+// requestID is the invocation's request id, or "" outside Lambda.
+func requestID(ctx context.Context) string {
+	if lc, ok := lambdacontext.FromContext(ctx); ok {
+		return lc.AwsRequestID
+	}
+	return ""
 }
