@@ -146,7 +146,15 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	// The API's address is taken first: the session events function
+	// announces launch reads at its URL.
+	apiLn, err := net.Listen("tcp", cfg.APIAddr)
+	if err != nil {
+		return err
+	}
+	s.APIURL = "http://" + apiLn.Addr().String()
 	if err := s.startFunctions(ctx, ssmURL); err != nil {
+		apiLn.Close()
 		return err
 	}
 	logs := slog.New(slog.NewJSONHandler(cfg.Logs, nil))
@@ -157,9 +165,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	for _, fn := range s.Functions {
 		gw.Scheduled[fn.LogicalID] = len(fn.Schedules) > 0
 	}
-	if s.APIURL, s.api, err = serve(cfg.APIAddr, gw); err != nil {
-		return err
-	}
+	s.api = serveOn(apiLn, gw)
 	s.schedules = schedule.Run(runCtx, s.Functions, s.invoke, logs)
 	return nil
 }
@@ -306,10 +312,10 @@ func templateKeys(tpl *template.Template) error {
 }
 
 // environment is a function's: lambdarun's, with the KMS stand-in's
-// endpoint and key ids and the event bus stand-in's endpoint over any of
-// the template's.
+// endpoint and key ids, the event bus stand-in's endpoint and the API's
+// URL over any of the template's.
 func (s *Stack) environment(fn template.Function, ssmURL string) []string {
-	more := append(s.Keys.Environment(s.KMSURL), "AWS_ENDPOINT_URL_EVENTBRIDGE="+s.EventsURL)
+	more := append(s.Keys.Environment(s.KMSURL), "AWS_ENDPOINT_URL_EVENTBRIDGE="+s.EventsURL, "API_URL="+s.APIURL)
 	return lambdarun.Environment(fn, s.DynamoURL, ssmURL, more...)
 }
 
@@ -402,9 +408,14 @@ func serve(addr string, h http.Handler) (string, *http.Server, error) {
 	if err != nil {
 		return "", nil, err
 	}
+	return "http://" + ln.Addr().String(), serveOn(ln, h), nil
+}
+
+// serveOn serves h on ln until the server is shut down.
+func serveOn(ln net.Listener, h http.Handler) *http.Server {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), srv, nil
+	return srv
 }
 
 // loopbackOnly refuses addresses that are not on the loopback interface:
