@@ -30,6 +30,8 @@ func encodeClaim(c *outcome.Claim) types.AttributeValue {
 	return M(Item{"runner": S(c.Runner), "claimedAt": S(formatTime(c.ClaimedAt)), "heartbeatAt": S(formatTime(c.HeartbeatAt))})
 }
 
+// encodeOutcome is an outcome's map, as a session's metadata and a
+// trigger's run keep it.
 func encodeOutcome(o *outcome.Outcome) types.AttributeValue {
 	item := Item{
 		"status": S(o.Status), "endedAt": S(formatTime(o.EndedAt)), "reportedAt": S(formatTime(o.ReportedAt)),
@@ -52,14 +54,14 @@ func (d *sessionDecoder) run(r *session.Record, md Item) {
 		}
 	}
 	if c, ok := d.Map(md, "metadata.", "claim"); ok {
-		r.Claim = decodeClaim(d, c)
+		r.Claim = decodeClaim(&d.AttrReader, c)
 	}
 	if o, ok := d.Map(md, "metadata.", "outcome"); ok {
-		r.Outcome = decodeOutcome(d, o)
+		r.Outcome = decodeOutcome(&d.AttrReader, o, "metadata.outcome.")
 	}
 }
 
-func decodeClaim(d *sessionDecoder, c Item) *outcome.Claim {
+func decodeClaim(d *AttrReader, c Item) *outcome.Claim {
 	const p = "metadata.claim."
 	claim := &outcome.Claim{
 		Runner:      d.Str(c, p, "runner"),
@@ -72,8 +74,9 @@ func decodeClaim(d *sessionDecoder, c Item) *outcome.Claim {
 	return claim
 }
 
-func decodeOutcome(d *sessionDecoder, o Item) *outcome.Outcome {
-	const p = "metadata.outcome."
+// decodeOutcome reads an outcome's map (a session's metadata.outcome, a
+// run's outcome) at path p.
+func decodeOutcome(d *AttrReader, o Item, p string) *outcome.Outcome {
 	out := &outcome.Outcome{
 		Status:     d.Str(o, p, "status"),
 		EndedAt:    d.Time(o, p, "endedAt", session.TimeFormat),
