@@ -30,12 +30,14 @@ type ProblemBody struct {
 	Code      problem.Code `json:"code"`
 	Detail    string       `json:"detail"`
 	RequestID string       `json:"requestId"`
+	// Extension are the problem's extension members (problem.Error's).
+	Extension map[string]any `json:",embed"`
 }
 
 // NewProblemBody is the problem+json body of a status, a code and a
 // detail, for the request requestID.
 func NewProblemBody(status int, code problem.Code, detail, requestID string) ProblemBody {
-	return ProblemBody{"about:blank", http.StatusText(status), status, code, detail, requestID}
+	return ProblemBody{Type: "about:blank", Title: http.StatusText(status), Status: status, Code: code, Detail: detail, RequestID: requestID}
 }
 
 // unexpectedDetail is the detail of every error that carries no code: the
@@ -72,9 +74,13 @@ func problemResponse(err error, requestID string) Response {
 		code, detail = pe.Code, pe.Detail
 	}
 	status := code.Status()
+	body := NewProblemBody(status, code, detail, requestID)
+	if pe != nil {
+		body.Extension = pe.Extension
+	}
 	r := Response{
 		Status:  status,
-		Body:    NewProblemBody(status, code, detail, requestID),
+		Body:    body,
 		Headers: map[string]string{"Content-Type": "application/problem+json"},
 	}
 	switch {

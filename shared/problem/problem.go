@@ -94,6 +94,17 @@ type Error struct {
 	Cause error
 	// RetryAfter, when set, tells the caller when to try again.
 	RetryAfter time.Duration
+	// Extension holds the problem's extension members beside its own, by
+	// name (contract v7: the recorded outcome, a runner's claim); nil for
+	// none.
+	Extension map[string]any
+}
+
+// With returns a copy of e with the extension member name set to v.
+func (e *Error) With(name string, v any) *Error {
+	c := *e
+	c.Extension = map[string]any{name: v}
+	return &c
 }
 
 // New returns an error with the code and detail.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/cloud-agent/control-plane/shared/environment"
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -46,4 +47,29 @@ func launchItems(table string, rec *session.Record) ([]types.TransactWriteItem, 
 		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: &table, Item: snap}})
 	}
 	return items, nil
+}
+
+// decodePrompt reads a PROMPT item's prompt: nil when none was given.
+func decodePrompt(item Item) *string {
+	var r AttrReader
+	turn, _ := r.Map(item, "", "initialTurn")
+	p, ok := turn["prompt"].(*types.AttributeValueMemberS)
+	if !ok {
+		return nil
+	}
+	return &p.Value
+}
+
+// decodeSnapshot reads an ENV_SNAPSHOT item: the environment as the
+// session was started in it.
+func decodeSnapshot(item Item) (*environment.Environment, error) {
+	var r AttrReader
+	e := &environment.Environment{
+		ID: r.Str(item, "", "environmentId"), Name: r.Str(item, "", "name"), Version: int(r.Int(item, "", "version")),
+	}
+	if vars, ok := r.Map(item, "", "variables"); ok {
+		e.Variables = decodeVariables(&r, vars)
+	}
+	e.SetupCommands, _ = r.Strings(item, "", "setupCommands")
+	return e, r.Err()
 }
