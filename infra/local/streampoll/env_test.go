@@ -82,7 +82,7 @@ func (e *env) put(t *testing.T, pk, sk string) {
 type fn struct {
 	mu     sync.Mutex
 	calls  [][]events.DynamoDBEventRecord // every invocation's records
-	taken  []string                        // the sequence numbers of the invocations answered without an error
+	taken  []string                       // the sequence numbers of the invocations answered without an error
 	answer func(call int, recs []events.DynamoDBEventRecord) ([]byte, error)
 }
 
