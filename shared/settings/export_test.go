@@ -11,6 +11,7 @@ const (
 	ParamRetiredProviders   = paramRetiredProviders
 	ParamSelectionOwners    = paramSelectionOwners
 	ParamDeliveries         = paramDeliveries
+	ParamOutcomeTimeout     = paramOutcomeTimeout
 )
 
 // SetClock makes s tell the time by now.

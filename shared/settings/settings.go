@@ -1,6 +1,7 @@
 // Package settings reads the settings from SSM Parameter Store
 // (GetParametersByPath under CONFIG_PATH), validates them into an
-// allocation.Policy and a webhook trigger's deliveries per minute, and
+// allocation.Policy, a webhook trigger's deliveries per minute and the
+// time after which a session with no outcome is marked timed_out, and
 // caches them per execution environment for
 // CONFIG_TTL_SECONDS with jitter. A failed refresh keeps the last good
 // settings; when none were ever loaded the caller gets service_unavailable.
@@ -42,6 +43,7 @@ const (
 	paramRetiredProviders   = "provider/retired"
 	paramSelectionOwners    = "selection/owners"
 	paramDeliveries         = "webhook/deliveries-per-minute"
+	paramOutcomeTimeout     = "outcome/timeout-minutes"
 )
 
 // BuiltinDeliveriesPerMinute is the built-in value of
@@ -51,6 +53,15 @@ const (
 const (
 	BuiltinDeliveriesPerMinute = 60
 	MaxDeliveriesPerMinute     = 10000
+)
+
+// BuiltinOutcomeTimeoutMinutes is the built-in value of
+// outcome/timeout-minutes: how long after its start or its last heartbeat
+// a session with no outcome is marked timed_out. A value must be a whole
+// number from 1 to MaxOutcomeTimeoutMinutes (a week).
+const (
+	BuiltinOutcomeTimeoutMinutes = 180
+	MaxOutcomeTimeoutMinutes     = 10080
 )
 
 // emptyList is the StringList value that means an empty list (SSM cannot
@@ -86,6 +97,7 @@ type Settings struct {
 type snapshot struct {
 	policy     *allocation.Policy
 	deliveries int
+	timeout    time.Duration
 }
 
 // New returns the settings under path (e.g. /cloud-agent/dev), read with
@@ -138,6 +150,16 @@ func (s *Settings) DeliveriesPerMinute(ctx context.Context) (int, error) {
 	return v.deliveries, nil
 }
 
+// OutcomeTimeout returns outcome/timeout-minutes as Policy returns the
+// policy: from the same read.
+func (s *Settings) OutcomeTimeout(ctx context.Context) (time.Duration, error) {
+	v, err := s.snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return v.timeout, nil
+}
+
 func (s *Settings) snapshot(ctx context.Context) (*snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -173,21 +195,25 @@ func (s *Settings) load(ctx context.Context) (*snapshot, error) {
 			values[strings.TrimPrefix(aws.ToString(p.Name), s.path+"/")] = aws.ToString(p.Value)
 		}
 	}
-	return &snapshot{policy: policyOf(ctx, values), deliveries: deliveriesOf(ctx, values)}, nil
+	return &snapshot{
+		policy:     policyOf(ctx, values),
+		deliveries: wholeOf(ctx, values, paramDeliveries, BuiltinDeliveriesPerMinute, MaxDeliveriesPerMinute),
+		timeout:    time.Duration(wholeOf(ctx, values, paramOutcomeTimeout, BuiltinOutcomeTimeoutMinutes, MaxOutcomeTimeoutMinutes)) * time.Minute,
+	}, nil
 }
 
-// deliveriesOf is webhook/deliveries-per-minute of the parameter values:
-// its built-in value when it is not set, or not a whole number from 1 to
-// MaxDeliveriesPerMinute (a warning of ctx's invocation then).
-func deliveriesOf(ctx context.Context, values map[string]string) int {
-	v, ok := values[paramDeliveries]
+// wholeOf is the parameter name of the parameter values, a whole number
+// from 1 to most: builtin when it is not set, or not such a number (a
+// warning of ctx's invocation then).
+func wholeOf(ctx context.Context, values map[string]string, name string, builtin, most int) int {
+	v, ok := values[name]
 	if !ok {
-		return BuiltinDeliveriesPerMinute
+		return builtin
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < 1 || n > MaxDeliveriesPerMinute {
-		invocation.Warn(ctx, fmt.Sprintf("setting ignored: %s must be a whole number from 1 to %d", paramDeliveries, MaxDeliveriesPerMinute))
-		return BuiltinDeliveriesPerMinute
+	if err != nil || n < 1 || n > most {
+		invocation.Warn(ctx, fmt.Sprintf("setting ignored: %s must be a whole number from 1 to %d", name, most))
+		return builtin
 	}
 	return n
 }
@@ -278,7 +304,8 @@ func Config(values map[string]string) allocation.Config {
 }
 
 // Builtin is every parameter at its built-in value
-// (allocation.BuiltinConfig, BuiltinDeliveriesPerMinute), as Parameter
+// (allocation.BuiltinConfig, BuiltinDeliveriesPerMinute,
+// BuiltinOutcomeTimeoutMinutes), as Parameter
 // Store holds it: the parameters
 // of template.yaml, which the stack owns, are these (a test of
 // infra/template holds them to it).
@@ -297,5 +324,6 @@ func Builtin() []Parameter {
 		{Name: paramRetiredProviders, Type: "StringList", Value: list(c.RetiredProviders)},
 		{Name: paramSelectionOwners, Type: "StringList", Value: list(c.SelectionOwners)},
 		{Name: paramDeliveries, Type: "String", Value: strconv.Itoa(BuiltinDeliveriesPerMinute)},
+		{Name: paramOutcomeTimeout, Type: "String", Value: strconv.Itoa(BuiltinOutcomeTimeoutMinutes)},
 	}
 }

@@ -23,12 +23,17 @@ const liveSortKey = "LIVE"
 func liveKey(sessionID string) Item { return key(sessionPrefix+sessionID, liveSortKey) }
 
 // livePut is the put of a new session's live entry, alive since its
-// start. It goes unconditioned: the session's own put holds the
-// transaction.
+// start; a session that a trigger's run started names the run
+// (triggerId, run: its sort key), so that the sweep marks the run beside
+// the session without reading the session. It goes unconditioned: the
+// session's own put holds the transaction.
 func livePut(table string, rec *session.Record) types.TransactWriteItem {
 	item := liveKey(rec.SessionID)
 	item["dueShard"] = S(shardOf(liveShardPrefix, rec.SessionID))
 	item["nextRunAt"] = S(formatTime(rec.CreatedAt))
+	if tr := rec.Trigger; tr != nil {
+		item["triggerId"], item["run"] = S(tr.ID), S(tr.RunKey)
+	}
 	return types.TransactWriteItem{Put: &types.Put{TableName: aws.String(table), Item: item}}
 }
 
