@@ -21,6 +21,7 @@ folder_TriggerFireFunction      := triggerfire
 folder_TriggerHookFunction      := triggerhook
 folder_EnvironmentsFunction     := environments
 folder_SessionEventsFunction    := sessionevents
+folder_RuntimeFunction          := runtime
 # The template's functions run on arm64; tests build for the machine's own.
 LAMBDA_GOARCH ?= arm64
 ARTIFACTS_DIR ?= build/$*

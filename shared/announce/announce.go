@@ -7,8 +7,6 @@
 package announce
 
 import (
-	"time"
-
 	"github.com/cloud-agent/control-plane/shared/session"
 )
 
@@ -39,15 +37,15 @@ func Of(old, next *session.Record) string {
 
 // StartedDetail is Session Started's detail.
 type StartedDetail struct {
-	SessionID         string            `json:"sessionId"`
-	Sequence          int               `json:"sequence"`
-	Owner             session.OwnerView `json:"owner"`
-	CreatedOnPlatform *string           `json:"createdOnPlatform"`
-	CreatedAt         string            `json:"createdAt"`
-	Sandbox           Sandbox           `json:"sandbox"`
-	Environment       *Environment      `json:"environment"`
-	Trigger           *Trigger          `json:"trigger"`
-	Launch            Launch            `json:"launch"`
+	SessionID         string               `json:"sessionId"`
+	Sequence          int                  `json:"sequence"`
+	Owner             session.OwnerView    `json:"owner"`
+	CreatedOnPlatform *string              `json:"createdOnPlatform"`
+	CreatedAt         string               `json:"createdAt"`
+	Sandbox           Sandbox              `json:"sandbox"`
+	Environment       *Environment         `json:"environment"`
+	Trigger           *session.TriggerView `json:"trigger"`
+	Launch            Launch               `json:"launch"`
 }
 
 // Sandbox is a started session's sandbox; Allocation is null for a byoc
@@ -65,13 +63,6 @@ type Environment struct {
 	Version int    `json:"version"`
 }
 
-// Trigger is the trigger run that started a session.
-type Trigger struct {
-	ID   string `json:"triggerId"`
-	Kind string `json:"kind"`
-	Slot string `json:"slot"`
-}
-
 // Launch is where and with what the execution plane fetches what a
 // session was started with: the runtime route, and the session's token.
 type Launch struct {
@@ -86,7 +77,7 @@ func StartedOf(rec *session.Record, apiURL, token string) StartedDetail {
 	d := StartedDetail{
 		SessionID: rec.SessionID, Sequence: 1, Owner: rec.OwnerView(), CreatedAt: rec.CreatedAt.UTC().Format(session.TimeFormat),
 		Sandbox: Sandbox{ID: rec.Sandbox.ID, Kind: string(rec.Sandbox.Kind), Provider: string(rec.Sandbox.Provider), Allocation: sb.Allocation},
-		Trigger: triggerOf(rec),
+		Trigger: rec.TriggerView(),
 		Launch:  Launch{URL: apiURL + "/v1/runtime/sessions/" + rec.SessionID, Token: token},
 	}
 	if rec.CreatedOnPlatform != "" {
@@ -104,7 +95,7 @@ type EndedDetail struct {
 	SessionID string               `json:"sessionId"`
 	Sequence  int                  `json:"sequence"`
 	Owner     session.OwnerView    `json:"owner"`
-	Trigger   *Trigger             `json:"trigger"`
+	Trigger   *session.TriggerView `json:"trigger"`
 	Sandbox   EndedSandbox         `json:"sandbox"`
 	Outcome   *session.OutcomeView `json:"outcome"`
 	Final     bool                 `json:"final"`
@@ -119,15 +110,7 @@ type EndedSandbox struct {
 // sequence is one more than the outcome's revision.
 func EndedOf(rec *session.Record) EndedDetail {
 	return EndedDetail{
-		SessionID: rec.SessionID, Sequence: rec.Outcome.Revision + 1, Owner: rec.OwnerView(), Trigger: triggerOf(rec),
+		SessionID: rec.SessionID, Sequence: rec.Outcome.Revision + 1, Owner: rec.OwnerView(), Trigger: rec.TriggerView(),
 		Sandbox: EndedSandbox{ID: rec.Sandbox.ID}, Outcome: session.OutcomeOf(rec.Outcome), Final: rec.Outcome.Final(),
 	}
-}
-
-func triggerOf(rec *session.Record) *Trigger {
-	tr := rec.Trigger
-	if tr == nil {
-		return nil
-	}
-	return &Trigger{ID: tr.ID, Kind: tr.Kind, Slot: tr.Slot.UTC().Truncate(time.Second).Format(session.TimeFormat)}
 }

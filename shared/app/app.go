@@ -26,6 +26,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/lookup"
+	"github.com/cloud-agent/control-plane/shared/runtimeapi"
 	"github.com/cloud-agent/control-plane/shared/sessionevents"
 	"github.com/cloud-agent/control-plane/shared/settings"
 	"github.com/cloud-agent/control-plane/shared/startapi"
@@ -67,6 +68,9 @@ var (
 	Environments = Function{ID: "EnvironmentsFunction", handle: serve,
 		build:  func(p Parts) *Functions { return &Functions{Environments: p.environments()} },
 		routes: func(f *Functions) []httpapi.Route { return f.Environments.Routes() }}
+	Runtime = Function{ID: "RuntimeFunction", handle: serve,
+		build:  func(p Parts) *Functions { return &Functions{Runtime: p.runtime()} },
+		routes: func(f *Functions) []httpapi.Route { return f.Runtime.Routes() }}
 	SessionEvents = Function{ID: "SessionEventsFunction",
 		build:  func(p Parts) *Functions { return &Functions{Events: p.events()} },
 		handle: func(_ Function, f *Functions, _ Parts) any { return f.Events.Handle }}
@@ -92,11 +96,14 @@ type Parts struct {
 	// Variables seal environments' secret variables, nil but in the
 	// environments' function.
 	Variables environmentapi.Sealer
-	// Tokens, Bus and APIURL announce sessions, nil but in the session
-	// events function.
-	Tokens sessionevents.Tokens
-	Bus    sessionevents.Bus
-	APIURL string
+	// Tokens derive sessions' tokens, nil but in the session events and
+	// runtime functions; Bus and APIURL announce sessions, nil but in the
+	// session events function; SecretsKey is the ARN of the environments'
+	// key, which the runtime routes name beside each secret's ciphertext.
+	Tokens     sessionevents.Tokens
+	Bus        sessionevents.Bus
+	APIURL     string
+	SecretsKey string
 	// Metrics is the execution environment's part of each log line's
 	// metrics (the firing's; an API's goes on its router).
 	Metrics *invocation.Metrics
@@ -115,6 +122,7 @@ type Functions struct {
 	Firing       *firing.Firing
 	Environments *environmentapi.Service
 	Events       *sessionevents.Service
+	Runtime      *runtimeapi.Service
 }
 
 // Build builds every function on p, as one execution environment would
@@ -123,7 +131,7 @@ type Functions struct {
 func Build(p Parts) *Functions {
 	f := p.runs()
 	f.Lookup, f.Triggers, f.Hooks, f.Firing = p.lookup(), p.triggers(f.Runs), p.hooks(f.Runs), p.firing(f.Runs)
-	f.Environments, f.Events = p.environments(), p.events()
+	f.Environments, f.Events, f.Runtime = p.environments(), p.events(), p.runtime()
 	return f
 }
 
@@ -157,6 +165,10 @@ func (p Parts) events() *sessionevents.Service {
 	return &sessionevents.Service{Tokens: p.Tokens, Bus: p.Bus, APIURL: p.APIURL, Log: p.Log, Metrics: p.Metrics}
 }
 
+func (p Parts) runtime() *runtimeapi.Service {
+	return &runtimeapi.Service{Table: p.Table, Settings: p.Settings, Tokens: p.Tokens, SecretsKey: p.SecretsKey}
+}
+
 func (p Parts) firing(runs *triggerrun.Runner) *firing.Firing {
 	return &firing.Firing{Table: p.Table, Settings: p.Settings, Runs: runs, Log: p.Log, Concurrency: p.Concurrency, Metrics: p.Metrics}
 }
@@ -166,7 +178,7 @@ func (p Parts) firing(runs *triggerrun.Runner) *firing.Firing {
 // and events/.
 func (f *Functions) Routes() map[string][]httpapi.Route {
 	m := map[string][]httpapi.Route{}
-	for _, fn := range []Function{SessionStart, AllocationLookup, Triggers, TriggerHook, Environments} {
+	for _, fn := range []Function{SessionStart, AllocationLookup, Triggers, TriggerHook, Environments, Runtime} {
 		m[fn.ID] = fn.routes(f)
 	}
 	return m

@@ -63,6 +63,8 @@ func Variables(id string) []string {
 		vars = append(vars, varEnvironmentsKey)
 	case SessionEvents.ID:
 		vars = append(vars, varSessionTokenKey, varEventBus, varAPIURL)
+	case Runtime.ID:
+		vars = append(vars, varSessionTokenKey, varEnvironmentsKey)
 	}
 	return vars
 }
@@ -164,6 +166,16 @@ func (c Config) Announcing() (tokenKey, eventBus, apiURL string, err error) {
 		return "", "", "", fmt.Errorf("%s, %s and %s must be set", varSessionTokenKey, varEventBus, varAPIURL)
 	}
 	return c.sessionTokenKey, c.eventBus, c.apiURL, nil
+}
+
+// RuntimeKeys are the runtime routes' keys: the session token key, which
+// derives tokens, and the environments' key, whose ARN the launch read
+// names beside each secret's ciphertext; both required.
+func (c Config) RuntimeKeys() (token, sealed string, err error) {
+	if c.sessionTokenKey == "" || c.environmentsKey == "" {
+		return "", "", fmt.Errorf("%s and %s must be set", varSessionTokenKey, varEnvironmentsKey)
+	}
+	return c.sessionTokenKey, c.environmentsKey, nil
 }
 
 // WebhookKeys are the keys of webhook secrets, both required by the

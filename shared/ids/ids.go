@@ -13,6 +13,28 @@ func IsID(s string) bool { return OfChars(s, 128, "._:@|-") }
 // 1 to 128 of A-Z, a-z, 0-9, "_" and "-".
 func IsPathID(s string) bool { return OfChars(s, 128, "_-") }
 
+// IsSessionID reports whether s is a session id as this product makes
+// them: workspace_ and a lowercase UUID version 4 of the RFC 4122
+// variant, in its 36-character form.
+func IsSessionID(s string) bool {
+	u, ok := strings.CutPrefix(s, "workspace_")
+	if !ok || len(u) != 36 {
+		return false
+	}
+	for i := range len(u) {
+		c := u[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return false
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f'):
+			return false
+		}
+	}
+	return u[14] == '4' && strings.IndexByte("89ab", u[19]) >= 0
+}
+
 // OfChars reports whether s is 1 to limit characters, each an ASCII letter,
 // an ASCII digit or one of extra (ASCII).
 func OfChars(s string, limit int, extra string) bool {

@@ -80,3 +80,23 @@ func TestRedactCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestIsSessionID: workspace_ and a lowercase UUID v4 (RFC 4122 variant),
+// nothing else.
+func TestIsSessionID(t *testing.T) {
+	for s, want := range map[string]bool{
+		"workspace_0b8f3a1e-8a51-4c1b-9a57-3e0b3c2d1f00": true,
+		"workspace_0B8F3A1E-8A51-4C1B-9A57-3E0B3C2D1F00": false, // upper case
+		"workspace_0b8f3a1e-8a51-3c1b-9a57-3e0b3c2d1f00": false, // version 3
+		"workspace_0b8f3a1e-8a51-4c1b-7a57-3e0b3c2d1f00": false, // another variant
+		"workspace_0b8f3a1e8a514c1b9a573e0b3c2d1f00":     false, // no hyphens
+		"workspace_0b8f3a1e-8a51-4c1b-9a57-3e0b3c2d1f0":  false,
+		"agent_0b8f3a1e-8a51-4c1b-9a57-3e0b3c2d1f00":     false,
+		"workspace_0b8f3a1e-8a51-4c1b-9a57-3e0b3c2d1f0g": false,
+		"": false,
+	} {
+		if IsSessionID(s) != want {
+			t.Errorf("%q: %v", s, !want)
+		}
+	}
+}

@@ -115,6 +115,63 @@ func (r *Record) View(p *allocation.Policy) View {
 	return v
 }
 
+// RepositoryView is a stored repository: repo for github, url for gitlab
+// and git, and the branch or null.
+type RepositoryView struct {
+	Type   string  `json:"type"`
+	Repo   string  `json:"repo,omitempty"`
+	URL    string  `json:"url,omitempty"`
+	Branch *string `json:"branch"`
+}
+
+// View shows the repository.
+func (r Repository) View() RepositoryView {
+	return RepositoryView{Type: r.Type, Repo: r.Repo, URL: r.URL, Branch: nullable(r.Branch)}
+}
+
+// AgentView is a stored agent, its variant null when none was given.
+type AgentView struct {
+	Mode    string  `json:"mode"`
+	Model   string  `json:"model"`
+	Variant *string `json:"variant"`
+}
+
+// View shows the agent.
+func (a Agent) View() AgentView { return AgentView{a.Mode, a.Model, nullable(a.Variant)} }
+
+// TriggerView is the trigger run that started a session, as its events
+// and the launch read show it.
+type TriggerView struct {
+	ID   string `json:"triggerId"`
+	Kind string `json:"kind"`
+	Slot string `json:"slot"`
+}
+
+// TriggerView shows the trigger run that started the session; nil for
+// none.
+func (r *Record) TriggerView() *TriggerView {
+	tr := r.Trigger
+	if tr == nil {
+		return nil
+	}
+	return &TriggerView{ID: tr.ID, Kind: tr.Kind, Slot: tr.Slot.UTC().Truncate(time.Second).Format(TimeFormat)}
+}
+
+// ClaimView is a runner's claim as answered.
+type ClaimView struct {
+	Runner      string `json:"runner"`
+	ClaimedAt   string `json:"claimedAt"`
+	HeartbeatAt string `json:"heartbeatAt"`
+}
+
+// ClaimOf is c as answered, nil for none.
+func ClaimOf(c *outcome.Claim) *ClaimView {
+	if c == nil {
+		return nil
+	}
+	return &ClaimView{Runner: c.Runner, ClaimedAt: c.ClaimedAt.UTC().Format(TimeFormat), HeartbeatAt: c.HeartbeatAt.UTC().Format(TimeFormat)}
+}
+
 // OwnerView shows the record's owner.
 func (r *Record) OwnerView() OwnerView {
 	return OwnerView{UserID: r.UserID, OrgID: nullable(r.OrgID), BotID: nullable(r.BotID)}

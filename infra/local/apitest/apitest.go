@@ -46,6 +46,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/hook"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/runtimeapi"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -84,9 +85,13 @@ type Harness struct {
 	// Environments are the environment routes, their secret variables
 	// sealed on the same stand-in.
 	Environments *environmentapi.Service
-	KMS          *kms.TestServer
-	settings     string
-	logs         *syncBuffer
+	// Runtime are the runtime routes; Tokens derive the sessions' tokens
+	// on the same stand-in, as the session events function does.
+	Runtime  *runtimeapi.Service
+	Tokens   *secrets.SessionTokens
+	KMS      *kms.TestServer
+	settings string
+	logs     *syncBuffer
 }
 
 // New builds the API on a fresh table of the backend (the embedded one when
@@ -120,10 +125,12 @@ func NewOn(t testing.TB, api, direct *dynamodb.Client, name string, ssmOpts ...f
 	tbl := store.New(api, name)
 	h.KMS = kms.NewTestServer(t, stackKeys(t))
 	h.Secrets = secrets.New(kms.Client(h.KMS.URL), "alias/WebhookKey", "alias/WebhookSecretsKey")
+	h.Tokens = secrets.NewSessionTokens(kms.Client(h.KMS.URL), "alias/SessionTokenKey")
 	built := app.Build(app.Parts{Log: log, Table: tbl, Settings: cfg, Secrets: h.Secrets,
 		Variables: secrets.NewVariables(kms.Client(h.KMS.URL), "alias/EnvironmentSecretsKey"),
-		Metrics:   invocation.NewMetrics(FiringFunction, "$LATEST")})
-	h.Start, h.Triggers, h.Hooks, h.Firing, h.Environments = built.Start, built.Triggers, built.Hooks, built.Firing, built.Environments
+		Tokens:    h.Tokens, SecretsKey: h.KMS.Keys.Key("EnvironmentSecretsKey").ARN(),
+		Metrics: invocation.NewMetrics(FiringFunction, "$LATEST")})
+	h.Start, h.Triggers, h.Hooks, h.Firing, h.Environments, h.Runtime = built.Start, built.Triggers, built.Hooks, built.Firing, built.Environments, built.Runtime
 	h.HookAPI = httpapi.New(log, h.Hooks.Routes()...).WithMetrics(invocation.NewMetrics(HookFunction, "$LATEST"))
 	fns := built.Routes()
 	tpl, err := templateRoutes()

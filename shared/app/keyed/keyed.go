@@ -18,8 +18,8 @@ import (
 )
 
 // Run runs the function fn (app.Triggers, app.TriggerHook,
-// app.Environments or app.SessionEvents) with the keys the configuration
-// names.
+// app.Environments, app.SessionEvents or app.Runtime) with the keys the
+// configuration names.
 func Run(fn app.Function) {
 	app.RunWith(fn, func(c app.Config, p *app.Parts) error { return Keys(c, fn, p) })
 }
@@ -27,7 +27,8 @@ func Run(fn app.Function) {
 // Keys puts on p the keys of fn that the configuration names, on a KMS
 // client of the configuration: ENVIRONMENT_SECRETS_KEY_ID for the
 // environments' function, SESSION_TOKEN_KEY_ID (with the bus and the
-// API's URL) for the session events function, WEBHOOK_KEY_ID and
+// API's URL) for the session events function, SESSION_TOKEN_KEY_ID and
+// ENVIRONMENT_SECRETS_KEY_ID (named, never used) for the runtime routes, WEBHOOK_KEY_ID and
 // WEBHOOK_SECRETS_KEY_ID for the others, all required. Nothing here does
 // I/O.
 func Keys(c app.Config, fn app.Function, p *app.Parts) error {
@@ -37,6 +38,12 @@ func Keys(c app.Config, fn app.Function, p *app.Parts) error {
 		if err == nil {
 			p.Tokens = secrets.NewSessionTokens(kms.NewFromConfig(c.AWS("KMS")), key)
 			p.Bus, p.APIURL = bus.New(eventbridge.NewFromConfig(c.AWS("EVENTBRIDGE")), name), url
+		}
+		return err
+	case app.Runtime.ID:
+		token, sealed, err := c.RuntimeKeys()
+		if err == nil {
+			p.Tokens, p.SecretsKey = secrets.NewSessionTokens(kms.NewFromConfig(c.AWS("KMS")), token), sealed
 		}
 		return err
 	case app.Environments.ID:
