@@ -31,6 +31,7 @@ var wantRelease = map[string]struct {
 	"TriggerHookFunction":      {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "TriggerHookReleaseAlarm"}},
 	"EnvironmentsFunction":     {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "EnvironmentsReleaseAlarm"}},
 	"TriggerFireFunction":      {"Linear10PercentEvery1Minute", []string{"FiringLagAlarm", "TriggerFireDeadLetterAlarm", "TriggerFireErrorsAlarm", "TriggerFireReleaseAlarm"}},
+	"SessionEventsFunction":    {"Canary10Percent15Minutes", []string{"SessionEventsReleaseAlarm"}},
 }
 
 // TestReleasesShiftThroughAliases reads the SAM translator's output: one
@@ -103,6 +104,11 @@ func TestReleasesShiftThroughAliases(t *testing.T) {
 			if target := onAlias(aliases, dig(tg, "Arn")); target != "" {
 				t.Errorf("%s: target %s", id, target)
 			}
+		}
+	}
+	for _, id := range ofType("AWS::Lambda::EventSourceMapping") {
+		if target := onAlias(aliases, dig(resources, id, "Properties", "FunctionName")); target != "" {
+			t.Errorf("%s: %s", id, target)
 		}
 	}
 	for _, id := range ofType("AWS::Lambda::EventInvokeConfig") {
