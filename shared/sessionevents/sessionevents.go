@@ -144,9 +144,12 @@ func (s *Service) put(ctx context.Context, changes []*change) (failed []int, fau
 			failed, fault = append(failed, i), c.err
 			continue
 		}
-		var detail any = announce.EndedOf(c.rec)
+		// Only an ended session has an outcome to read.
+		var detail any
 		if c.detailType == announce.Started {
 			detail = announce.StartedOf(c.rec, s.APIURL, c.token)
+		} else {
+			detail = announce.EndedOf(c.rec)
 		}
 		b, err := json.Marshal(detail)
 		if err != nil {
