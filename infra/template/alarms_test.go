@@ -17,6 +17,7 @@ import (
 	"github.com/awslabs/goformation/v7/intrinsics"
 
 	hookpkg "github.com/cloud-agent/control-plane/shared/hook"
+	"github.com/cloud-agent/control-plane/shared/sessionevents"
 )
 
 // MetricNamespace is the namespace of the functions' own metrics, which
@@ -24,10 +25,11 @@ import (
 const MetricNamespace = "CloudAgent/ControlPlane"
 
 // APIFunctions are the functions behind the HTTP API, FiringFunction the
-// firing, by logical id.
+// firing, EventsFunction the session events function, by logical id.
 var (
 	APIFunctions   = []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "EnvironmentsFunction"}
 	FiringFunction = "TriggerFireFunction"
+	EventsFunction = "SessionEventsFunction"
 )
 
 // ReleaseAlias is the alias every function is published through: what
@@ -110,6 +112,30 @@ var WantAlarms = map[string]Alarm{
 		Metrics:    []AlarmMetric{onVersion("Errors", FiringFunction)},
 		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 1, DatapointsToAlarm: 1,
 		TreatMissingData: "notBreaching", Quiet: true,
+	},
+	// The version the session events function's alias runs left a record
+	// unannounced, or failed, in 2 of 10 minutes.
+	"SessionEventsReleaseAlarm": {
+		Metrics: []AlarmMetric{
+			{MetricNamespace, sessionevents.MetricFailed, "Sum", 60, map[string]string{"Function": ref(EventsFunction), "Version": version(EventsFunction)}},
+			onVersion("Errors", EventsFunction),
+		},
+		Expression: "FILL(failed, 0) + FILL(errors, 0)",
+		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 10, DatapointsToAlarm: 2,
+		TreatMissingData: "notBreaching", Quiet: true,
+	},
+	// Any batch of the stream in the session events' failure queue.
+	"SessionEventsFailuresAlarm": {
+		Metrics:    []AlarmMetric{{"AWS/SQS", "ApproximateNumberOfMessagesVisible", "Maximum", 60, map[string]string{"QueueName": getAtt("SessionEventsFailures.QueueName")}}},
+		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 1, DatapointsToAlarm: 1,
+		TreatMissingData: "notBreaching",
+	},
+	// The mapping's oldest record waited over an hour, in 3 of 5 minutes.
+	"SessionEventsIteratorAgeAlarm": {
+		Metrics: []AlarmMetric{{"AWS/Lambda", "IteratorAge", "Maximum", 60, map[string]string{
+			"FunctionName": ref(EventsFunction), "Resource": sub("${" + EventsFunction + "}:" + ReleaseAlias)}}},
+		Comparison: "GreaterThanThreshold", Threshold: 3600000, EvaluationPeriods: 5, DatapointsToAlarm: 3,
+		TreatMissingData: "notBreaching",
 	},
 	// Any message in the firing's dead-letter queue.
 	"TriggerFireDeadLetterAlarm": {
@@ -457,10 +483,15 @@ func WantDashboard(fn func(logicalID string) string, resolve func(string) string
 		add(name, "Sum", map[string]string{"Function": fn(FiringFunction)}, false)
 	}
 	add("FiringLag", "Maximum", map[string]string{"Function": fn(FiringFunction)}, false)
+	for _, name := range []string{sessionevents.MetricPut, sessionevents.MetricSkipped, sessionevents.MetricFailed} {
+		add(name, "Sum", map[string]string{"Function": fn(EventsFunction)}, false)
+	}
 	for _, id := range append(slices.Clone(APIFunctions), FiringFunction) {
 		add("ColdStart", "Sum", map[string]string{"Function": fn(id)}, false)
 		add("DynamoDBRequests", "Sum", map[string]string{"Function": fn(id)}, false)
 	}
+	// The session events function makes no DynamoDB request.
+	add("ColdStart", "Sum", map[string]string{"Function": fn(EventsFunction)}, false)
 	var ids []string
 	for id := range WantAlarms {
 		ids = append(ids, id)

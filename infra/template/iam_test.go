@@ -3,7 +3,9 @@ package template_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -14,17 +16,24 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/ssm"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/awslabs/goformation/v7/intrinsics"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/infra/template"
+	"github.com/cloud-agent/control-plane/shared/app"
+	"github.com/cloud-agent/control-plane/shared/bus"
+	"github.com/cloud-agent/control-plane/shared/invocation"
+	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/store"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
@@ -35,7 +44,13 @@ const (
 	tableARN    = "${SessionsTable.Arn}"
 	indexARN    = "${SessionsTable.Arn}/index/"
 	settingsARN = "arn:${AWS::Partition}:ssm:${AWS::Region}:${AWS::AccountId}:parameter/cloud-agent/${Stage}"
+	busARN      = "${SessionsBus.Arn}"
 )
+
+// busName is the sessions' bus as the test's events function names it
+// (the template gives the function the bus's name, which IAM authorizes
+// as the bus's ARN).
+const busName = "SessionsBus"
 
 // basicExecution is the managed policy that SAM attaches to every role it
 // makes for a function, for the function's logs.
@@ -44,9 +59,17 @@ const basicExecution = "managed policy arn:aws:iam::aws:policy/service-role/AWSL
 // lambdaNeeds are the grants that a function's role may hold for Lambda
 // itself, not for its code: Lambda sends a failed asynchronous invocation
 // of the firing to its on-failure destination with the function's role
-// (SAM grants it too, from the EventInvokeConfig).
+// (SAM grants it too, from the EventInvokeConfig); the session events
+// function's event source mapping reads the table's stream, and sends a
+// failed batch's shard and range to its queue, with the function's role
+// (mappingGrants: each must be granted).
 var lambdaNeeds = map[string][]string{
 	"TriggerFireFunction": {"sqs:SendMessage ${TriggerFireDeadLetterQueue.Arn}"},
+	"SessionEventsFunction": {
+		"dynamodb:DescribeStream ${SessionsTable.StreamArn}", "dynamodb:GetRecords ${SessionsTable.StreamArn}",
+		"dynamodb:GetShardIterator ${SessionsTable.StreamArn}", "dynamodb:ListStreams *",
+		"sqs:SendMessage ${SessionEventsFailures.Arn}",
+	},
 }
 
 // grants records, per function, the IAM grants that the AWS requests of
@@ -109,6 +132,14 @@ func (g *grants) recordOn(st *middleware.Stack) error {
 						g.add("dynamodb:ConditionCheckItem", tableARN)
 					}
 				}
+			case *eventbridge.PutEventsInput:
+				for _, e := range p.Entries {
+					if name := aws.ToString(e.EventBusName); name == busName {
+						g.add("events:PutEvents", busARN)
+					} else {
+						g.add("events:PutEvents", name)
+					}
+				}
 			case *ssm.GetParametersByPathInput:
 				// Authorized against the path asked for, not the
 				// parameters returned.
@@ -122,6 +153,19 @@ func (g *grants) recordOn(st *middleware.Stack) error {
 			}
 			return next.HandleInitialize(ctx, in)
 		}), middleware.Before)
+}
+
+// errNotSent stops a request that the test records but does not send.
+var errNotSent = errors.New("recorded, not sent")
+
+// stopAfterRecording is an SDK middleware, after recordOn, that ends each
+// request with errNotSent before it is signed or sent: what a request
+// needs is recorded from what the code asks, with no endpoint to answer.
+func stopAfterRecording(st *middleware.Stack) error {
+	return st.Initialize.Add(middleware.InitializeMiddlewareFunc("StopAfterRecording",
+		func(context.Context, middleware.InitializeInput, middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			return middleware.InitializeOutput{}, middleware.Metadata{}, errNotSent
+		}), middleware.After)
 }
 
 // TestLeastPrivilege: each function's role grants exactly what its code
@@ -140,6 +184,8 @@ func TestLeastPrivilege(t *testing.T) {
 	const startPolicies = "      Description: Starts sessions (POST /v1/sessions).\n      Policies:\n"
 	const lookupDeployment = "\n\n  AllocationLookupFunction:\n    Type: AWS::Serverless::Function\n    Metadata:\n      BuildMethod: makefile\n" +
 		"    Properties:\n      DeploymentPreference:\n        Type: Canary10Percent15Minutes\n"
+	const eventsEnv = "          API_URL: !Sub https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}\n"
+	const eventsPolicies = eventsEnv + "      Policies:\n"
 	mutations := []struct{ name, old, new string }{
 		{name: "the template as it is"},
 		{"DynamoDBCrudPolicy in the start's Policies", startPolicies, startPolicies + "        - DynamoDBCrudPolicy: {TableName: !Ref SessionsTable}\n"},
@@ -193,6 +239,18 @@ Resources:
 		{"kms:Decrypt beside kms:Encrypt for the environments' role in EnvironmentSecretsKey's policy",
 			"              AWS: !GetAtt EnvironmentsFunctionRole.Arn\n            Action: kms:Encrypt\n",
 			"              AWS: !GetAtt EnvironmentsFunctionRole.Arn\n            Action: [kms:Encrypt, kms:Decrypt]\n"},
+		{"events:PutEvents on every bus", "              Action: events:PutEvents\n              Resource: !GetAtt SessionsBus.Arn\n",
+			"              Action: events:PutEvents\n              Resource: \"*\"\n"},
+		{"kms:GenerateMac on WebhookKey for the events function", "              Action: events:PutEvents\n              Resource: !GetAtt SessionsBus.Arn\n",
+			"              Action: events:PutEvents\n              Resource: !GetAtt SessionsBus.Arn\n            - Effect: Allow\n              Action: kms:GenerateMac\n              Resource: !GetAtt WebhookKey.Arn\n"},
+		{"every stream of the account for the events function", "              Action: [dynamodb:DescribeStream, dynamodb:GetRecords, dynamodb:GetShardIterator]\n              Resource: !GetAtt SessionsTable.StreamArn\n",
+			"              Action: [dynamodb:DescribeStream, dynamodb:GetRecords, dynamodb:GetShardIterator]\n              Resource: \"*\"\n"},
+		{"the stream's failures sent to the firing's dead-letter queue", "          Destination: !GetAtt SessionEventsFailures.Arn\n",
+			"          Destination: !GetAtt TriggerFireDeadLetterQueue.Arn\n"},
+		{"the stream's failures without a destination, the queue still granted", "      DestinationConfig:\n        OnFailure:\n          Destination: !GetAtt SessionEventsFailures.Arn\n", ""},
+		{"the bus policy allowing rather than denying", "        Effect: Deny\n        Principal: \"*\"\n", "        Effect: Allow\n        Principal: \"*\"\n"},
+		{"SAM's DynamoDB event on the events function, beside the mapping", eventsPolicies, eventsEnv + "      Events:\n        Stream:\n          Type: DynamoDB\n" +
+			"          Properties:\n            Stream: !GetAtt SessionsTable.StreamArn\n            StartingPosition: TRIM_HORIZON\n      Policies:\n"},
 		{"dynamodb:Query taken from the firing's policy", `            - Effect: Allow
               Action: dynamodb:Query
               Resource: !Sub ${SessionsTable.Arn}/index/DueTriggersAll
@@ -265,7 +323,7 @@ func usedGrants(t *testing.T) map[string][]string {
 	direct, name := dynamotest.Table(t, b)
 	harness := map[string]*apitest.Harness{}
 	used := map[string]*grants{}
-	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction", "EnvironmentsFunction"} {
+	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction", "EnvironmentsFunction", "SessionEventsFunction"} {
 		g := &grants{used: map[string]bool{}}
 		used[fn] = g
 		api := localdb.Client(b.URL, store.Counting, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, g.recordOn) })
@@ -408,6 +466,8 @@ func usedGrants(t *testing.T) map[string][]string {
 	set(stopped, "cron", &types.AttributeValueMemberS{Value: "0 9 L * *"})
 	set(stopped, "nextRunAt", &types.AttributeValueMemberS{Value: slot.Format(time.RFC3339)})
 	fire(slot) // a duplicate (its ledger row and session read, its run recorded), and a trigger stopped
+
+	announce(t, harness["SessionEventsFunction"], used["SessionEventsFunction"])
 	out := map[string][]string{}
 	for fn, g := range used {
 		for _, asked := range harness[fn].KMS.Used() {
@@ -417,6 +477,32 @@ func usedGrants(t *testing.T) map[string][]string {
 		out[fn] = g.sorted()
 	}
 	return out
+}
+
+// announce runs the session events function, built as its main.go builds
+// it (app.Build), on the sample stream batch of a new session: its token
+// derived on the harness's KMS stand-in, its event put on the bus through
+// an EventBridge client whose requests g records and stops before they
+// are sent (stopAfterRecording), so that the record is answered as a
+// batch item failure.
+func announce(t *testing.T, h *apitest.Harness, g *grants) {
+	t.Helper()
+	data, err := os.ReadFile("../../events/SessionEventsFunction/stream-insert-valid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch events.DynamoDBEvent
+	if err := json.Unmarshal(data, &batch); err != nil {
+		t.Fatal(err)
+	}
+	eb := eventbridge.New(eventbridge.Options{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		APIOptions: []func(*middleware.Stack) error{g.recordOn, stopAfterRecording}})
+	fns := app.Build(app.Parts{Log: slog.New(slog.DiscardHandler), Tokens: secrets.NewSessionTokens(kms.Client(h.KMS.URL), "alias/SessionTokenKey"),
+		Bus: bus.New(eb, busName), APIURL: "https://api.example.com", Metrics: invocation.NewMetrics("SessionEventsFunction", "$LATEST")})
+	resp, err := fns.Events.Handle(context.Background(), batch)
+	if err != nil || len(resp.BatchItemFailures) != len(batch.Records) {
+		t.Fatalf("the session events of the sample batch: %+v %v, want every record a failure, its put stopped", resp, err)
+	}
 }
 
 // judgeWritten judges a template as written (short-form intrinsics in long
@@ -460,7 +546,8 @@ func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 				granted, v = append(granted, g...), append(v, bad...)
 			}
 		}
-		v = append(v, compare(fn, needed, granted)...)
+		mapped, bad := mappingGrants(fn, resources)
+		v = append(append(v, bad...), compare(fn, needed, mapped, granted)...)
 	}
 	for id, r := range resources {
 		switch _, judged := used[id]; {
@@ -470,7 +557,7 @@ func judgeWritten(tpl map[string]any, used map[string][]string) []string {
 			v = append(v, fmt.Sprintf("%s: a connector, which adds policies to its source's role", id))
 		}
 		for fn := range used {
-			if references(r, fn+"Role") && dig(r, "Type") != "AWS::KMS::Key" { // a key's: keyGrants
+			if references(r, fn+"Role") && dig(r, "Type") != "AWS::KMS::Key" && !restricts(r) { // a key's: keyGrants
 				v = append(v, fmt.Sprintf("%s: names %sRole, the role SAM makes for %s", id, fn, fn))
 			}
 		}
@@ -595,6 +682,10 @@ func judgeTransformed(tpl map[string]any, used map[string][]string) []string {
 				g, bad := keyGrants(fn, id, r, role)
 				granted, v = append(granted, g...), append(v, bad...)
 				continue
+			case "AWS::Events::EventBusPolicy":
+				if restricts(r) {
+					continue
+				}
 			case "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::RolePolicy":
 				if references(dig(r, "Properties", "Roles"), role) || references(dig(r, "Properties", "RoleName"), role) {
 					g, bad := statements(fn+" by "+id, dig(r, "Properties", "PolicyDocument"))
@@ -604,10 +695,85 @@ func judgeTransformed(tpl map[string]any, used map[string][]string) []string {
 			}
 			v = append(v, fmt.Sprintf("%s: names %s, the role of %s, other than to attach a policy to it", id, role, fn))
 		}
-		v = append(v, compare(fn, needed, granted)...)
+		mapped, bad := mappingGrants(fn, resources)
+		v = append(append(v, bad...), compare(fn, needed, mapped, granted)...)
 	}
 	slices.Sort(v)
 	return v
+}
+
+// restricts tells whether a resource is an EventBridge bus's policy that
+// only denies: naming a role there takes from what it may do, never adds.
+func restricts(r any) bool {
+	props, _ := dig(r, "Properties").(map[string]any)
+	if dig(r, "Type") != "AWS::Events::EventBusPolicy" || props["Statement"] == nil {
+		return false
+	}
+	for k := range props {
+		if k != "EventBusName" && k != "StatementId" && k != "Statement" {
+			return false // Action, Principal, Condition: the legacy form, which allows
+		}
+	}
+	for _, st := range list(props["Statement"]) {
+		if dig(st, "Effect") != "Deny" {
+			return false
+		}
+	}
+	return true
+}
+
+// mappingProperties are the properties of an event source mapping read
+// by mappingGrants or granting nothing (how it batches, retries and
+// filters).
+var mappingProperties = []string{"FunctionName", "EventSourceArn", "DestinationConfig", "StartingPosition", "BatchSize",
+	"MaximumBatchingWindowInSeconds", "FunctionResponseTypes", "BisectBatchOnFunctionError", "MaximumRetryAttempts",
+	"MaximumRecordAgeInSeconds", "FilterCriteria", "Enabled", "ParallelizationFactor"}
+
+// mappingGrants are the grants that the event source mappings invoking a
+// function (by name, or by its alias as written or as SAM names it) need
+// of its role, with which Lambda reads the source and sends a failed
+// batch away: on a DynamoDB stream (an Fn::GetAtt of its StreamArn),
+// DescribeStream, GetRecords and GetShardIterator on it and ListStreams,
+// which names no resource; on an SQS queue as the on-failure destination,
+// sqs:SendMessage. It reports each need that lambdaNeeds does not hold (a
+// mapping that would have the role granted more), and any other source,
+// destination or property.
+func mappingGrants(fn string, resources map[string]any) (needs, bad []string) {
+	for id, r := range resources {
+		props, _ := dig(r, "Properties").(map[string]any)
+		if dig(r, "Type") != "AWS::Lambda::EventSourceMapping" || !references(props["FunctionName"], fn) && !references(props["FunctionName"], fn+"Alias"+template.ReleaseAlias) {
+			continue
+		}
+		for k, val := range props {
+			if !slices.Contains(mappingProperties, k) {
+				bad = append(bad, fmt.Sprintf("%s: mapping %s has %s %s", fn, id, k, testkit.JSON(val)))
+			}
+		}
+		source := policyText(props["EventSourceArn"])
+		if !strings.HasSuffix(source, ".StreamArn}") {
+			bad = append(bad, fmt.Sprintf("%s: mapping %s reads %s, not a table's stream", fn, id, source))
+		}
+		var need []string
+		for _, a := range []string{"dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"} {
+			need = append(need, a+" "+source)
+		}
+		need = append(need, "dynamodb:ListStreams *")
+		destinations, _ := props["DestinationConfig"].(map[string]any)
+		for when, d := range destinations {
+			queue, isArn := strings.CutSuffix(strings.TrimPrefix(policyText(dig(d, "Destination")), "${"), ".Arn}")
+			if when != "OnFailure" || !isArn || dig(resources, queue, "Type") != "AWS::SQS::Queue" {
+				bad = append(bad, fmt.Sprintf("%s: mapping %s sends to %s %s, not an SQS queue's on failure", fn, id, when, testkit.JSON(d)))
+			}
+			need = append(need, "sqs:SendMessage "+policyText(dig(d, "Destination")))
+		}
+		for _, g := range need {
+			if !slices.Contains(lambdaNeeds[fn], g) {
+				bad = append(bad, fmt.Sprintf("%s: mapping %s needs %s of its role, which lambdaNeeds does not hold", fn, id, g))
+			}
+		}
+		needs = append(needs, need...)
+	}
+	return needs, bad
 }
 
 // statements are the grants of a policy document, each action on each
@@ -671,23 +837,35 @@ func keyGrants(fn, key string, r any, role string) (granted, bad []string) {
 	return granted, bad
 }
 
-// compare reports the grants beyond what a function's code uses (and
-// what SAM and Lambda need of its role), and what its code uses that is
-// not granted. Grants compare as text: a wildcard is a grant of its own.
-func compare(fn string, needed, granted []string) []string {
+// compare reports the grants beyond what a function's code uses and
+// what SAM and Lambda need of its role, and what its code uses, or its
+// event source mappings need (mapped, from mappingGrants), that is not
+// granted. A function with a mapping may hold of lambdaNeeds only what
+// its mappings need. Grants compare as text: a wildcard is a grant of its
+// own.
+func compare(fn string, needed, mapped, granted []string) []string {
 	allowed := map[string]bool{basicExecution: true}
-	for _, g := range slices.Concat(needed, lambdaNeeds[fn]) {
+	lambda := lambdaNeeds[fn]
+	if len(mapped) > 0 {
+		lambda = mapped
+	}
+	for _, g := range slices.Concat(needed, lambda) {
 		allowed[g] = true
 	}
 	var v []string
 	for _, g := range granted {
 		if !allowed[g] {
-			v = append(v, fmt.Sprintf("%s: grants %s, which its code does not use", fn, g))
+			v = append(v, fmt.Sprintf("%s: grants %s, which neither its code nor Lambda uses", fn, g))
 		}
 	}
 	for _, g := range needed {
 		if !slices.Contains(granted, g) {
 			v = append(v, fmt.Sprintf("%s: does not grant %s, which its code uses", fn, g))
+		}
+	}
+	for _, g := range mapped {
+		if !slices.Contains(granted, g) {
+			v = append(v, fmt.Sprintf("%s: does not grant %s, which its event source mapping needs", fn, g))
 		}
 	}
 	return v

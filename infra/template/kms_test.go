@@ -27,16 +27,24 @@ const (
 		`"StringLike":{"kms:EncryptionContext:triggerId":"trg_*"}}`
 )
 
-// keyUses are the actions by which a principal uses a symmetric key's
-// secrets rather than administers the key: CreateGrant hands them on.
+// keyUses are the actions by which a principal uses a key's secrets
+// rather than administers the key: a symmetric key's, an HMAC key's
+// (GenerateMac, VerifyMac); CreateGrant hands them on.
 var keyUses = []string{"kms:Encrypt", "kms:Decrypt", "kms:ReEncryptFrom", "kms:ReEncryptTo", "kms:GenerateDataKey",
-	"kms:GenerateDataKeyWithoutPlaintext", "kms:GenerateDataKeyPair", "kms:GenerateDataKeyPairWithoutPlaintext", "kms:CreateGrant"}
+	"kms:GenerateDataKeyWithoutPlaintext", "kms:GenerateDataKeyPair", "kms:GenerateDataKeyPairWithoutPlaintext", "kms:CreateGrant",
+	"kms:GenerateMac", "kms:VerifyMac"}
 
 // webhookGrants are the roles' grants on WebhookSecretsKey, each under a
-// trigger's context.
-var webhookGrants = []string{"TriggerHookFunctionRole kms:Decrypt", "TriggersFunctionRole kms:Decrypt", "TriggersFunctionRole kms:Encrypt"}
+// trigger's context; macGrants the roles' grants on WebhookKey.
+var (
+	webhookGrants = []string{"TriggerHookFunctionRole kms:Decrypt", "TriggersFunctionRole kms:Decrypt", "TriggersFunctionRole kms:Encrypt"}
+	macGrants     = []string{"TriggerHookFunctionRole kms:GenerateMac", "TriggersFunctionRole kms:GenerateMac"}
+)
 
-// TestSecretsKeys judges the secrets keys' grants on the SAM translator's
+// eventsRole is the one principal SessionTokenKey lets derive tokens.
+const eventsRole = "${SessionEventsFunctionRole.Arn}"
+
+// TestSecretsKeys judges the secrets keys' grants (and SessionTokenKey's) on the SAM translator's
 // output (judgeSecretsKeys), with ExecutionPlaneRoleArn empty and set, and
 // each of a set of mutations of the template, which must be refused for
 // the fault it makes.
@@ -53,6 +61,15 @@ func TestSecretsKeys(t *testing.T) {
 	const hookDecrypt = "              Action: kms:Decrypt\n              Resource: !GetAtt WebhookSecretsKey.Arn\n"
 	const environmentsPolicies = "          ENVIRONMENT_SECRETS_KEY_ID: !GetAtt EnvironmentSecretsKey.Arn\n      Policies:\n        - Statement:\n"
 	const triggersTable = "            - Effect: Allow\n              # ConditionCheckItem: a start now's transaction holds the\n"
+	// The account's administration of EnvironmentSecretsKey (its last
+	// action, which the HMAC keys do not have), of SessionTokenKey, the
+	// events role's statement and policy, and SessionTokenKey's head.
+	const envAdmin = "              - kms:RotateKeyOnDemand\n"
+	const tokenAdmin = "              - kms:CancelKeyDeletion\n            Resource: \"*\"\n          - Sid: TheSessionFunctionsDeriveTokens\n"
+	const derive = "              AWS: !GetAtt SessionEventsFunctionRole.Arn\n            Action: kms:GenerateMac\n"
+	const eventsPolicies = "              Action: events:PutEvents\n              Resource: !GetAtt SessionsBus.Arn\n"
+	const tokenKey = "  SessionTokenKey:\n    Type: AWS::KMS::Key\n    DeletionPolicy: Retain\n"
+	const tokenSpec = "      Description: Derives sessions' tokens (GenerateMac).\n      KeySpec: HMAC_256\n"
 	cases := []struct{ name, plane, old, new, want string }{
 		{name: "the template as it is, without an execution plane"},
 		{name: "the template as it is, with an execution plane", plane: plane},
@@ -66,9 +83,19 @@ func TestSecretsKeys(t *testing.T) {
 		{"kms:Decrypt on EnvironmentSecretsKey in the triggers' role policy", "", triggersTable,
 			"            - Effect: Allow\n              Action: kms:Decrypt\n              Resource: !GetAtt EnvironmentSecretsKey.Arn\n" + triggersTable, "TriggersFunctionRole may kms:Decrypt"},
 		{"kms:* on every key in the hook's role policy", "", hookDecrypt, "              Action: kms:*\n              Resource: \"*\"\n", "TriggerHookFunctionRole may kms:Encrypt, kms:Decrypt"},
-		{"kms:* for the account", "", "              - kms:CreateAlias\n", "              - kms:*\n", accountRoot + " may [kms:Encrypt kms:Decrypt"},
-		{"kms:Decrypt for the account", "", "              - kms:CreateAlias\n", "              - kms:CreateAlias\n              - kms:Decrypt\n", accountRoot + " may [kms:Decrypt]"},
-		{"kms:Create* for the account, CreateGrant in it", "", "              - kms:CreateAlias\n", "              - kms:Create*\n", accountRoot + " may [kms:CreateGrant]"},
+		{"kms:* for the account", "", envAdmin, envAdmin + "              - kms:*\n", accountRoot + " may [kms:Encrypt kms:Decrypt"},
+		{"kms:Decrypt for the account", "", envAdmin, envAdmin + "              - kms:Decrypt\n", accountRoot + " may [kms:Decrypt]"},
+		{"kms:Create* for the account, CreateGrant in it", "", envAdmin, envAdmin + "              - kms:Create*\n", accountRoot + " may [kms:CreateGrant]"},
+		{"kms:Generate* for the account on SessionTokenKey", "", tokenAdmin, "              - kms:Generate*\n" + tokenAdmin, "SessionTokenKey: " + accountRoot + " may [kms:GenerateDataKey"},
+		{"kms:GenerateMac on SessionTokenKey for the triggers' role too", "", derive,
+			strings.Replace(derive, "!GetAtt SessionEventsFunctionRole.Arn", "[!GetAtt SessionEventsFunctionRole.Arn, !GetAtt TriggersFunctionRole.Arn]", 1), "${TriggersFunctionRole.Arn}"},
+		{"kms:VerifyMac beside kms:GenerateMac for the events role", "", derive, strings.Replace(derive, "kms:GenerateMac", "[kms:GenerateMac, kms:VerifyMac]", 1), "kms:VerifyMac"},
+		{"kms:GenerateMac on SessionTokenKey in the triggers' role policy", "", triggersTable,
+			"            - Effect: Allow\n              Action: kms:GenerateMac\n              Resource: !GetAtt SessionTokenKey.Arn\n" + triggersTable, "TriggersFunctionRole may kms:GenerateMac on ${SessionTokenKey.Arn}"},
+		{"kms:GenerateMac on WebhookKey for the events role", "", eventsPolicies,
+			eventsPolicies + "            - Effect: Allow\n              Action: kms:GenerateMac\n              Resource: !GetAtt WebhookKey.Arn\n", "SessionEventsFunctionRole kms:GenerateMac"},
+		{"SessionTokenKey deleted with the stack", "", tokenKey, strings.Replace(tokenKey, "Retain", "Delete", 1), "SessionTokenKey: DeletionPolicy"},
+		{"SessionTokenKey a symmetric key", "", tokenSpec, strings.Replace(tokenSpec, "HMAC_256", "SYMMETRIC_DEFAULT", 1), "SessionTokenKey: KeySpec"},
 		{"the execution plane's statement without its parameter", "", "          - !If\n            - HasExecutionPlaneRole\n", "          - !If\n            - HasAlarmTopic\n", "HasAlarmTopic"},
 		{"the execution plane's Decrypt without its conditions", plane, decrypt + "              Effect: Allow\n              Principal:\n                AWS: !Ref ExecutionPlaneRoleArn\n              Action: kms:Decrypt\n              Resource: \"*\"\n              Condition:\n",
 			decrypt + "              Effect: Allow\n              Principal:\n                AWS: !Ref ExecutionPlaneRoleArn\n              Action: kms:Decrypt\n              Resource: \"*\"\n              Unconditioned:\n", executionPlane + " may [kms:Decrypt]"},
@@ -110,17 +137,29 @@ func TestSecretsKeys(t *testing.T) {
 //     and, when plane, kms:Decrypt to the parameter's role alone under the
 //     same context; either of the two missing, or the Decrypt present
 //     without plane;
+//   - on SessionTokenKey, what judgeTokenKey reports;
 //   - any role policy (an IAM::Role's, or an IAM::Policy, ManagedPolicy or
-//     RolePolicy) that allows a use of EnvironmentSecretsKey, or of every
-//     key;
+//     RolePolicy) that allows a use of EnvironmentSecretsKey, of
+//     SessionTokenKey or of every key (rolePolicyUses);
 //   - any of the roles' grants of WebhookSecretsKey's use but those of
-//     webhookGrants, each under a trigger's context.
+//     webhookGrants, each under a trigger's context, and of WebhookKey's
+//     but those of macGrants.
 func judgeSecretsKeys(tpl map[string]any, plane bool) []string {
 	var v []string
 	resources, _ := tpl["Resources"].(map[string]any)
 	if c := testkit.JSON(dig(tpl, "Conditions", "HasExecutionPlaneRole")); c != `{"Fn::Not":[{"Fn::Equals":[{"Ref":"ExecutionPlaneRoleArn"},""]}]}` {
 		v = append(v, "condition HasExecutionPlaneRole "+c)
 	}
+	v = append(v, judgeEnvironmentKey(resources, plane)...)
+	v = append(v, judgeTokenKey(resources)...)
+	v = append(v, rolePolicyUses(resources)...)
+	slices.Sort(v)
+	return v
+}
+
+// judgeEnvironmentKey judges EnvironmentSecretsKey's policy (judgeSecretsKeys).
+func judgeEnvironmentKey(resources map[string]any, plane bool) []string {
+	var v []string
 	var encrypts, decrypts bool
 	for _, st := range list(dig(resources, "EnvironmentSecretsKey", "Properties", "KeyPolicy", "Statement")) {
 		if when := list(dig(st, "Fn::If")); len(when) == 3 {
@@ -155,7 +194,51 @@ func judgeSecretsKeys(tpl map[string]any, plane bool) []string {
 	if plane && !decrypts {
 		v = append(v, "EnvironmentSecretsKey: the execution plane's role may not kms:Decrypt under an environment's context")
 	}
-	var hooks []string
+	return v
+}
+
+// judgeTokenKey reports what SessionTokenKey is not: an HMAC_256 key for
+// GENERATE_VERIFY_MAC, retained when the stack is deleted or the key
+// replaced (a new key ends every session's token), whose policy holds
+// the account's administration (no use of keyUses) and kms:GenerateMac
+// to SessionEventsFunction's role alone, and nothing else.
+func judgeTokenKey(resources map[string]any) []string {
+	var v []string
+	key, _ := resources["SessionTokenKey"].(map[string]any)
+	for k, want := range map[string]string{"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"} {
+		if key[k] != want {
+			v = append(v, fmt.Sprintf("SessionTokenKey: %s %v, want %s", k, key[k], want))
+		}
+	}
+	for k, want := range map[string]string{"KeySpec": "HMAC_256", "KeyUsage": "GENERATE_VERIFY_MAC"} {
+		if got := dig(key, "Properties", k); got != want {
+			v = append(v, fmt.Sprintf("SessionTokenKey: %s %v, want %s", k, got, want))
+		}
+	}
+	derives := false
+	for _, st := range list(dig(key, "Properties", "KeyPolicy", "Statement")) {
+		who, actions, uses := principals(st), list(dig(st, "Action")), usesOf(st)
+		switch {
+		case dig(st, "Effect") == "Deny":
+		case dig(st, "NotAction") != nil || dig(st, "NotPrincipal") != nil:
+			v = append(v, "SessionTokenKey: a statement with NotAction or NotPrincipal: "+testkit.JSON(st))
+		case slices.Equal(who, []string{accountRoot}) && len(uses) == 0:
+		case slices.Equal(who, []string{eventsRole}) && slices.Equal(actions, []any{"kms:GenerateMac"}) && dig(st, "Resource") == "*":
+			derives = true
+		default:
+			v = append(v, fmt.Sprintf("SessionTokenKey: %s may %v: %s", strings.Join(who, ", "), uses, testkit.JSON(st)))
+		}
+	}
+	if !derives {
+		v = append(v, "SessionTokenKey: SessionEventsFunction's role may not kms:GenerateMac")
+	}
+	return v
+}
+
+// rolePolicyUses judges the uses of keys that role policies allow
+// (judgeSecretsKeys).
+func rolePolicyUses(resources map[string]any) []string {
+	var v, hooks, macs []string
 	for id, r := range resources {
 		var docs []any
 		switch dig(r, "Type") {
@@ -174,13 +257,17 @@ func judgeSecretsKeys(tpl map[string]any, plane bool) []string {
 				}
 				for _, res := range list(dig(st, "Resource")) {
 					switch text := policyText(res); {
-					case strings.Contains(text, "*") || references(res, "EnvironmentSecretsKey"):
+					case strings.Contains(text, "*") || references(res, "EnvironmentSecretsKey") || references(res, "SessionTokenKey"):
 						v = append(v, fmt.Sprintf("%s may %s on %s", id, strings.Join(uses, ", "), text))
 					case references(res, "WebhookSecretsKey") && testkit.JSON(dig(st, "Condition")) != triggerContext:
 						v = append(v, fmt.Sprintf("%s %s on WebhookSecretsKey without a trigger's context: %s", id, strings.Join(uses, ", "), testkit.JSON(st)))
 					case references(res, "WebhookSecretsKey"):
 						for _, u := range uses {
 							hooks = append(hooks, id+" "+u)
+						}
+					case references(res, "WebhookKey"):
+						for _, u := range uses {
+							macs = append(macs, id+" "+u)
 						}
 					}
 				}
@@ -190,7 +277,9 @@ func judgeSecretsKeys(tpl map[string]any, plane bool) []string {
 	if slices.Sort(hooks); !slices.Equal(hooks, webhookGrants) {
 		v = append(v, fmt.Sprintf("the grants of WebhookSecretsKey under a trigger's context are %v, want %v", hooks, webhookGrants))
 	}
-	slices.Sort(v)
+	if slices.Sort(macs); !slices.Equal(macs, macGrants) {
+		v = append(v, fmt.Sprintf("the grants of WebhookKey are %v, want %v", macs, macGrants))
+	}
 	return v
 }
 

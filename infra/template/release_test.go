@@ -16,6 +16,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/infra/template"
+	"github.com/cloud-agent/control-plane/shared/sessionevents"
 )
 
 // wantRelease is how each function's releases reach its traffic: the
@@ -31,6 +32,7 @@ var wantRelease = map[string]struct {
 	"TriggerHookFunction":      {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "TriggerHookReleaseAlarm"}},
 	"EnvironmentsFunction":     {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "EnvironmentsReleaseAlarm"}},
 	"TriggerFireFunction":      {"Linear10PercentEvery1Minute", []string{"FiringLagAlarm", "TriggerFireDeadLetterAlarm", "TriggerFireErrorsAlarm", "TriggerFireReleaseAlarm"}},
+	"SessionEventsFunction":    {"Canary10Percent15Minutes", []string{"SessionEventsReleaseAlarm"}},
 }
 
 // TestReleasesShiftThroughAliases reads the SAM translator's output: one
@@ -103,6 +105,11 @@ func TestReleasesShiftThroughAliases(t *testing.T) {
 			if target := onAlias(aliases, dig(tg, "Arn")); target != "" {
 				t.Errorf("%s: target %s", id, target)
 			}
+		}
+	}
+	for _, id := range ofType("AWS::Lambda::EventSourceMapping") {
+		if target := onAlias(aliases, dig(resources, id, "Properties", "FunctionName")); target != "" {
+			t.Errorf("%s: %s", id, target)
 		}
 	}
 	for _, id := range ofType("AWS::Lambda::EventInvokeConfig") {
@@ -253,7 +260,7 @@ func TestReleaseAlarmsSeeTheNewVersion(t *testing.T) {
 		if version == "" {
 			continue
 		}
-		api := slices.Contains(template.APIFunctions, fn)
+		own := ownFailures(fn)
 		alarms := groupAlarms(t, resources, group)
 		seen := false
 		for _, id := range alarms {
@@ -270,15 +277,29 @@ func TestReleaseAlarmsSeeTheNewVersion(t *testing.T) {
 			for _, m := range a.Metrics {
 				counts[m.Namespace+" "+m.Name] = true
 			}
-			if !counts["AWS/Lambda Errors"] || api && !counts[template.MetricNamespace+" Faults"] {
-				t.Errorf("%s, %s: counts %v, want Lambda's Errors and, for an API function, its Faults", fn, id, slices.Sorted(maps.Keys(counts)))
+			if !counts["AWS/Lambda Errors"] || own != "" && !counts[template.MetricNamespace+" "+own] {
+				t.Errorf("%s, %s: counts %v, want Lambda's Errors and the failures it counts itself (%q)", fn, id, slices.Sorted(maps.Keys(counts)), own)
 			}
-			checkReleaseArithmetic(t, fn+", "+id, a, queryIDs(props), shifts[want.config], api)
+			checkReleaseArithmetic(t, fn+", "+id, a, queryIDs(props), shifts[want.config], own)
 		}
 		if !seen {
 			t.Errorf("%s: none of the alarms %v of its deployment group watches the version its alias runs (%s) alone", fn, alarms, version)
 		}
 	}
+}
+
+// ownFailures is the metric of a function's log lines that counts the
+// failures it answers without a Lambda error: an API function's 5xx
+// answers (Faults), the session events function's records unannounced,
+// answered as batch item failures (EventsFailed); none for the firing.
+func ownFailures(fn string) string {
+	switch {
+	case slices.Contains(template.APIFunctions, fn):
+		return "Faults"
+	case fn == template.EventsFunction:
+		return sessionevents.MetricFailed
+	}
+	return ""
 }
 
 // onNewVersion reports whether every metric of an alarm is of fn's version
@@ -317,9 +338,13 @@ func queryIDs(props map[string]any) []string {
 
 // checkReleaseArithmetic checks a release alarm against a new version that
 // gets n requests in a minute, for any n, and fails them all (as Lambda
-// errors, or, for an API function, as 5xx answers) or none, and against
-// the shift of the traffic (share, the new version's share each minute).
-func checkReleaseArithmetic(t *testing.T, where string, a template.Alarm, ids []string, share []float64, api bool) {
+// errors, or as the failures it counts itself, own: an API function's
+// 5xx answers, the session events function's records unannounced) or
+// none, and against the shift of the traffic (share, the new version's
+// share each minute): apiRequests a minute for an API function and for
+// the session events function (each start's session is a batch of its
+// own, at a 1-second window), the firing's one invocation otherwise.
+func checkReleaseArithmetic(t *testing.T, where string, a template.Alarm, ids []string, share []float64, own string) {
 	t.Helper()
 	if a.TreatMissingData != "notBreaching" {
 		t.Errorf("%s: missing data %q: a minute without a request to the new version is not breaching", where, a.TreatMissingData)
@@ -335,20 +360,20 @@ func checkReleaseArithmetic(t *testing.T, where string, a template.Alarm, ids []
 	}
 	for _, n := range []float64{1, 2, 5, 100, 10000} {
 		failures := map[string]float64{"errors": n}
-		if api {
-			failures["5xx answers"] = n
+		if own != "" {
+			failures[own] = n
 		}
 		for how, failed := range failures {
-			if !breaches(t, a, ids, n, failed, how == "5xx answers") {
+			if !breaches(t, a, ids, n, failed, how == own) {
 				t.Errorf("%s: %v requests of the new version in a minute, all failed (%s): not breaching", where, n, how)
 			}
 		}
-		if breaches(t, a, ids, n, 0, false) {
+		if breaches(t, a, ids, n, 0, false) || own != "" && breaches(t, a, ids, n, 0, true) {
 			t.Errorf("%s: %v requests of the new version in a minute, none failed: breaching", where, n)
 		}
 	}
 	requests := 1.0 // the firing's invocation a minute
-	if api {
+	if own != "" {
 		requests = apiRequests
 	}
 	ran := make([]float64, len(share)) // the chance that the new version gets a request in each minute
@@ -362,9 +387,11 @@ func checkReleaseArithmetic(t *testing.T, where string, a template.Alarm, ids []
 
 // breaches reports whether an alarm's data point breaches its threshold
 // in a minute when the new version got n requests and failed failed of
-// them, as 5xx answers (Faults on the log lines) or as Lambda errors.
-// Lambda reports Invocations and Errors whenever it invoked the version;
-// the log lines carry Faults only for a 5xx.
+// them, as failures it counts itself (answers: Faults for 5xx answers,
+// EventsFailed for records unannounced, on the log lines) or as Lambda
+// errors. Lambda reports Invocations and Errors whenever it invoked the
+// version; the log lines carry Faults only for a 5xx, EventsFailed on
+// every line.
 func breaches(t *testing.T, a template.Alarm, ids []string, n, failed float64, answers bool) bool {
 	t.Helper()
 	values := map[string]float64{}
@@ -379,6 +406,10 @@ func breaches(t *testing.T, a template.Alarm, ids []string, n, failed float64, a
 		case m.Namespace == template.MetricNamespace && m.Name == "Faults" && answers && failed > 0:
 			values[ids[i]] = failed
 		case m.Namespace == template.MetricNamespace && m.Name == "Faults":
+		case m.Namespace == template.MetricNamespace && m.Name == sessionevents.MetricFailed && answers:
+			values[ids[i]] = failed
+		case m.Namespace == template.MetricNamespace && m.Name == sessionevents.MetricFailed:
+			values[ids[i]] = 0
 		default:
 			t.Fatalf("the release alarm watches %s %s, which the test gives no value", m.Namespace, m.Name)
 		}

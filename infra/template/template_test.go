@@ -172,6 +172,7 @@ func TestTemplateAlarms(t *testing.T) {
 	}
 	wantType := map[string]string{
 		"TriggerFireDeadLetterQueue": "AWS::SQS::Queue", FiringFunction: "AWS::Serverless::Function",
+		"SessionEventsFailures": "AWS::SQS::Queue", EventsFunction: "AWS::Serverless::Function",
 		"HttpApi": "AWS::Serverless::HttpApi", TableLogicalID: "AWS::DynamoDB::Table",
 	}
 	for _, fn := range APIFunctions {
