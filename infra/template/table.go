@@ -17,8 +17,8 @@ import (
 const TableLogicalID = "SessionsTable"
 
 // CreateTableInput builds the CreateTable request for the template's table
-// resource, named name: its keys, attribute definitions and global
-// secondary indexes. Billing is on demand, as in the template.
+// resource, named name: its keys, attribute definitions, global
+// secondary indexes and stream. Billing is on demand, as in the template.
 func CreateTableInput(t *Template, logicalID, name string) (*dynamodb.CreateTableInput, error) {
 	tbl, err := t.GetDynamoDBTableWithName(logicalID)
 	if err != nil {
@@ -28,6 +28,9 @@ func CreateTableInput(t *Template, logicalID, name string) (*dynamodb.CreateTabl
 		TableName:   aws.String(name),
 		BillingMode: types.BillingModePayPerRequest,
 		KeySchema:   keySchema(tbl.KeySchema),
+	}
+	if in.StreamSpecification, err = StreamSpecification(t, logicalID); err != nil {
+		return nil, err
 	}
 	for _, a := range tbl.AttributeDefinitions {
 		in.AttributeDefinitions = append(in.AttributeDefinitions, types.AttributeDefinition{
