@@ -168,3 +168,59 @@ func TestRunsOutcomePages(t *testing.T) {
 		t.Errorf("pages:\n%s\nwant:\n%s", strings.Join(pages, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestLastOutcome: a trigger answers the outcome of its last session, as
+// GET, the list and PATCH read it (one BatchGetItem more, for a whole
+// page, none when no trigger on it has a last session); null for a
+// trigger that never started one, a session that runs, and a session
+// whose outcome does not decode (a warning on the line, never a 500).
+func TestLastOutcome(t *testing.T) {
+	h, p := apitest.Faulty(t)
+	h.Triggers.Now = func() time.Time { return clock }
+	cron := map[string]any{"schedule": map[string]any{"cron": "*/5 * * * *"}}
+	ended, running, broken, never := newTrigger(t, h, cron), newTrigger(t, h, cron), newTrigger(t, h, cron), newTrigger(t, h, map[string]any{"active": false})
+	fireAt(t, h, clock.Add(4*time.Minute+30*time.Second))
+	last := func(id string) string {
+		return h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers/" + id, Claims: user}).Body["lastSessionId"].(string)
+	}
+	report(t, h, ended, 5, last(ended), outcomeAttr("interrupted", "cancelled"))
+	brokenSession := last(broken)
+	report(t, h, broken, 5, brokenSession, outcomeAttr("lost", ""))
+	const interrupted = `"lastOutcome":{"status":"interrupted","error":{"code":"cancelled","message":"It stopped."},"endedAt":"2026-11-30T10:40:00Z","reportedAt":"2026-11-30T10:40:01Z"}`
+	for _, row := range []struct {
+		rule     string
+		id       string
+		want     string
+		requests map[string]int
+	}{
+		{"the last session's outcome", ended, interrupted, map[string]int{"GetItem": 1, "BatchGetItem": 1}},
+		{"a session that runs has none", running, `"lastOutcome":null`, map[string]int{"GetItem": 1, "BatchGetItem": 1}},
+		{"a session that does not decode shows none", broken, `"lastOutcome":null`, map[string]int{"GetItem": 1, "BatchGetItem": 1}},
+		{"no session, no read", never, `"lastOutcome":null`, map[string]int{"GetItem": 1}},
+	} {
+		t.Run(row.rule, func(t *testing.T) {
+			var r apitest.Result
+			requests := p.Requests(func() { r = h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers/" + row.id, Claims: user}) })
+			if r.Status != 200 || !strings.Contains(r.Raw, row.want) || !maps.Equal(requests, row.requests) {
+				t.Errorf("GET: %d, requests %v: %s", r.Status, requests, r.Raw)
+			}
+			if r := patchCall(h, user, row.id, `{"prompt":"Changed."}`); r.Status != 200 || !strings.Contains(r.Raw, row.want) {
+				t.Errorf("PATCH: %d %s", r.Status, r.Raw)
+			}
+		})
+	}
+	var page apitest.Result
+	requests := p.Requests(func() { page = h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers?limit=4", Claims: user}) })
+	if page.Status != 200 || strings.Count(page.Raw, interrupted) != 1 || strings.Count(page.Raw, `"lastOutcome":null`) != 3 ||
+		!maps.Equal(requests, map[string]int{"Query": 1, "BatchGetItem": 1}) {
+		t.Errorf("a page: requests %v: %s", requests, page.Raw)
+	}
+	if !strings.Contains(h.LastLog(), "a trigger's last session shows no outcome: session record "+brokenSession+" is invalid") {
+		t.Errorf("no warning for the broken session: %s", h.LastLog())
+	}
+	h.CreateTrigger(t, other, body(nil))
+	requests = p.Requests(func() { page = h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers", Claims: other}) })
+	if page.Status != 200 || len(page.Body["items"].([]any)) != 1 || !maps.Equal(requests, map[string]int{"Query": 1}) {
+		t.Errorf("a page without a last session: requests %v: %s", requests, page.Raw)
+	}
+}
