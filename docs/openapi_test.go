@@ -609,28 +609,32 @@ func TestTriggerPatchMediaTypes(t *testing.T) {
 }
 
 // TestTriggerRuns holds a run to the contract: every member present, the
-// times in whole seconds UTC, the status one of the trigger's.
+// times in whole seconds UTC, the status one of the trigger's, its outcome
+// null or an outcome.
 func TestTriggerRuns(t *testing.T) {
 	doc := load(t)
 	list := doc.Components.Schemas["TriggerRunList"].Value
-	const run = `"kind":"scheduled","slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:00:02Z"`
+	const run = `"kind":"scheduled","slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:00:02Z","outcome":null`
 	tests := []struct {
 		name string
 		body string
 		ok   bool
 	}{
 		{"a run", `{"items":[{` + run + `}],"nextCursor":null}`, true},
-		{"a manual run", `{"items":[{"kind":"manual","slot":"2026-12-01T08:03:17Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:03:17Z"}],"nextCursor":null}`, true},
-		{"an unknown kind", `{"items":[{"kind":"retry","slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
-		{"a failed run", `{"items":[{"kind":"manual","slot":"2026-12-01T08:00:00Z","status":"failed","sessionId":null,"error":"sandbox_selection_disabled","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":"c"}`, true},
+		{"a manual run", `{"items":[{"kind":"manual","slot":"2026-12-01T08:03:17Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:03:17Z","outcome":null}],"nextCursor":null}`, true},
+		{"an unknown kind", `{"items":[{"kind":"retry","slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"workspace_1","error":null,"recordedAt":"2026-12-01T08:00:02Z","outcome":null}],"nextCursor":null}`, false},
+		{"a failed run", `{"items":[{"kind":"manual","slot":"2026-12-01T08:00:00Z","status":"failed","sessionId":null,"error":"sandbox_selection_disabled","recordedAt":"2026-12-01T08:00:02Z","outcome":null}],"nextCursor":"c"}`, true},
 		{"no runs", `{"items":[],"nextCursor":null}`, true},
+		{"a run with its outcome", `{"items":[{` + strings.Replace(run, `"outcome":null`, `"outcome":{"status":"failed","error":{"code":"tests_failed","message":"3 failed."},"endedAt":"2026-12-01T08:41:10Z","reportedAt":"2026-12-01T08:41:12Z"}`, 1) + `}],"nextCursor":null}`, true},
+		{"an unknown outcome", `{"items":[{` + strings.Replace(run, `"outcome":null`, `"outcome":{"status":"running","error":null,"endedAt":"2026-12-01T08:41:10Z","reportedAt":"2026-12-01T08:41:12Z"}`, 1) + `}],"nextCursor":null}`, false},
+		{"no outcome member", `{"items":[{` + strings.Replace(run, `,"outcome":null`, ``, 1) + `}],"nextCursor":null}`, false},
 		{"no nextCursor", `{"items":[]}`, false},
-		{"a member left out", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"s","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
+		{"a member left out", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"fired","sessionId":"s","recordedAt":"2026-12-01T08:00:02Z","outcome":null}],"nextCursor":null}`, false},
 		{"an extra member", `{"items":[{` + run + `,"triggerId":"trg_1"}],"nextCursor":null}`, false},
-		{"an unknown status", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"skipped","sessionId":null,"error":null,"recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
-		{"a null status", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":null,"sessionId":null,"error":null,"recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
-		{"fractional seconds", `{"items":[{"slot":"2026-12-01T08:00:00.5Z","status":"fired","sessionId":"s","error":null,"recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
-		{"an unknown error code", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"failed","sessionId":null,"error":"boom","recordedAt":"2026-12-01T08:00:02Z"}],"nextCursor":null}`, false},
+		{"an unknown status", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"skipped","sessionId":null,"error":null,"recordedAt":"2026-12-01T08:00:02Z","outcome":null}],"nextCursor":null}`, false},
+		{"a null status", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":null,"sessionId":null,"error":null,"recordedAt":"2026-12-01T08:00:02Z","outcome":null}],"nextCursor":null}`, false},
+		{"fractional seconds", `{"items":[{"slot":"2026-12-01T08:00:00.5Z","status":"fired","sessionId":"s","error":null,"recordedAt":"2026-12-01T08:00:02Z","outcome":null}],"nextCursor":null}`, false},
+		{"an unknown error code", `{"items":[{"slot":"2026-12-01T08:00:00Z","status":"failed","sessionId":null,"error":"boom","recordedAt":"2026-12-01T08:00:02Z","outcome":null}],"nextCursor":null}`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -652,5 +656,8 @@ func TestTriggerRuns(t *testing.T) {
 	s := limit.Schema.Value
 	if s.Min == nil || *s.Min != 1 || s.Max == nil || *s.Max != 100 || s.Default != float64(50) {
 		t.Errorf("limit: minimum %v, maximum %v, default %v, want 1, 100, 50", s.Min, s.Max, s.Default)
+	}
+	if o := params.GetByInAndName("query", "outcome"); o == nil || fmt.Sprint(o.Schema.Value.Enum) != "[running completed failed interrupted timed_out]" {
+		t.Errorf("outcome: %+v, want the enum of running and the outcomes' statuses", o)
 	}
 }

@@ -112,7 +112,7 @@ func github(event, delivery string) map[string]string {
 // runs are the trigger's runs, newest first.
 func runs(t *testing.T, h *apitest.Harness, id string) []trigger.Run {
 	t.Helper()
-	_, rs, _, err := h.Triggers.Table.ListRuns(context.Background(), id, "", 100, clock)
+	_, rs, _, err := h.Triggers.Table.ListRuns(context.Background(), id, "", 100, nil, clock)
 	if err != nil {
 		t.Fatal(err)
 	}

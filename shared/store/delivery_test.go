@@ -45,7 +45,7 @@ func TestDelivery(t *testing.T) {
 		if read.Trigger == nil || read.Trigger.ID != "trg_w" || !ok || m.SessionID != "workspace_a" || m.Run == "" || len(read.Markers) != 1 || read.Started != 1 {
 			t.Fatalf("read %+v", read)
 		}
-		_, runs, _, err := tbl.ListRuns(ctx, "trg_w", "", 10, now)
+		_, runs, _, err := tbl.ListRuns(ctx, "trg_w", "", 10, nil, now)
 		if err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_a" || runs[0].ID != "workspace_a" || runs[0].Kind != trigger.KindWebhook || runs[0].Delivery != "d1" {
 			t.Fatalf("runs %+v: %v", runs, err)
 		}

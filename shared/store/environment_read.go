@@ -79,56 +79,38 @@ func (t *Table) ListEnvironments(ctx context.Context, userID, orgID string, afte
 	}
 }
 
-// maxBatchKeys is the most keys DynamoDB reads in one BatchGetItem.
-const maxBatchKeys = 100
-
 // ReadEnvironments reads what the starts of sources resolve their
 // environments from (environment.Source.Reads): the named environments and
 // the owners' default pointers, strongly consistent, in one BatchGetItem
-// for up to 100 items (keys read again when DynamoDB leaves them
-// unprocessed). What does not exist is not found; an item that does not
-// decode is a fault.
+// for up to 100 items (batchGet). What does not exist is not found; an
+// item that does not decode is a fault.
 func (t *Table) ReadEnvironments(ctx context.Context, sources []environment.Source) (*environment.Found, error) {
-	seen := map[string]bool{}
 	var keys []Item
-	add := func(k Item) {
-		pk := k["PK"].(*types.AttributeValueMemberS).Value
-		if !seen[pk] {
-			seen[pk] = true
-			keys = append(keys, k)
-		}
-	}
 	found := &environment.Found{ByID: map[string]*environment.Environment{}, Defaults: map[environment.Owner]*environment.Environment{}}
 	for _, s := range sources {
 		found.Reading(s)
 		named, defaults := s.Reads()
 		if named != "" {
-			add(environmentKey(named))
+			keys = append(keys, environmentKey(named))
 		}
 		for _, o := range defaults {
-			add(defaultKey(o.UserID, o.OrgID))
+			keys = append(keys, defaultKey(o.UserID, o.OrgID))
 		}
 	}
-	for len(keys) > 0 {
-		n := min(len(keys), maxBatchKeys)
-		out, err := t.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
-			t.name: {Keys: keys[:n], ConsistentRead: aws.Bool(true)},
-		}})
+	err := t.batchGet(ctx, "read environments", keys, nil, nil, func(item Item) error {
+		e, err := decodeEnvironment(item)
 		if err != nil {
-			return nil, failed("read environments", err)
+			return err
 		}
-		keys = append(keys[n:], out.UnprocessedKeys[t.name].Keys...)
-		for _, item := range out.Responses[t.name] {
-			e, err := decodeEnvironment(item)
-			if err != nil {
-				return nil, err
-			}
-			if item["SK"].(*types.AttributeValueMemberS).Value == defaultSortKey {
-				found.Defaults[e.DefaultOwner()] = e
-			} else {
-				found.ByID[e.ID] = e
-			}
+		if item["SK"].(*types.AttributeValueMemberS).Value == defaultSortKey {
+			found.Defaults[e.DefaultOwner()] = e
+		} else {
+			found.ByID[e.ID] = e
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return found, nil
 }

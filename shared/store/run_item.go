@@ -24,7 +24,10 @@ const RunTTL = 30 * 24 * time.Hour
 // status, sessionId?, error?, recordedAt) and when the table's TTL deletes it (expiresAt, N,
 // epoch seconds); a manual or webhook run's also its kind (kind, S) and
 // id (runId, S), and a webhook run's delivery?, event?, prompt (S, its
-// excerpt) and promptLength (N).
+// excerpt) and promptLength (N); a run whose session was announced
+// (contract v7) announced (BOOL, true), the mark that its session's
+// outcome is reported on it (outcome, M, encodeOutcome: written by the
+// report, never here).
 func encodeRun(triggerID string, run trigger.Run) Item {
 	item := runKey(triggerID, run)
 	item["triggerId"] = S(triggerID)
@@ -43,6 +46,9 @@ func encodeRun(triggerID string, run trigger.Run) Item {
 	PutS(item, "sessionId", run.SessionID)
 	PutS(item, "error", run.Error)
 	item["recordedAt"] = S(formatTime(run.RecordedAt))
+	if run.Announced {
+		item["announced"] = Bool(true)
+	}
 	item["expiresAt"] = N(run.RecordedAt.Add(RunTTL).Unix())
 	return item
 }
@@ -68,6 +74,10 @@ func decodeRun(item Item) (trigger.Run, error) {
 		RecordedAt: r.Time(item, "", "recordedAt", session.TimeFormat),
 		Delivery:   r.Str(item, "", "delivery"), Event: r.Str(item, "", "event"),
 		Prompt: r.Str(item, "", "prompt"), PromptLength: int(r.Int(item, "", "promptLength")),
+		Announced: r.Bool(item, "", "announced"),
+	}
+	if o, ok := r.Map(item, "", "outcome"); ok {
+		run.Outcome = decodeOutcome(&r, o, "outcome.")
 	}
 	r.EpochSeconds(item, "", "expiresAt")
 	switch run.Kind {

@@ -21,7 +21,8 @@ import (
 // TestRunHistory: the advance that writes a slot's session adds its run,
 // a refusal recorded after the start adds its own; recording a slot again
 // (an older writer's slot, replayed) leaves one run of it; each run's item
-// expires 30 days after it was recorded.
+// expires 30 days after it was recorded; the run of a session started
+// with it is announced, a run recorded on its own is not.
 func TestRunHistory(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, tbl *Table, c *dynamodb.Client, name string) {
 		ctx := context.Background()
@@ -47,8 +48,8 @@ func TestRunHistory(t *testing.T) {
 		if err := tbl.RecordRun(ctx, seen, again, now.Add(2*time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		_, runs, next, err := tbl.ListRuns(ctx, "trg_a", "", 10, recorded.Add(3*time.Hour))
-		want := []trigger.Run{again, {At: now, SessionID: "workspace_a", Status: trigger.StatusFallback, RecordedAt: recorded}}
+		_, runs, next, err := tbl.ListRuns(ctx, "trg_a", "", 10, nil, recorded.Add(3*time.Hour))
+		want := []trigger.Run{again, {At: now, SessionID: "workspace_a", Status: trigger.StatusFallback, RecordedAt: recorded, Announced: true}}
 		if err != nil || next != "" || !reflect.DeepEqual(runs, want) {
 			t.Errorf("runs %+v, next %q: %v", runs, next, err)
 		}
@@ -87,14 +88,14 @@ func TestListRuns(t *testing.T) {
 		counted := New(dynamodb.New(c.Options(), Counting), name)
 		rctx, record := invocation.With(ctx)
 		at := now.Add(7 * 24 * time.Hour)
-		tr, page, next, err := counted.ListRuns(rctx, "trg_a", "", 3, at)
+		tr, page, next, err := counted.ListRuns(rctx, "trg_a", "", 3, nil, at)
 		if err != nil || tr.ID != "trg_a" || next == "" || !reflect.DeepEqual(page, want[:3]) || record.Requests() != 1 {
 			t.Fatalf("first page: %+v %q %d requests: %v", page, next, record.Requests(), err)
 		}
 		var got []trigger.Run
 		var after RunPosition
 		for pages := 0; ; pages++ {
-			_, page, next, err := tbl.ListRuns(ctx, "trg_a", after, 3, at)
+			_, page, next, err := tbl.ListRuns(ctx, "trg_a", after, 3, nil, at)
 			if err != nil || pages > 3 {
 				t.Fatalf("page %d: %v", pages, err)
 			}
@@ -108,15 +109,15 @@ func TestListRuns(t *testing.T) {
 			t.Errorf("all pages: %+v", got)
 		}
 		// 30 days after the third was recorded, the three oldest are gone.
-		_, page, _, err = tbl.ListRuns(ctx, "trg_a", "", 10, now.Add(32*24*time.Hour))
+		_, page, _, err = tbl.ListRuns(ctx, "trg_a", "", 10, nil, now.Add(32*24*time.Hour))
 		if err != nil || !reflect.DeepEqual(page, want[:4]) {
 			t.Errorf("unexpired: %d runs: %v", len(page), err)
 		}
-		_, _, fourth, err := tbl.ListRuns(ctx, "trg_a", "", 4, at)
+		_, _, fourth, err := tbl.ListRuns(ctx, "trg_a", "", 4, nil, at)
 		if err != nil || fourth == "" {
 			t.Fatalf("the first four: %q: %v", fourth, err)
 		}
-		_, page, next, err = tbl.ListRuns(ctx, "trg_a", fourth, 10, at)
+		_, page, next, err = tbl.ListRuns(ctx, "trg_a", fourth, 10, nil, at)
 		if err != nil || next != "" || !reflect.DeepEqual(page, want[4:]) {
 			t.Errorf("after the fourth: %+v %q: %v", page, next, err)
 		}
@@ -125,7 +126,7 @@ func TestListRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, after := range []RunPosition{"", fourth} {
-			if _, _, _, err := tbl.ListRuns(ctx, "trg_a", after, 3, at); !errors.Is(err, ErrNotFound) {
+			if _, _, _, err := tbl.ListRuns(ctx, "trg_a", after, 3, nil, at); !errors.Is(err, ErrNotFound) {
 				t.Errorf("a deleted trigger's runs after %v: %v", after, err)
 			}
 		}
@@ -136,7 +137,7 @@ func TestListRuns(t *testing.T) {
 		if err != nil || len(left.Items) != len(want) {
 			t.Errorf("%d runs left after the delete, want %d: %v", len(left.Items), len(want), err)
 		}
-		if _, _, _, err := tbl.ListRuns(ctx, "trg_none", "", 3, at); !errors.Is(err, ErrNotFound) {
+		if _, _, _, err := tbl.ListRuns(ctx, "trg_none", "", 3, nil, at); !errors.Is(err, ErrNotFound) {
 			t.Errorf("no such trigger: %v", err)
 		}
 	})
@@ -215,7 +216,7 @@ func TestReplaceLedgerAdvance(t *testing.T) {
 		if r, err := tbl.GetLedger(ctx, "u1", "trigger:trg_a:1"); err != nil || r.Status != ledger.StatusCompleted {
 			t.Errorf("the row: %+v %v", r, err)
 		}
-		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now); err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_r" {
+		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, nil, now); err != nil || len(runs) != 1 || runs[0].SessionID != "workspace_r" {
 			t.Errorf("runs %+v: %v", runs, err)
 		}
 	})
@@ -251,7 +252,7 @@ func TestManualRuns(t *testing.T) {
 				t.Errorf("%s written on a stale read: %v", id, err)
 			}
 		}
-		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now); err != nil || len(runs) != 0 {
+		if _, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, nil, now); err != nil || len(runs) != 0 {
 			t.Fatalf("runs written on a stale read: %+v %v", runs, err)
 		}
 
@@ -268,7 +269,7 @@ func TestManualRuns(t *testing.T) {
 		if err := tbl.RecordRun(ctx, seen, slot, now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
-		_, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now)
+		_, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, nil, now)
 		var order []string
 		for _, r := range runs {
 			order = append(order, r.SessionID+r.ID)

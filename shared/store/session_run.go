@@ -1,6 +1,10 @@
 package store
 
 import (
+	"context"
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/shared/outcome"
@@ -90,4 +94,39 @@ func decodeOutcome(d *AttrReader, o Item, p string) *outcome.Outcome {
 		d.Fail("%sstatus or revision is not an outcome's", p)
 	}
 	return out
+}
+
+// SessionOutcomes reads the outcomes of the sessions ids, strongly
+// consistent, each projected to its key and metadata.outcome (batchGet):
+// found holds, by session id, those that have one. A session that does
+// not exist, or has no outcome, is left out; so is one whose outcome does
+// not decode, whose *InvalidSessionError is in invalid.
+func (t *Table) SessionOutcomes(ctx context.Context, ids []string) (found map[string]*outcome.Outcome, invalid []error, err error) {
+	keys := make([]Item, len(ids))
+	for i, id := range ids {
+		keys[i] = SessionKey(id)
+	}
+	found = map[string]*outcome.Outcome{}
+	names := map[string]string{"#pk": "PK", "#md": "metadata", "#oc": "outcome"}
+	err = t.batchGet(ctx, "read session outcomes", keys, aws.String("#pk, #md.#oc"), names, func(item Item) error {
+		var d AttrReader
+		id := strings.TrimPrefix(d.Str(item, "", "PK"), sessionPrefix)
+		md, ok := d.Map(item, "", "metadata")
+		var o Item
+		if ok {
+			o, ok = d.Map(md, "metadata.", "outcome")
+		}
+		var out *outcome.Outcome
+		if ok {
+			out = decodeOutcome(&d, o, "metadata.outcome.")
+		}
+		switch {
+		case d.Err() != nil:
+			invalid = append(invalid, &InvalidSessionError{SessionID: id, Reason: d.Err().Error()})
+		case out != nil:
+			found[id] = out
+		}
+		return nil
+	})
+	return found, invalid, err
 }

@@ -3,7 +3,8 @@
 // new session together with its operation ledger row (this file), the
 // triggers' items, reads and writes (trigger_*.go, advance.go, due.go),
 // their runs (run_item.go, runs.go), a webhook delivery's read, marker
-// and counter (delivery.go) and the scan of every item (scan.go).
+// and counter (delivery.go), the reads of many items at once (batch.go:
+// environments, sessions' outcomes) and the scan of every item (scan.go).
 // Every item is read with AttrReader; every error of the SDK is
 // read by refusalOf (errors.go); every key is built in keys.go, or beside
 // its codec (SessionKey, LedgerKey).

@@ -87,7 +87,7 @@ func TestWebhookTriggerRoundTrip(t *testing.T) {
 		if err := tbl.PutRun(ctx, gen, run); err != nil {
 			t.Fatal(err)
 		}
-		_, runs, _, err := tbl.ListRuns(ctx, gen.ID, "", 10, now)
+		_, runs, _, err := tbl.ListRuns(ctx, gen.ID, "", 10, nil, now)
 		if err != nil || len(runs) != 1 || !reflect.DeepEqual(runs[0], run) {
 			t.Errorf("runs %+v %v", runs, err)
 		}
@@ -540,7 +540,7 @@ func TestPark(t *testing.T) {
 		if due, err := tbl.DueTriggers(ctx, now); err != nil || len(due) != 0 {
 			t.Errorf("a parked trigger is due: %v %v", due, err)
 		}
-		_, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, now)
+		_, runs, _, err := tbl.ListRuns(ctx, "trg_a", "", 10, nil, now)
 		if err != nil || len(runs) != 1 || runs[0] != (trigger.Run{At: now, Status: "failed", Error: "invalid_request", RecordedAt: now}) {
 			t.Errorf("runs %+v: %v", runs, err)
 		}

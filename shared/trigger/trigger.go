@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
+	"github.com/cloud-agent/control-plane/shared/outcome"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/webhook"
 )
@@ -117,14 +118,41 @@ type Run struct {
 	Delivery, Event string
 	Prompt          string
 	PromptLength    int
+	// Announced says the run's session was started from contract v7 on:
+	// announced to the execution plane, which reports its outcome (set by
+	// ForSession; a run recorded before v7, or one that started nothing,
+	// has none).
+	Announced bool
+	// Outcome is how the run's session ended, as its report wrote it on
+	// the run; nil until then (and for every run not Announced).
+	Outcome *outcome.Outcome
+}
+
+// Running is the outcome filter of the runs whose session was announced
+// and has no outcome yet; the others are an outcome's statuses.
+const Running = "running"
+
+// ValidOutcomeFilter reports whether f is an outcome filter of a
+// trigger's runs: running, or an outcome's status.
+func ValidOutcomeFilter(f string) bool { return f == Running || outcome.Known(f) }
+
+// InOutcome reports whether the run is listed under the outcome filter f
+// (ValidOutcomeFilter): running, an announced run with no outcome yet;
+// else a run whose outcome has the status f.
+func (r Run) InOutcome(f string) bool {
+	if f == Running {
+		return r.Announced && r.Outcome == nil
+	}
+	return r.Outcome != nil && r.Outcome.Status == f
 }
 
 // ForSession is the run r as the new session rec records it, in the
 // session's transaction: with its session; keyed by it for a manual or
 // webhook run; and, for a manual run, started and recorded at the
-// session's creation.
+// session's creation; announced, as every session started from contract
+// v7 on is.
 func (r Run) ForSession(rec *session.Record) Run {
-	r.SessionID = rec.SessionID
+	r.SessionID, r.Announced = rec.SessionID, true
 	switch r.Kind {
 	case KindManual:
 		r.ID, r.At, r.RecordedAt = rec.SessionID, rec.CreatedAt, rec.CreatedAt

@@ -6,7 +6,6 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"maps"
-	"net/http"
 	"reflect"
 	"slices"
 	"time"
@@ -153,7 +152,7 @@ func createDoc(tr *trigger.Trigger) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"triggerId", "createdAt", "nextRunAt", "lastRunAt", "lastSessionId", "lastRunStatus", "lastError", "schedule", "webhook"} {
+	for _, name := range []string{"triggerId", "createdAt", "nextRunAt", "lastRunAt", "lastSessionId", "lastRunStatus", "lastError", "lastOutcome", "schedule", "webhook"} {
 		delete(doc, name)
 	}
 	if w := tr.Webhook; w != nil {
@@ -276,7 +275,7 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 			return httpapi.Response{}, err
 		}
 		if reflect.DeepEqual(next, tr) {
-			return httpapi.Response{Status: http.StatusOK, Body: viewOf(tr)}, nil
+			return s.answer(ctx, tr)
 		}
 		switch err := s.Table.UpdateTrigger(ctx, tr, next); {
 		case errors.Is(err, store.ErrEnvironmentGone):
@@ -284,7 +283,7 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 		case err != nil:
 			return httpapi.Response{}, err
 		}
-		return httpapi.Response{Status: http.StatusOK, Body: viewOf(next)}, nil
+		return s.answer(ctx, next)
 	})
 }
 

@@ -22,6 +22,9 @@ type RunView struct {
 	SessionID  *string `json:"sessionId"`
 	Error      *string `json:"error"`
 	RecordedAt string  `json:"recordedAt"`
+	// Outcome is how the run's session ended, null until it is reported
+	// (and for a run that started nothing or was recorded before v7).
+	Outcome *session.OutcomeView `json:"outcome"`
 	// A webhook run's members; the others have none.
 	*WebhookRunView `json:",inline"`
 }
@@ -55,8 +58,9 @@ type runCursor struct {
 }
 
 // runs lists one of the caller's triggers' runs, newest slot first, a page
-// at a time. A trigger that is not the caller's, or is deleted, is 404,
-// its runs with it.
+// at a time; with outcome, only those it names, a page reading at most
+// store.FilteredReads × limit runs. A trigger that is not the caller's,
+// or is deleted, is 404, its runs with it.
 func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {
 	id := r.Params["triggerId"]
 	if !ids.IsPathID(id) {
@@ -66,13 +70,17 @@ func (s *Service) runs(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	if err != nil {
 		return httpapi.Response{}, err
 	}
+	keep, err := outcomeFilter(r)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
 	var after store.RunPosition
 	if v, ok := r.Query("cursor"); ok {
 		if after, err = decodeRunCursor(v, id); err != nil {
 			return httpapi.Response{}, err
 		}
 	}
-	tr, runs, next, err := s.Table.ListRuns(ctx, id, after, limit, s.now())
+	tr, runs, next, err := s.Table.ListRuns(ctx, id, after, limit, keep, s.now())
 	// The owner first: anything not the caller's does not exist for them,
 	// whatever else is wrong with it.
 	var broken *store.InvalidTriggerError
@@ -107,12 +115,26 @@ func runView(run trigger.Run) RunView {
 	v := RunView{
 		Kind: kind, Slot: run.At.UTC().Format(session.TimeFormat), Status: run.Status,
 		SessionID: httpapi.Nullable(run.SessionID), Error: httpapi.Nullable(run.Error),
-		RecordedAt: run.RecordedAt.UTC().Format(session.TimeFormat),
+		RecordedAt: run.RecordedAt.UTC().Format(session.TimeFormat), Outcome: session.OutcomeOf(run.Outcome),
 	}
 	if kind == trigger.KindWebhook {
 		v.WebhookRunView = &WebhookRunView{Delivery: httpapi.Nullable(run.Delivery), Event: httpapi.Nullable(run.Event), Prompt: run.Prompt, PromptLength: run.PromptLength}
 	}
 	return v
+}
+
+// outcomeFilter reads the runs' outcome filter: nil when none is given;
+// running or an outcome's status, else 400 (a repeated one too, which
+// API Gateway joins with a comma).
+func outcomeFilter(r *httpapi.Request) (func(trigger.Run) bool, error) {
+	f, ok := r.Query("outcome")
+	switch {
+	case !ok:
+		return nil, nil
+	case !trigger.ValidOutcomeFilter(f):
+		return nil, bad("outcome must be running, completed, failed, interrupted or timed_out.")
+	}
+	return func(run trigger.Run) bool { return run.InOutcome(f) }, nil
 }
 
 // decodeRunCursor reads the cursor of a page of the runs of trigger id:

@@ -20,6 +20,7 @@ import (
 	"github.com/cloud-agent/control-plane/shared/httpapi"
 	"github.com/cloud-agent/control-plane/shared/ids"
 	"github.com/cloud-agent/control-plane/shared/jsonbody"
+	"github.com/cloud-agent/control-plane/shared/outcome"
 	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -52,7 +53,8 @@ type TriggerStore interface {
 	UpdateTrigger(ctx context.Context, seen, changed *trigger.Trigger) error
 	DeleteTrigger(ctx context.Context, tr *trigger.Trigger) error
 	GetEnvironment(ctx context.Context, id string) (*environment.Environment, error)
-	ListRuns(ctx context.Context, triggerID string, after store.RunPosition, limit int, now time.Time) (*trigger.Trigger, []trigger.Run, store.RunPosition, error)
+	ListRuns(ctx context.Context, triggerID string, after store.RunPosition, limit int, keep func(trigger.Run) bool, now time.Time) (*trigger.Trigger, []trigger.Run, store.RunPosition, error)
+	SessionOutcomes(ctx context.Context, ids []string) (map[string]*outcome.Outcome, []error, error)
 }
 
 // Service stores triggers.
@@ -269,10 +271,11 @@ func (s *Service) list(ctx context.Context, r *httpapi.Request) (httpapi.Respons
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	page := Page{Items: make([]View, len(triggers))}
-	for i, tr := range triggers {
-		page.Items[i] = viewOf(tr)
+	items, err := s.views(ctx, triggers...)
+	if err != nil {
+		return httpapi.Response{}, err
 	}
+	page := Page{Items: items}
 	if more {
 		last := triggers[len(triggers)-1]
 		page.NextCursor = httpapi.Position{ID: last.ID, CreatedAt: last.CreatedAt}.Cursor()
@@ -309,7 +312,7 @@ func (s *Service) get(ctx context.Context, r *httpapi.Request) (httpapi.Response
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	return httpapi.Response{Status: http.StatusOK, Body: viewOf(tr)}, nil
+	return s.answer(ctx, tr)
 }
 
 func (s *Service) delete(ctx context.Context, r *httpapi.Request) (httpapi.Response, error) {

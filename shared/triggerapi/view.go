@@ -1,10 +1,13 @@
 package triggerapi
 
 import (
+	"context"
+	"net/http"
 	"time"
 
 	"github.com/cloud-agent/control-plane/shared/allocation"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
+	"github.com/cloud-agent/control-plane/shared/invocation"
 	"github.com/cloud-agent/control-plane/shared/session"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
@@ -29,6 +32,9 @@ type View struct {
 	LastSessionID     *string        `json:"lastSessionId"`
 	LastRunStatus     *string        `json:"lastRunStatus"`
 	LastError         *string        `json:"lastError"`
+	// LastOutcome is the outcome of the last session, null while it runs,
+	// when there is none, or when it is not read (Service.views).
+	LastOutcome *session.OutcomeView `json:"lastOutcome"`
 }
 
 // ScheduleView is a trigger's schedule; the zone is UTC when none was given.
@@ -69,6 +75,8 @@ type AgentView struct {
 	Variant *string `json:"variant"`
 }
 
+// viewOf is the trigger as the API shows it, without its last outcome
+// (Service.views reads it).
 func viewOf(tr *trigger.Trigger) View {
 	v := View{
 		TriggerID: tr.ID, OrgID: httpapi.Nullable(tr.OrgID), Active: tr.Active,
@@ -106,3 +114,47 @@ func viewOf(tr *trigger.Trigger) View {
 
 // timeText is a time as the API writes it: RFC 3339 in UTC, whole seconds.
 func timeText(t time.Time) string { return t.UTC().Format(session.TimeFormat) }
+
+// views are the triggers as the API shows them, each with the outcome of
+// its last session, read in one BatchGetItem for them all (none when no
+// trigger has a last session). A session whose outcome does not decode
+// shows none, and a warning on the invocation's line names it.
+func (s *Service) views(ctx context.Context, triggers ...*trigger.Trigger) ([]View, error) {
+	var ids []string
+	for _, tr := range triggers {
+		if id := tr.LastRun.SessionID; id != "" {
+			ids = append(ids, id)
+		}
+	}
+	found, broken, err := s.Table.SessionOutcomes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range broken {
+		invocation.Warn(ctx, "a trigger's last session shows no outcome: "+b.Error())
+	}
+	views := make([]View, len(triggers))
+	for i, tr := range triggers {
+		views[i] = viewOf(tr)
+		views[i].LastOutcome = session.OutcomeOf(found[tr.LastRun.SessionID])
+	}
+	return views, nil
+}
+
+// view is one trigger as the API shows it, with its last outcome (views).
+func (s *Service) view(ctx context.Context, tr *trigger.Trigger) (View, error) {
+	v, err := s.views(ctx, tr)
+	if err != nil {
+		return View{}, err
+	}
+	return v[0], nil
+}
+
+// answer is 200 with the trigger, with its last outcome (views).
+func (s *Service) answer(ctx context.Context, tr *trigger.Trigger) (httpapi.Response, error) {
+	v, err := s.view(ctx, tr)
+	if err != nil {
+		return httpapi.Response{}, err
+	}
+	return httpapi.Response{Status: http.StatusOK, Body: v}, nil
+}

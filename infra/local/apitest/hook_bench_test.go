@@ -324,7 +324,7 @@ func benchDeliveries(b *testing.B) {
 		}
 		// One run per key: each trigger's runs of this burst, by delivery.
 		for t, hk := range hooks {
-			_, rs, _, err := s.table.ListRuns(context.Background(), hk.id, "", 100, time.Now())
+			_, rs, _, err := s.table.ListRuns(context.Background(), hk.id, "", 100, nil, time.Now())
 			if err != nil {
 				b.Fatal(err)
 			}
