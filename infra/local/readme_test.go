@@ -248,3 +248,23 @@ func TestReadmeEnvironmentRecipe(t *testing.T) {
 		t.Errorf("the start answered %s", lines[1])
 	}
 }
+
+// TestReadmeExecutionPlaneRecipe: the README's walk of a session to the
+// execution plane works as pasted: the session's Session Started carries
+// its token, which claims it, reads what it was started with and reports
+// its outcome; its Session Ended follows, both listed at /_local/events.
+func TestReadmeExecutionPlaneRecipe(t *testing.T) {
+	t.Parallel()
+	needTools(t, "sh", "curl", "sed", "grep", "sleep")
+	blocks := shBlocks(readmeSection(t, "### Follow a session to the execution plane locally"))
+	if len(blocks) != 1 {
+		t.Fatalf("the section's blocks: %q", blocks)
+	}
+	out := runRecipe(t, startStack(t, Config{}), blocks[0])
+	for _, want := range []string{`"claim":{"runner":"laptop-1"`, `"deadline":"`, `"initialTurn":{"prompt":"Fix the build."}`,
+		`"outcome":{"status":"completed"`, `"detail-type":"Session Started"`, `"detail-type":"Session Ended"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the recipe printed no %s:\n%s", want, out)
+		}
+	}
+}

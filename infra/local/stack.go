@@ -47,6 +47,11 @@ type Config struct {
 	// EventBus is the bus's name; "" is EventBus, the name it has locally.
 	EventBus string
 	DataFile string // "" keeps the data in memory only
+	// StreamCheckpoint and StreamFailures are the stream mapping's
+	// checkpoint and local failure queue; "" puts them beside the
+	// settings file (stream-checkpoint.json,
+	// session-events-failures.jsonl).
+	StreamCheckpoint, StreamFailures string
 	// Parameters are template.yaml's parameters over their defaults (for
 	// FiringSchedules, say: the local stack runs each schedule the
 	// template has with them).
@@ -108,7 +113,10 @@ type Stack struct {
 	buildDir  string
 	stop      context.CancelFunc
 	schedules func() // waits for the schedules' invocations
-	loaded    bool   // the data file is in the table: saving it keeps it
+	streams   func() // waits for the stream's pollers
+	// StreamARN is the table's stream, which the pollers read.
+	StreamARN string
+	loaded    bool // the data file is in the table: saving it keeps it
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -167,7 +175,7 @@ func (s *Stack) start(ctx context.Context) (err error) {
 	}
 	s.api = serveOn(apiLn, gw)
 	s.schedules = schedule.Run(runCtx, s.Functions, s.invoke, logs)
-	return nil
+	return s.startStreams(runCtx, tpl, logs)
 }
 
 // untilStopped serves h with requests that end when stop does too: a
@@ -207,6 +215,10 @@ func (s *Stack) startTable(ctx context.Context, tpl *template.Template) error {
 	if err != nil {
 		return err
 	}
+	// The table is created without its stream, which startStreams gives
+	// it once the data file's items are in: loading them announces
+	// nothing.
+	in.StreamSpecification = nil
 	if _, err := template.EnsureTable(ctx, s.client, in, ttl); err != nil {
 		return err
 	}
@@ -346,12 +358,16 @@ func (s *Stack) close(ctx context.Context) error {
 	if s.api != nil {
 		errs = append(errs, s.api.Shutdown(ctx))
 	}
+	if s.streams != nil {
+		s.streams() // a batch being handed over ends first
+	}
 	for _, l := range s.lambdas {
 		l.Close()
 	}
 	if s.schedules != nil {
 		s.schedules()
 	}
+
 	if s.loaded {
 		sctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
 		if err := saveAtomically(sctx, s.client, s.cfg.DataFile); err != nil {
