@@ -112,7 +112,7 @@ func TestReadmeTriggerRecipes(t *testing.T) {
 		t.Fatalf("the section's blocks: %q", blocks)
 	}
 	s := startStack(t, Config{})
-	fresh := `{"due":1,"fired":1,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`
+	fresh := `{"due":1,"fired":1,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0,"timedOut":0}`
 	var id string
 	// The every-minute schedule fires what is due at each minute: when a
 	// minute began while the recipe that makes the trigger due ran, the

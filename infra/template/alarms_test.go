@@ -479,7 +479,7 @@ func WantDashboard(fn func(logicalID string) string, resolve func(string) string
 		}
 		add(name, "Sum", map[string]string{"Function": strings.Join(apiFns, " OR "), "Code": ""}, true)
 	}
-	for _, name := range []string{"Due", "Fired", "Duplicates", "Skipped", "Fallbacks", "Failed"} {
+	for _, name := range []string{"Due", "Fired", "Duplicates", "Skipped", "Fallbacks", "Failed", "TimedOut"} {
 		add(name, "Sum", map[string]string{"Function": fn(FiringFunction)}, false)
 	}
 	add("FiringLag", "Maximum", map[string]string{"Function": fn(FiringFunction)}, false)

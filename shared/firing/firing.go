@@ -1,6 +1,7 @@
 // Package firing fires due scheduled triggers: every minute it finds them
 // in the due index, takes each one's slot, and starts its session through
 // the executor (package commit), once per trigger and slot, a bounded number at a time.
+// Then it sweeps: it marks timed_out the sessions whose outcome is overdue.
 package firing
 
 import (
@@ -69,8 +70,11 @@ func ParseConcurrency(s string) (int, error) {
 }
 
 // DueStore is what the firing reads and writes itself: the due index,
-// a due trigger read again, a trigger stopped (store.Table).
+// a due trigger read again, a trigger stopped, and the sweep's overdue
+// sessions and their marks (store.Table).
 type DueStore interface {
+	OverdueSessions(ctx context.Context, shard int, before time.Time, limit int) ([]store.OverdueSession, error)
+	MarkTimedOut(ctx context.Context, s store.OverdueSession, at time.Time) (bool, error)
 	EachDue(ctx context.Context, at time.Time, shards []int, found func([]store.Due)) error
 	ReadEnvironments(ctx context.Context, sources []environment.Source) (*environment.Found, error)
 	GetTrigger(ctx context.Context, id string) (*trigger.Trigger, error)
@@ -95,9 +99,10 @@ type Firing struct {
 }
 
 // Handle answers one scheduled event, firing the due triggers of the
-// shards its detail names (share; every shard when it names none). It
-// returns an error, so that Lambda retries the event, when a retry could
-// help: a storage or settings fault left a slot due; the error names the
+// shards its detail names (share; every shard when it names none), then
+// sweeping the same shards' overdue sessions (sweep). It returns an
+// error, so that Lambda retries the event, when a retry could help: a
+// storage or settings fault left a slot due or a session unmarked; the error names the
 // first maxFaults faults and counts the rest. A detail that names no valid
 // share fires nothing and returns an error too, for the alarms. It logs one JSON line, with the summary and the lag as
 // metrics, zeros included, the first maxNotes triggers handled, and the
@@ -149,7 +154,7 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 		inv.attrs = append(inv.attrs, slog.String("ignored", "the event is more than 5 minutes ahead of the clock"), slog.Time("clock", now))
 		return nil
 	}
-	at = at.UTC().Truncate(time.Minute)
+	at, minute := at.UTC(), at.UTC().Truncate(time.Minute)
 	var stop time.Time
 	if d, ok := ctx.Deadline(); ok {
 		stop = d.Add(-reserve)
@@ -162,33 +167,43 @@ func (f *Firing) fire(ctx context.Context, ev events.EventBridgeEvent, inv *tall
 	// first transaction").
 	q := newQueue()
 	go func() {
-		q.close(f.Table.EachDue(ctx, at, shards, func(due []store.Due) { q.add(f.environments(ctx, due)) }))
+		q.close(f.Table.EachDue(ctx, minute, shards, func(due []store.Due) { q.add(f.environments(ctx, due)) }))
 	}()
 	policy, perr := f.Settings.Policy(ctx) // one policy for every trigger
 	if perr != nil {
-		due, err := q.rest()
-		inv.Due += len(due) // as the index has them: all left due
-		inv.Failed += len(due)
-		for _, d := range due {
-			inv.wait(indexSlot(d, at))
-		}
-		if len(due) == 0 {
-			return err
-		}
-		return perr
+		return unread(ctx, q, minute, inv, perr)
 	}
-	undecoded := f.pool(ctx, policy, q, at, stop, inv)
+	undecoded := f.pool(ctx, policy, q, minute, stop, inv)
 	due, err := q.rest()
 	if len(due) > 0 {
 		inv.attrs = append(inv.attrs, slog.Int("leftDue", len(due)))
 		for _, d := range due {
-			inv.wait(indexSlot(d, at))
+			inv.wait(indexSlot(d, minute))
 		}
 	}
 	if undecoded > 0 {
 		invocation.Warn(ctx, fmt.Sprintf("due-index entries that did not decode, each read again: %d", undecoded))
 	}
+	f.sweep(ctx, at, shards, stop, inv)
 	return errors.Join(err, inv.err())
+}
+
+// unread ends an invocation whose settings could not be read (perr): the
+// due triggers the queries found are all left due, counted as failed,
+// and the sweep does not run. The error is perr when a trigger was due,
+// else the queries' own.
+func unread(ctx context.Context, q *queue, minute time.Time, inv *tally, perr error) error {
+	invocation.Warn(ctx, "no session was swept: the settings were not read")
+	due, err := q.rest()
+	inv.Due += len(due) // as the index has them: all left due
+	inv.Failed += len(due)
+	for _, d := range due {
+		inv.wait(indexSlot(d, minute))
+	}
+	if len(due) == 0 {
+		return err
+	}
+	return perr
 }
 
 // environments reads, in one BatchGetItem for up to 100 items, what the

@@ -22,7 +22,7 @@ func firingLine(t *testing.T, h *apitest.Harness) (*emftest.Line, firing.Summary
 	t.Helper()
 	logs := h.Logs()
 	line := emftest.Check(t, logs[len(logs)-1])
-	want := []string{"ColdStart", "DynamoDBRequests", "Due", "Fired", "Duplicates", "Skipped", "Fallbacks", "Failed", "FiringLag"}
+	want := []string{"ColdStart", "DynamoDBRequests", "Due", "Fired", "Duplicates", "Skipped", "Fallbacks", "Failed", "TimedOut", "FiringLag"}
 	if got := line.Metrics(); !slices.Equal(got, want) {
 		t.Errorf("metrics %v, want %v", got, want)
 	}
@@ -36,7 +36,7 @@ func firingLine(t *testing.T, h *apitest.Harness) (*emftest.Line, firing.Summary
 	}
 	value := func(name string) int { v, _ := line.Value(name); return int(v) }
 	sum := firing.Summary{Due: value("Due"), Fired: value("Fired"), Duplicates: value("Duplicates"),
-		Skipped: value("Skipped"), Fallbacks: value("Fallbacks"), Failed: value("Failed")}
+		Skipped: value("Skipped"), Fallbacks: value("Fallbacks"), Failed: value("Failed"), TimedOut: value("TimedOut")}
 	lag, _ := line.Value("FiringLag")
 	return line, sum, lag
 }

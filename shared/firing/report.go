@@ -25,7 +25,8 @@ const (
 	maxFaultText = 500
 )
 
-// The metrics of every invocation, by Function: the summary's members, and
+// The metrics of every invocation, by Function: the summary's members
+// (TimedOut its sweep's marks), and
 // FiringLag, in seconds, the largest over the invocation's due triggers of
 // the time from the trigger's slot to when the firing settled it (its run
 // recorded, or the trigger stopped), or, for a trigger left due, to the end
@@ -37,10 +38,12 @@ const (
 	MetricSkipped    = "Skipped"
 	MetricFallbacks  = "Fallbacks"
 	MetricFailed     = "Failed"
+	MetricTimedOut   = "TimedOut"
 	MetricFiringLag  = "FiringLag"
 )
 
 // Summary is what one invocation did; Due = Fired + Duplicates + Failed.
+// TimedOut counts the sessions its sweep marked timed_out.
 type Summary struct {
 	Due        int `json:"due"`
 	Fired      int `json:"fired"`
@@ -48,6 +51,7 @@ type Summary struct {
 	Skipped    int `json:"skipped"`
 	Fallbacks  int `json:"fallbacks"`
 	Failed     int `json:"failed"`
+	TimedOut   int `json:"timedOut"`
 }
 
 func (s *Summary) add(o Summary) {
@@ -57,6 +61,7 @@ func (s *Summary) add(o Summary) {
 	s.Skipped += o.Skipped
 	s.Fallbacks += o.Fallbacks
 	s.Failed += o.Failed
+	s.TimedOut += o.TimedOut
 }
 
 // note is what happened to one trigger, for the invocation's log line.
@@ -111,19 +116,39 @@ func (inv *tally) add(o outcome, settled time.Time) {
 	default:
 		inv.moreNotes++
 	}
-	switch {
-	case o.fault == nil:
+	if o.fault == nil {
 		inv.lag = max(inv.lag, settled.Sub(o.slot))
 		return
-	case len(inv.faults) < maxFaults:
-		inv.faults = append(inv.faults, o.fault)
-	default:
-		inv.moreFaults++
 	}
+	inv.keep(o.fault)
 	inv.wait(o.slot)
 }
 
-// err is the invocation's error, nil when no fault left a slot due.
+// swept adds a step of the sweep: a session marked, or not; its fault
+// (nil for none).
+func (inv *tally) swept(marked bool, fault error) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if marked {
+		inv.TimedOut++
+	}
+	if fault != nil {
+		inv.keep(fault)
+	}
+}
+
+// keep keeps a fault for the line and the error, up to maxFaults, and
+// counts the rest; under the lock.
+func (inv *tally) keep(fault error) {
+	if len(inv.faults) < maxFaults {
+		inv.faults = append(inv.faults, fault)
+	} else {
+		inv.moreFaults++
+	}
+}
+
+// err is the invocation's error, nil when no fault left a slot due or a
+// session unmarked.
 func (inv *tally) err() error {
 	if len(inv.faults) == 0 {
 		return nil
@@ -180,6 +205,7 @@ func (inv *tally) metrics() []invocation.Metric {
 		invocation.Count(MetricDue, inv.Due), invocation.Count(MetricFired, inv.Fired),
 		invocation.Count(MetricDuplicates, inv.Duplicates), invocation.Count(MetricSkipped, inv.Skipped),
 		invocation.Count(MetricFallbacks, inv.Fallbacks), invocation.Count(MetricFailed, inv.Failed),
+		invocation.Count(MetricTimedOut, inv.TimedOut),
 		{Name: MetricFiringLag, Unit: invocation.UnitSeconds, Value: inv.lag.Round(time.Millisecond).Seconds()},
 	}
 }

@@ -77,9 +77,9 @@ var expected = map[string]struct {
 	// logical ids and events in the order of their names, so the firing
 	// runs before get-valid reads its run, and delete-valid deletes the
 	// other planted trigger.
-	"TriggerFireFunction/scheduled-event-ahead.json": {0, "", `{"due":0,"fired":0,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
-	"TriggerFireFunction/scheduled-event-share.json": {0, "", `{"due":1,"fired":1,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
-	"TriggerFireFunction/scheduled-event.json":       {0, "", `{"due":1,"fired":1,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0}`},
+	"TriggerFireFunction/scheduled-event-ahead.json": {0, "", `{"due":0,"fired":0,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0,"timedOut":0}`},
+	"TriggerFireFunction/scheduled-event-share.json": {0, "", `{"due":1,"fired":1,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0,"timedOut":0}`},
+	"TriggerFireFunction/scheduled-event.json":       {0, "", `{"due":1,"fired":1,"duplicates":0,"skipped":0,"fallbacks":0,"failed":0,"timedOut":0}`},
 	// The hook's deliveries to the three planted webhook triggers, signed
 	// with the secrets the sample keys derive for them; the Standard
 	// Webhooks sample is signed at a time long past, as a static sample
