@@ -75,7 +75,7 @@ func TestKMSWhereSecrets(t *testing.T) {
 			t.Errorf("functions/%s links KMS: %v; holds a key: %v", f.Name(), links, holds)
 		}
 	}
-	if want := []string{"environments", "sessionevents", "triggerhook", "triggers"}; !slices.Equal(holders, want) {
+	if want := []string{"environments", "runtime", "sessionevents", "triggerhook", "triggers"}; !slices.Equal(holders, want) {
 		t.Errorf("%v hold KMS keys, want %v", holders, want)
 	}
 }

@@ -61,8 +61,10 @@ func checkRouteKeys[V any](t *testing.T, name string, table map[string]V) {
 }
 
 // public are the routes without the JWT authorizer: a delivery proves
-// itself with its trigger's secret.
-var public = map[string]bool{"POST /v1/hooks/{triggerId}": true}
+// itself with its trigger's secret, the execution plane with a session's
+// token.
+var public = map[string]bool{"POST /v1/hooks/{triggerId}": true,
+	"GET /v1/runtime/sessions/{sessionId}": true, "POST /v1/runtime/sessions/{sessionId}/claim": true, "POST /v1/runtime/sessions/{sessionId}/outcome": true}
 
 // operations calls f for every operation of the document.
 func operations(doc *openapi3.T, f func(name string, op *openapi3.Operation)) {
@@ -98,23 +100,26 @@ func TestEveryRouteNeedsABearerToken(t *testing.T) {
 
 // wantStatuses are the statuses each route answers.
 var wantStatuses = map[string][]int{
-	"POST /v1/sessions":                       {200, 201, 400, 401, 403, 404, 405, 409, 413, 422, 500, 503},
-	"GET /v1/sessions/{sessionId}/allocation": {200, 400, 401, 404, 405, 413, 500, 503},
-	"GET /v1/allocations":                     {200, 400, 401, 403, 405, 413, 500, 503},
-	"POST /v1/triggers":                       {201, 400, 401, 403, 405, 413, 422, 500, 503},
-	"GET /v1/triggers":                        {200, 400, 401, 405, 413, 500, 503},
-	"GET /v1/triggers/{triggerId}":            {200, 400, 401, 404, 405, 413, 500, 503},
-	"DELETE /v1/triggers/{triggerId}":         {204, 400, 401, 404, 405, 413, 500, 503},
-	"PATCH /v1/triggers/{triggerId}":          {200, 400, 401, 403, 404, 405, 413, 422, 500, 503},
-	"GET /v1/triggers/{triggerId}/runs":       {200, 400, 401, 404, 405, 413, 500, 503},
-	"POST /v1/triggers/{triggerId}/run":       {200, 201, 400, 401, 404, 405, 409, 413, 422, 500, 503},
-	"POST /v1/triggers/{triggerId}/secret":    {200, 400, 401, 404, 405, 413, 500, 503},
-	"POST /v1/hooks/{triggerId}":              {200, 201, 202, 400, 401, 404, 405, 409, 413, 415, 422, 429, 500, 503},
-	"POST /v1/environments":                   {201, 400, 401, 403, 405, 409, 413, 422, 500, 503},
-	"GET /v1/environments":                    {200, 400, 401, 403, 405, 413, 500, 503},
-	"GET /v1/environments/{environmentId}":    {200, 400, 401, 404, 405, 413, 500, 503},
-	"PATCH /v1/environments/{environmentId}":  {200, 400, 401, 403, 404, 405, 409, 413, 422, 500, 503},
-	"DELETE /v1/environments/{environmentId}": {204, 400, 401, 404, 405, 409, 413, 500, 503},
+	"POST /v1/sessions":                             {200, 201, 400, 401, 403, 404, 405, 409, 413, 422, 500, 503},
+	"GET /v1/sessions/{sessionId}/allocation":       {200, 400, 401, 404, 405, 413, 500, 503},
+	"GET /v1/allocations":                           {200, 400, 401, 403, 405, 413, 500, 503},
+	"POST /v1/triggers":                             {201, 400, 401, 403, 405, 413, 422, 500, 503},
+	"GET /v1/triggers":                              {200, 400, 401, 405, 413, 500, 503},
+	"GET /v1/triggers/{triggerId}":                  {200, 400, 401, 404, 405, 413, 500, 503},
+	"DELETE /v1/triggers/{triggerId}":               {204, 400, 401, 404, 405, 413, 500, 503},
+	"PATCH /v1/triggers/{triggerId}":                {200, 400, 401, 403, 404, 405, 413, 422, 500, 503},
+	"GET /v1/triggers/{triggerId}/runs":             {200, 400, 401, 404, 405, 413, 500, 503},
+	"POST /v1/triggers/{triggerId}/run":             {200, 201, 400, 401, 404, 405, 409, 413, 422, 500, 503},
+	"POST /v1/triggers/{triggerId}/secret":          {200, 400, 401, 404, 405, 413, 500, 503},
+	"POST /v1/hooks/{triggerId}":                    {200, 201, 202, 400, 401, 404, 405, 409, 413, 415, 422, 429, 500, 503},
+	"POST /v1/environments":                         {201, 400, 401, 403, 405, 409, 413, 422, 500, 503},
+	"GET /v1/environments":                          {200, 400, 401, 403, 405, 413, 500, 503},
+	"GET /v1/environments/{environmentId}":          {200, 400, 401, 404, 405, 413, 500, 503},
+	"PATCH /v1/environments/{environmentId}":        {200, 400, 401, 403, 404, 405, 409, 413, 422, 500, 503},
+	"DELETE /v1/environments/{environmentId}":       {204, 400, 401, 404, 405, 409, 413, 500, 503},
+	"GET /v1/runtime/sessions/{sessionId}":          {200, 401, 404, 405, 413, 422, 500, 503},
+	"POST /v1/runtime/sessions/{sessionId}/claim":   {200, 400, 401, 404, 405, 409, 413, 500, 503},
+	"POST /v1/runtime/sessions/{sessionId}/outcome": {200, 400, 401, 404, 405, 409, 413, 500, 503},
 }
 
 func TestResponses(t *testing.T) {

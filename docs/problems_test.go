@@ -181,7 +181,7 @@ func setMember(t *testing.T, h *apitest.Harness, pk, name, value string) {
 
 // send sends a call to the API, or to the hook's for a webhook route.
 func send(h *apitest.Harness, op string, c apitest.Call) apitest.Result {
-	if public[op] {
+	if strings.HasPrefix(op, "POST /v1/hooks/") {
 		return h.Deliver(c)
 	}
 	return h.Do(c)

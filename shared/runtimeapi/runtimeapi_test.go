@@ -109,6 +109,9 @@ func TestClaimAndReport(t *testing.T) {
 		r.Body["claim"].(map[string]any)["heartbeatAt"] != "2026-12-06T11:00:00Z" {
 		t.Errorf("heartbeat: %d %s", r.Status, r.Raw)
 	}
+	if live := liveEntry(h, id); !strings.Contains(live, `"nextRunAt":{"S":"2026-12-06T11:00:00Z"}`) || !strings.Contains(live, `"dueShard":{"S":"LIVE#`) {
+		t.Errorf("the heartbeat's live entry: %s", live)
+	}
 	if r := claim(h, id, token, "r2"); r.Status != 409 || r.Code() != "session_claimed" || r.Body["claim"].(map[string]any)["runner"] != "r1" {
 		t.Errorf("another runner: %d %s", r.Status, r.Raw)
 	}
@@ -120,6 +123,9 @@ func TestClaimAndReport(t *testing.T) {
 	want := `{"endedAt":"2026-12-06T11:00:00Z","error":{"code":"tests_failed","message":"token [redacted] leaked"},"reportedAt":"2026-12-06T11:00:00Z","status":"failed"}`
 	if r.Status != 200 || testkit.JSON(r.Body["outcome"]) != want || r.Requests != 2 {
 		t.Fatalf("report: %d %s, %d requests", r.Status, r.Raw, r.Requests)
+	}
+	if live := liveEntry(h, id); live != "" {
+		t.Errorf("a live entry after the outcome: %s", live)
 	}
 	if r := report(h, id, token, done); r.Status != 200 || testkit.JSON(r.Body["outcome"]) != want || r.Requests != 1 {
 		t.Errorf("the same report again: %d %s, %d requests", r.Status, r.Raw, r.Requests)
@@ -134,6 +140,16 @@ func TestClaimAndReport(t *testing.T) {
 	if testkit.JSON(look.Body["outcome"]) != want {
 		t.Errorf("the lookup: %s", look.Raw)
 	}
+}
+
+// liveEntry is the session's live entry in DynamoDB JSON, "" for none.
+func liveEntry(h *apitest.Harness, id string) string {
+	for _, it := range h.Items() {
+		if strings.Contains(it, `"SESSION#`+id+`"`) && strings.Contains(it, `"SK":{"S":"LIVE"}`) {
+			return it
+		}
+	}
+	return ""
 }
 
 // TestUnauthorized: every failure of identity is the same 401 and writes

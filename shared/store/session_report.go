@@ -96,14 +96,17 @@ func metadataUpdate(table string, seen *session.Record, section string, v types.
 
 // WriteClaim records claim on the session seen, on the condition that its
 // claim and outcome are as seen (else ErrSessionMoved); while the session
-// has no outcome, its live entry moves to the claim's heartbeat.
+// has no outcome, its live entry moves to the claim's heartbeat (what
+// else the entry holds stays).
 func (t *Table) WriteClaim(ctx context.Context, seen *session.Record, claim *outcome.Claim) error {
 	items := []types.TransactWriteItem{metadataUpdate(t.name, seen, "claim", encodeClaim(claim))}
 	if seen.Outcome == nil {
-		live := liveKey(seen.SessionID)
-		live["dueShard"] = S(shardOf(liveShardPrefix, seen.SessionID))
-		live["nextRunAt"] = S(formatTime(claim.HeartbeatAt))
-		items = append(items, types.TransactWriteItem{Put: &types.Put{TableName: aws.String(t.name), Item: live}})
+		var e expr
+		update := set(e.assign("nextRunAt", S(formatTime(claim.HeartbeatAt))))
+		items = append(items, types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String(t.name), Key: liveKey(seen.SessionID), UpdateExpression: &update,
+			ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
+		}})
 	}
 	return sessionWrite("write claim", t.transact(ctx, items))
 }
