@@ -52,8 +52,8 @@ func (s *Stack) startStreams(ctx context.Context, tpl *template.Template, logs *
 				MaxRecordAge: m.MaxRecordAge, ReportBatchItemFailures: m.ReportBatchItemFailures, Filters: m.Filters,
 			},
 			Invoke:     func(ctx context.Context, event []byte) ([]byte, error) { return s.invoke(ctx, m.FunctionID, event) },
-			Checkpoint: s.streamFile(s.cfg.StreamCheckpoint, checkpointFile),
-			Failures:   s.streamFile(s.cfg.StreamFailures, failuresFile),
+			Checkpoint: s.StreamFiles()[0],
+			Failures:   s.StreamFiles()[1],
 			Log:        logs.With("mapping", m.LogicalID),
 		}
 		wg.Go(func() {
@@ -64,6 +64,11 @@ func (s *Stack) startStreams(ctx context.Context, tpl *template.Template, logs *
 	}
 	s.streams = wg.Wait
 	return nil
+}
+
+// StreamFiles are the stream mapping's checkpoint and failure files.
+func (s *Stack) StreamFiles() [2]string {
+	return [2]string{s.streamFile(s.cfg.StreamCheckpoint, checkpointFile), s.streamFile(s.cfg.StreamFailures, failuresFile)}
 }
 
 // streamFile is the file set, else name beside the settings file.

@@ -78,8 +78,9 @@ func run(cfg local.Config) (err error) {
 HTTP API:           %s
 DynamoDB endpoint:  %s (%s), table %s
 Settings:           %s (edit it; functions reread it every CONFIG_TTL_SECONDS)
-KMS:                %s (keys %s in %s)
-Events:             %s (PutEvents for bus %s; listed at %s/_local/events)
+kms: %s (keys %s in %s; Decrypt answered to anyone, as a local execution plane needs)
+events: %s (PutEvents for bus %s; listed at %s/_local/events)
+Stream:             %s, handed to %s (checkpoint %s, failures %s)
 Functions:          %s
 
 WARNING: local only. The gateway takes the claims from the bearer token's
@@ -99,7 +100,7 @@ Run a function's schedule now (as of a time at most 5 minutes ahead, with -d):
   curl -s -X POST %s/_local/schedule/<LogicalId> [-d "{\"time\":\"$(date -u +%%Y-%%m-%%dT%%H:%%M:00Z)\"}"]
 Making a trigger, starting it now and making it fire: README.md, "Trying a trigger locally".
 Press Ctrl-C to stop.
-`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), s.EventsURL, s.Bus.Name(), s.APIURL, functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
+`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), s.EventsURL, s.Bus.Name(), s.APIURL, s.StreamARN, "SessionEventsFunction", s.StreamFiles()[0], s.StreamFiles()[1], functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
 	<-ctx.Done()
 	fmt.Println("Stopping.")
 	return nil
