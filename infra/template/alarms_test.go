@@ -108,6 +108,7 @@ var WantAlarms = map[string]Alarm{
 	"TriggersReleaseAlarm":         apiRelease("TriggersFunction"),
 	"TriggerHookReleaseAlarm":      apiRelease("TriggerHookFunction"),
 	"EnvironmentsReleaseAlarm":     apiRelease("EnvironmentsFunction"),
+	"RuntimeReleaseAlarm":          apiRelease("RuntimeFunction"),
 	"TriggerFireReleaseAlarm": {
 		Metrics:    []AlarmMetric{onVersion("Errors", FiringFunction)},
 		Comparison: "GreaterThanOrEqualToThreshold", Threshold: 1, EvaluationPeriods: 1, DatapointsToAlarm: 1,

@@ -255,7 +255,7 @@ func TestTemplateDeploysOnMoto(t *testing.T) {
 	}
 
 	checkTable(t, ddb, table, tpl.Resources["SessionsTable"].Properties)
-	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "EnvironmentsFunction", "TriggerFireFunction"} {
+	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "EnvironmentsFunction", "RuntimeFunction", "TriggerFireFunction"} {
 		// moto's CloudFormation drops a function's Architectures (its
 		// LambdaFunction.create_from_cloudformation_json does not read them:
 		// the functions report x86_64), so arm64 is asserted on the template
@@ -411,8 +411,12 @@ func checkFunctions(t *testing.T, lc *lambda.Client, physical map[string]string,
 	environmentsEnv := map[string]string{
 		"ENVIRONMENT_SECRETS_KEY_ID": "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["EnvironmentSecretsKey"],
 	}
+	runtimeEnv := map[string]string{
+		"SESSION_TOKEN_KEY_ID":       "arn:aws:kms:" + deployRegion + ":123456789012:key/" + physical["SessionTokenKey"],
+		"ENVIRONMENT_SECRETS_KEY_ID": environmentsEnv["ENVIRONMENT_SECRETS_KEY_ID"],
+	}
 	for k, v := range env {
-		fireEnv[k], keysEnv[k], environmentsEnv[k] = v, v, v
+		fireEnv[k], keysEnv[k], environmentsEnv[k], runtimeEnv[k] = v, v, v, v
 	}
 	type want struct {
 		memory, timeout int32
@@ -424,6 +428,7 @@ func checkFunctions(t *testing.T, lc *lambda.Client, physical map[string]string,
 		"TriggersFunction":         {256, 10, keysEnv},
 		"TriggerHookFunction":      {256, 10, keysEnv},
 		"EnvironmentsFunction":     {256, 10, environmentsEnv},
+		"RuntimeFunction":          {256, 10, runtimeEnv},
 		"TriggerFireFunction":      {512, 60, fireEnv},
 	}
 	var fireARN string
@@ -474,6 +479,9 @@ func checkPermissions(t *testing.T, lc *lambda.Client, physical map[string]strin
 		"TriggerHookFunction": {"apigateway /*/*/v1/hooks/*", "apigateway /*/*/v1/hooks/*", "apigateway /*/POST/v1/hooks/*"},
 		"EnvironmentsFunction": {"apigateway /*/*/v1/environments", "apigateway /*/*/v1/environments/*", "apigateway /*/DELETE/v1/environments/*",
 			"apigateway /*/GET/v1/environments", "apigateway /*/GET/v1/environments/*", "apigateway /*/PATCH/v1/environments/*", "apigateway /*/POST/v1/environments"},
+		"RuntimeFunction": {"apigateway /*/*/v1/runtime/*", "apigateway /*/*/v1/runtime/sessions/*", "apigateway /*/*/v1/runtime/sessions/*/claim",
+			"apigateway /*/*/v1/runtime/sessions/*/outcome", "apigateway /*/GET/v1/runtime/sessions/*", "apigateway /*/POST/v1/runtime/sessions/*/claim",
+			"apigateway /*/POST/v1/runtime/sessions/*/outcome"},
 	}
 	for n := range deployFiringSchedules {
 		want["TriggerFireFunction"] = append(want["TriggerFireFunction"], "events arn:aws:events:"+deployRegion+":123456789012:rule/"+physical[fmt.Sprint("FiringSchedule", n)])

@@ -186,6 +186,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"    Properties:\n      DeploymentPreference:\n        Type: Canary10Percent15Minutes\n"
 	const eventsEnv = "          API_URL: !Sub https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}\n"
 	const eventsPolicies = eventsEnv + "      Policies:\n"
+	const runtimeTable = "              Action: [dynamodb:GetItem, dynamodb:Query, dynamodb:PutItem, dynamodb:UpdateItem, dynamodb:DeleteItem]\n"
 	mutations := []struct{ name, old, new string }{
 		{name: "the template as it is"},
 		{"DynamoDBCrudPolicy in the start's Policies", startPolicies, startPolicies + "        - DynamoDBCrudPolicy: {TableName: !Ref SessionsTable}\n"},
@@ -251,6 +252,11 @@ Resources:
 		{"the bus policy allowing rather than denying", "        Effect: Deny\n        Principal: \"*\"\n", "        Effect: Allow\n        Principal: \"*\"\n"},
 		{"SAM's DynamoDB event on the events function, beside the mapping", eventsPolicies, eventsEnv + "      Events:\n        Stream:\n          Type: DynamoDB\n" +
 			"          Properties:\n            Stream: !GetAtt SessionsTable.StreamArn\n            StartingPosition: TRIM_HORIZON\n      Policies:\n"},
+		{"dynamodb:Scan on the runtime function", runtimeTable, strings.Replace(runtimeTable, "[dynamodb:GetItem,", "[dynamodb:Scan, dynamodb:GetItem,", 1)},
+		{"dynamodb:Query taken from the runtime function, which its launch read needs", runtimeTable, strings.Replace(runtimeTable, " dynamodb:Query,", "", 1)},
+		{"kms:Decrypt on EnvironmentSecretsKey for the runtime role in the key's policy", "          - !If\n            - HasExecutionPlaneRole\n",
+			"          - Sid: TheRuntimeFunctionDecrypts\n            Effect: Allow\n            Principal:\n              AWS: !GetAtt RuntimeFunctionRole.Arn\n" +
+				"            Action: kms:Decrypt\n            Resource: \"*\"\n          - !If\n            - HasExecutionPlaneRole\n"},
 		{"dynamodb:Query taken from the firing's policy", `            - Effect: Allow
               Action: dynamodb:Query
               Resource: !Sub ${SessionsTable.Arn}/index/DueTriggersAll
@@ -323,7 +329,7 @@ func usedGrants(t *testing.T) map[string][]string {
 	direct, name := dynamotest.Table(t, b)
 	harness := map[string]*apitest.Harness{}
 	used := map[string]*grants{}
-	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction", "EnvironmentsFunction", "SessionEventsFunction"} {
+	for _, fn := range []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "TriggerFireFunction", "EnvironmentsFunction", "SessionEventsFunction", "RuntimeFunction"} {
 		g := &grants{used: map[string]bool{}}
 		used[fn] = g
 		api := localdb.Client(b.URL, store.Counting, func(o *dynamodb.Options) { o.APIOptions = append(o.APIOptions, g.recordOn) })
@@ -468,6 +474,7 @@ func usedGrants(t *testing.T) map[string][]string {
 	fire(slot) // a duplicate (its ledger row and session read, its run recorded), and a trigger stopped
 
 	announce(t, harness["SessionEventsFunction"], used["SessionEventsFunction"])
+	runtime(t, harness, user, repo)
 	out := map[string][]string{}
 	for fn, g := range used {
 		for _, asked := range harness[fn].KMS.Used() {
@@ -502,6 +509,71 @@ func announce(t *testing.T, h *apitest.Harness, g *grants) {
 	resp, err := fns.Events.Handle(context.Background(), batch)
 	if err != nil || len(resp.BatchItemFailures) != len(batch.Records) {
 		t.Fatalf("the session events of the sample batch: %+v %v, want every record a failure, its put stopped", resp, err)
+	}
+}
+
+// runtime runs the runtime routes on the harness of RuntimeFunction every
+// way that sends something else to AWS: a launch read, a claim and its
+// heartbeat, a report, the report of a trigger's session whose run exists
+// and of one whose run is gone (expired: its report writes the session
+// alone), and a 401 (a wrong token). The sessions are started, and their
+// tokens derived, on the other functions' harnesses, so that only the
+// runtime routes' own requests are recorded as theirs.
+func runtime(t *testing.T, harness map[string]*apitest.Harness, user map[string]string, repo string) {
+	t.Helper()
+	h, tokens := harness["RuntimeFunction"], harness["SessionEventsFunction"].Tokens
+	call := func(method, path, id, body string, want int) {
+		t.Helper()
+		token, err := tokens.Token(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want == 401 {
+			token = "sst_" + strings.Repeat("A", 43)
+		}
+		c := apitest.Call{Method: method, Path: "/v1/runtime/sessions/" + id + path, Body: body, Headers: map[string]string{"Authorization": "Bearer " + token}}
+		if r := h.Do(c); r.Status != want {
+			t.Fatalf("RuntimeFunction %s %s: %d %s", method, c.Path, r.Status, r.Raw)
+		}
+	}
+	start := harness["SessionStartFunction"].Do(apitest.Call{Method: "POST", Path: "/v1/sessions", Claims: user, Body: `{` + repo + `}`})
+	id, _ := start.Body["sessionId"].(string)
+	call("GET", "", id, "", 200)
+	call("POST", "/claim", id, `{"runner":"r1"}`, 200)
+	call("POST", "/claim", id, `{"runner":"r1"}`, 200) // a heartbeat
+	call("POST", "/outcome", id, `{"status":"completed","runner":"r1"}`, 200)
+	call("GET", "", id, "", 401)
+
+	triggers := harness["TriggersFunction"]
+	tr := triggers.CreateTrigger(t, user, `{"schedule":{"cron":"0 9 * * *"},`+repo+`,"prompt":"p"}`)
+	run := func() string {
+		t.Helper()
+		r := triggers.Do(apitest.Call{Method: "POST", Path: "/v1/triggers/" + tr + "/run", Claims: user})
+		id, _ := r.Body["session"].(map[string]any)["sessionId"].(string)
+		if r.Status != 201 || id == "" {
+			t.Fatalf("a start now: %d %s", r.Status, r.Raw)
+		}
+		return id
+	}
+	kept, gone := run(), run()
+	call("POST", "/outcome", kept, `{"status":"failed","error":{"code":"tests_failed","message":"m"}}`, 200)
+	expireRun(t, triggers, tr, h.Session(gone).Trigger.RunKey)
+	call("POST", "/outcome", gone, `{"status":"interrupted"}`, 200)
+}
+
+// expireRun makes trigger tr's run at key runKey expired, as the table's
+// TTL would soon delete it: a report no longer writes it.
+func expireRun(t *testing.T, h *apitest.Harness, tr, runKey string) {
+	t.Helper()
+	_, err := h.Client.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(h.Table),
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "TRIGGER#" + tr}, "SK": &types.AttributeValueMemberS{Value: runKey},
+		},
+		UpdateExpression: aws.String("SET expiresAt = :past"), ConditionExpression: aws.String("attribute_exists(PK)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":past": &types.AttributeValueMemberN{Value: "1"}},
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

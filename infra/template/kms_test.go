@@ -41,8 +41,10 @@ var (
 	macGrants     = []string{"TriggerHookFunctionRole kms:GenerateMac", "TriggersFunctionRole kms:GenerateMac"}
 )
 
-// eventsRole is the one principal SessionTokenKey lets derive tokens.
-const eventsRole = "${SessionEventsFunctionRole.Arn}"
+// tokenRoles are the principals SessionTokenKey lets derive tokens, each
+// in a statement of its own: the session events function's role and the
+// runtime function's, sorted.
+var tokenRoles = []string{"${RuntimeFunctionRole.Arn}", "${SessionEventsFunctionRole.Arn}"}
 
 // TestSecretsKeys judges the secrets keys' grants (and SessionTokenKey's) on the SAM translator's
 // output (judgeSecretsKeys), with ExecutionPlaneRoleArn empty and set, and
@@ -59,15 +61,19 @@ func TestSecretsKeys(t *testing.T) {
 	const encryptContext = encrypt + "            Resource: \"*\"\n            Condition:\n"
 	const decrypt = "            - Sid: TheExecutionPlaneDecrypts\n"
 	const hookDecrypt = "              Action: kms:Decrypt\n              Resource: !GetAtt WebhookSecretsKey.Arn\n"
-	const environmentsPolicies = "          ENVIRONMENT_SECRETS_KEY_ID: !GetAtt EnvironmentSecretsKey.Arn\n      Policies:\n        - Statement:\n"
+	const environmentsPolicies = "        Variables:\n          ENVIRONMENT_SECRETS_KEY_ID: !GetAtt EnvironmentSecretsKey.Arn\n      Policies:\n        - Statement:\n"
 	const triggersTable = "            - Effect: Allow\n              # ConditionCheckItem: a start now's transaction holds the\n"
 	// The account's administration of EnvironmentSecretsKey (its last
 	// action, which the HMAC keys do not have), of SessionTokenKey, the
-	// events role's statement and policy, and SessionTokenKey's head.
+	// events role's statement and policy, the runtime role's statement and
+	// policy, and SessionTokenKey's head.
 	const envAdmin = "              - kms:RotateKeyOnDemand\n"
-	const tokenAdmin = "              - kms:CancelKeyDeletion\n            Resource: \"*\"\n          - Sid: TheSessionFunctionsDeriveTokens\n"
+	const tokenAdmin = "              - kms:CancelKeyDeletion\n            Resource: \"*\"\n          - Sid: TheSessionEventsFunctionDerivesTokens\n"
 	const derive = "              AWS: !GetAtt SessionEventsFunctionRole.Arn\n            Action: kms:GenerateMac\n"
 	const eventsPolicies = "              Action: events:PutEvents\n              Resource: !GetAtt SessionsBus.Arn\n"
+	const runtimeDerives = "          - Sid: TheRuntimeFunctionDerivesTokens\n            Effect: Allow\n            Principal:\n" +
+		"              AWS: !GetAtt RuntimeFunctionRole.Arn\n            Action: kms:GenerateMac\n            Resource: \"*\"\n"
+	const runtimePolicies = "              # metadata, its live entry, its trigger run.\n"
 	const tokenKey = "  SessionTokenKey:\n    Type: AWS::KMS::Key\n    DeletionPolicy: Retain\n"
 	const tokenSpec = "      Description: Derives sessions' tokens (GenerateMac).\n      KeySpec: HMAC_256\n"
 	cases := []struct{ name, plane, old, new, want string }{
@@ -94,6 +100,15 @@ func TestSecretsKeys(t *testing.T) {
 			"            - Effect: Allow\n              Action: kms:GenerateMac\n              Resource: !GetAtt SessionTokenKey.Arn\n" + triggersTable, "TriggersFunctionRole may kms:GenerateMac on ${SessionTokenKey.Arn}"},
 		{"kms:GenerateMac on WebhookKey for the events role", "", eventsPolicies,
 			eventsPolicies + "            - Effect: Allow\n              Action: kms:GenerateMac\n              Resource: !GetAtt WebhookKey.Arn\n", "SessionEventsFunctionRole kms:GenerateMac"},
+		{"kms:GenerateMac on SessionTokenKey for the runtime role taken away", "", runtimeDerives, "", "SessionTokenKey: the runtime function's role may not kms:GenerateMac"},
+		{"kms:GenerateMac on SessionTokenKey for a third role, in a statement of its own", "", runtimeDerives,
+			runtimeDerives + strings.ReplaceAll(runtimeDerives, "Runtime", "Triggers"), "${TriggersFunctionRole.Arn}"},
+		{"kms:VerifyMac beside kms:GenerateMac for the runtime role", "", runtimeDerives,
+			strings.Replace(runtimeDerives, "Action: kms:GenerateMac", "Action: [kms:GenerateMac, kms:VerifyMac]", 1), "kms:VerifyMac"},
+		{"kms:GenerateMac on WebhookKey for the runtime role", "", runtimePolicies,
+			runtimePolicies + "              Action: kms:GenerateMac\n              Resource: !GetAtt WebhookKey.Arn\n            - Effect: Allow\n", "RuntimeFunctionRole kms:GenerateMac"},
+		{"kms:Decrypt on EnvironmentSecretsKey for the runtime role", "", runtimePolicies,
+			runtimePolicies + "              Action: kms:Decrypt\n              Resource: !GetAtt EnvironmentSecretsKey.Arn\n            - Effect: Allow\n", "RuntimeFunctionRole may kms:Decrypt"},
 		{"SessionTokenKey deleted with the stack", "", tokenKey, strings.Replace(tokenKey, "Retain", "Delete", 1), "SessionTokenKey: DeletionPolicy"},
 		{"SessionTokenKey a symmetric key", "", tokenSpec, strings.Replace(tokenSpec, "HMAC_256", "SYMMETRIC_DEFAULT", 1), "SessionTokenKey: KeySpec"},
 		{"the execution plane's statement without its parameter", "", "          - !If\n            - HasExecutionPlaneRole\n", "          - !If\n            - HasAlarmTopic\n", "HasAlarmTopic"},
@@ -201,7 +216,7 @@ func judgeEnvironmentKey(resources map[string]any, plane bool) []string {
 // GENERATE_VERIFY_MAC, retained when the stack is deleted or the key
 // replaced (a new key ends every session's token), whose policy holds
 // the account's administration (no use of keyUses) and kms:GenerateMac
-// to SessionEventsFunction's role alone, and nothing else.
+// to the tokenRoles, each alone in its statement, and nothing else.
 func judgeTokenKey(resources map[string]any) []string {
 	var v []string
 	key, _ := resources["SessionTokenKey"].(map[string]any)
@@ -215,7 +230,7 @@ func judgeTokenKey(resources map[string]any) []string {
 			v = append(v, fmt.Sprintf("SessionTokenKey: %s %v, want %s", k, got, want))
 		}
 	}
-	derives := false
+	var derivers []string
 	for _, st := range list(dig(key, "Properties", "KeyPolicy", "Statement")) {
 		who, actions, uses := principals(st), list(dig(st, "Action")), usesOf(st)
 		switch {
@@ -223,14 +238,21 @@ func judgeTokenKey(resources map[string]any) []string {
 		case dig(st, "NotAction") != nil || dig(st, "NotPrincipal") != nil:
 			v = append(v, "SessionTokenKey: a statement with NotAction or NotPrincipal: "+testkit.JSON(st))
 		case slices.Equal(who, []string{accountRoot}) && len(uses) == 0:
-		case slices.Equal(who, []string{eventsRole}) && slices.Equal(actions, []any{"kms:GenerateMac"}) && dig(st, "Resource") == "*":
-			derives = true
+		case len(who) == 1 && slices.Contains(tokenRoles, who[0]) && slices.Equal(actions, []any{"kms:GenerateMac"}) && dig(st, "Resource") == "*" && dig(st, "Condition") == nil:
+			derivers = append(derivers, who[0])
 		default:
 			v = append(v, fmt.Sprintf("SessionTokenKey: %s may %v: %s", strings.Join(who, ", "), uses, testkit.JSON(st)))
 		}
 	}
-	if !derives {
-		v = append(v, "SessionTokenKey: SessionEventsFunction's role may not kms:GenerateMac")
+	slices.Sort(derivers)
+	if !slices.Contains(derivers, tokenRoles[1]) {
+		v = append(v, "SessionTokenKey: the session events function's role may not kms:GenerateMac")
+	}
+	if !slices.Contains(derivers, tokenRoles[0]) {
+		v = append(v, "SessionTokenKey: the runtime function's role may not kms:GenerateMac")
+	}
+	if !slices.Equal(slices.Compact(derivers), derivers) {
+		v = append(v, fmt.Sprintf("SessionTokenKey: kms:GenerateMac granted twice to one role: %v", derivers))
 	}
 	return v
 }

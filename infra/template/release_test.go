@@ -31,6 +31,7 @@ var wantRelease = map[string]struct {
 	"TriggersFunction":         {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "TriggersReleaseAlarm"}},
 	"TriggerHookFunction":      {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "TriggerHookReleaseAlarm"}},
 	"EnvironmentsFunction":     {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "EnvironmentsReleaseAlarm"}},
+	"RuntimeFunction":          {"Canary10Percent15Minutes", []string{"ApiServerErrorRateAlarm", "RuntimeReleaseAlarm"}},
 	"TriggerFireFunction":      {"Linear10PercentEvery1Minute", []string{"FiringLagAlarm", "TriggerFireDeadLetterAlarm", "TriggerFireErrorsAlarm", "TriggerFireReleaseAlarm"}},
 	"SessionEventsFunction":    {"Canary10Percent15Minutes", []string{"SessionEventsReleaseAlarm"}},
 }

@@ -3,6 +3,7 @@ package template_test
 import (
 	"context"
 	"encoding/json/v2"
+	"fmt"
 	"log/slog"
 	"maps"
 	"os"
@@ -12,9 +13,11 @@ import (
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/awslabs/goformation/v7/intrinsics"
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/testkit"
 	"github.com/cloud-agent/control-plane/infra/template"
 	"github.com/cloud-agent/control-plane/shared/app"
 	"github.com/cloud-agent/control-plane/shared/httpapi"
@@ -47,12 +50,8 @@ func TestRouteTable(t *testing.T) {
 // function, so that another method of the path reaches the function,
 // which answers it 405 after the token (the contract's order); no route
 // key is declared twice, and no ANY stands on a path without routes but
-// a greedy {proxy+} below a function's routes. The hook routes alone go
-// without the authorizer.
-// hookPrefix is where the hook routes are, the only ones without the JWT
-// authorizer (contract section 4, Callers).
-const hookPrefix = "/v1/hooks/"
-
+// a greedy {proxy+} below a function's routes. The hook routes and the
+// runtime routes alone go without the authorizer.
 func checkTemplateRoutes(t *testing.T, fns []template.Function) {
 	t.Helper()
 	seen := map[string]bool{}
@@ -63,8 +62,8 @@ func checkTemplateRoutes(t *testing.T, fns []template.Function) {
 			t.Errorf("template.yaml: %s is declared twice", r.Key())
 		}
 		seen[r.Key()] = true
-		if hook := strings.HasPrefix(r.Path, hookPrefix); r.JWT == hook {
-			t.Errorf("template.yaml: %s (on %s): behind the JWT authorizer %t, want %t (only the hook routes go without it)", r.Key(), r.Function, r.JWT, !hook)
+		if public := withoutJWT(r.Path); r.JWT == public {
+			t.Errorf("template.yaml: %s (on %s): behind the JWT authorizer %t, want %t (only the hook and runtime routes go without it)", r.Key(), r.Function, r.JWT, !public)
 		}
 		if r.Method == "ANY" {
 			twins[r.Path] = append(twins[r.Path], r.Function)
@@ -93,6 +92,18 @@ func checkTemplateRoutes(t *testing.T, fns []template.Function) {
 			t.Errorf("template.yaml: ANY %s (on %v) stands on a path without routes", path, twins[path])
 		}
 	}
+}
+
+// publicPrefixes are where the routes without the JWT authorizer are,
+// each checking its callers itself: the hook routes, a delivery's proof
+// (contract section 4, Callers), and the runtime routes, a session's own
+// token (contract v7, "Hand-off to the execution plane").
+var publicPrefixes = []string{"/v1/hooks/", "/v1/runtime/"}
+
+// withoutJWT tells whether the route on path goes without the JWT
+// authorizer.
+func withoutJWT(path string) bool {
+	return slices.ContainsFunc(publicPrefixes, func(p string) bool { return strings.HasPrefix(path, p) })
 }
 
 // documentRoutes are the operations of docs/openapi.yaml.
@@ -179,4 +190,82 @@ func dispatch(t *testing.T, routes []httpapi.Route, ev events.APIGatewayV2HTTPRe
 		t.Fatal(err)
 	}
 	return called
+}
+
+// TestRuntimeRoutesThrottled: the contract throttles the runtime routes at
+// a rate of 100 requests a second with bursts of 200, by route settings.
+// The HttpApi's DefaultRouteSettings already throttle every route so, and
+// RouteSettings would only override them: each runtime route's throttle
+// (its RouteSettings entry, else the default) must be those. Mutations of
+// the template that would change them must be refused. The routes are the
+// template's as it is: the local stack's loader (goformation) cannot read
+// a RouteSettings map, one more reason to keep the throttle in the
+// defaults.
+func TestRuntimeRoutesThrottled(t *testing.T) {
+	written, err := os.ReadFile("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := template.LoadFunctions("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := template.Routes(fns)
+	const defaults = "      DefaultRouteSettings:\n        ThrottlingBurstLimit: 200\n        ThrottlingRateLimit: 100\n"
+	cases := []struct{ name, old, new string }{
+		{name: "the template as it is"},
+		{"a lower default rate", defaults, strings.Replace(defaults, "RateLimit: 100", "RateLimit: 10", 1)},
+		{"no default throttle", defaults, ""},
+		{"a claim's route settings above the contract's", defaults, defaults +
+			"      RouteSettings:\n        POST /v1/runtime/sessions/{sessionId}/claim:\n          ThrottlingBurstLimit: 5000\n          ThrottlingRateLimit: 10000\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := string(written)
+			if c.old != "" {
+				if n := strings.Count(text, c.old); n != 1 {
+					t.Fatalf("the mutation's text is %d times in the template, not once", n)
+				}
+				text = strings.Replace(text, c.old, c.new, 1)
+			}
+			long, err := template.ProcessYAML([]byte(text), &intrinsics.ProcessorOptions{NoProcess: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			api, _ := dig(decodeTemplate(t, string(long)), "Resources", "HttpApi", "Properties").(map[string]any)
+			v := runtimeThrottles(api, routes)
+			switch {
+			case c.old == "" && len(v) > 0:
+				t.Errorf("throttles:\n%s", strings.Join(v, "\n"))
+			case c.old != "" && len(v) == 0:
+				t.Error("the mutation passes")
+			}
+		})
+	}
+}
+
+// runtimeThrottles reports each runtime route whose throttle, as the
+// HttpApi's properties set it, is not a rate of 100 and a burst of 200,
+// and a template without runtime routes.
+func runtimeThrottles(api map[string]any, routes []template.Route) []string {
+	var v []string
+	n := 0
+	for _, r := range routes {
+		if !strings.HasPrefix(r.Path, "/v1/runtime/") {
+			continue
+		}
+		n++
+		settings := dig(api, "RouteSettings", r.Key())
+		if settings == nil {
+			settings = dig(api, "DefaultRouteSettings")
+		}
+		rate, burst := dig(settings, "ThrottlingRateLimit"), dig(settings, "ThrottlingBurstLimit")
+		if testkit.JSON(rate) != "100" || testkit.JSON(burst) != "200" {
+			v = append(v, fmt.Sprintf("%s: rate %v, burst %v, want 100 and 200", r.Key(), rate, burst))
+		}
+	}
+	if n == 0 {
+		v = append(v, "no runtime route")
+	}
+	return v
 }

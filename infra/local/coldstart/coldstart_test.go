@@ -25,6 +25,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/childproc"
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
+	"github.com/cloud-agent/control-plane/infra/local/eventbus"
 	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
@@ -99,6 +100,13 @@ var coldEvents = map[string][]coldEvent{
 		{kind: "no-io", file: "invalid-unknown-id.json", status: 401, code: "unauthorized"},
 		{kind: "dynamodb", file: "bearer-valid.json", status: 201, fresh: "idempotency-key"},
 	},
+	// The runtime routes have no caller either: their no-io is another
+	// method (405 before any I/O), their dynamodb the launch read of the
+	// planted session (the table, then KMS for its token).
+	"RuntimeFunction": {
+		{kind: "no-io", file: "claim-invalid-method.json", status: 405, code: "method_not_allowed"},
+		{kind: "dynamodb", file: "launch-valid.json", status: 200},
+	},
 }
 
 // BenchmarkColdStart measures, under the runtime interface emulator, the
@@ -156,25 +164,12 @@ func BenchmarkColdStart(b *testing.B) {
 	}
 	for _, fn := range fns {
 		c := coldCase{bootstrap: filepath.Join(dir, fn.LogicalID, "bootstrap"), env: lambdarun.Environment(fn, dynamoURL, ssm.URL, kmsEnv...), timeout: fn.Timeout}
-		if len(fn.Routes) == 0 {
-			ahead, err := os.ReadFile("../../../events/" + fn.LogicalID + "/scheduled-event-ahead.json")
-			if err != nil {
-				b.Fatal(err)
-			}
-			due, err := os.ReadFile("../../../events/" + fn.LogicalID + "/scheduled-event.json")
-			if err != nil {
-				b.Fatal(err)
-			}
-			noIO, reads := c, c
-			noIO.name, reads.name = fn.LogicalID+"/no-io", fn.LogicalID+"/settings"
-			noIO.event, noIO.check = func() ([]byte, error) { return ahead, nil }, wantSummary(0)
-			planted := 0
-			reads.event = func() ([]byte, error) {
-				planted++
-				return due, plantDueTrigger(ctx, client, planted)
-			}
-			reads.check = wantSummary(1)
-			cases = append(cases, noIO, reads)
+		switch {
+		case fn.LogicalID == "SessionEventsFunction":
+			cases = append(cases, eventsCase(b, c, fn))
+			continue
+		case len(fn.Routes) == 0:
+			cases = append(cases, firingCases(ctx, b, c, fn, client)...)
 			continue
 		}
 		evs, ok := coldEvents[fn.LogicalID]
@@ -233,6 +228,52 @@ func BenchmarkColdStart(b *testing.B) {
 			b.ReportMetric(ms(medianOf(samples[i], func(s coldSample) time.Duration { return s.warm })), "ms-warm")
 		})
 	}
+}
+
+// firingCases are the firing's cases of fn on c: no-io, a Scheduled Event
+// ahead of every slot; settings, a due trigger planted on client before
+// each invocation, fired.
+func firingCases(ctx context.Context, b *testing.B, c coldCase, fn template.Function, client *dynamodb.Client) []coldCase {
+	ahead, err := os.ReadFile("../../../events/" + fn.LogicalID + "/scheduled-event-ahead.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	due, err := os.ReadFile("../../../events/" + fn.LogicalID + "/scheduled-event.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	noIO, reads := c, c
+	noIO.name, reads.name = fn.LogicalID+"/no-io", fn.LogicalID+"/settings"
+	noIO.event, noIO.check = func() ([]byte, error) { return ahead, nil }, wantSummary(0)
+	planted := 0
+	reads.event = func() ([]byte, error) {
+		planted++
+		return due, plantDueTrigger(ctx, client, planted)
+	}
+	reads.check = wantSummary(1)
+	return []coldCase{noIO, reads}
+}
+
+// eventsCase is the session events function's case of fn on c: the sample
+// stream batch of one new session, announced on an EventBridge stand-in
+// (KMS for the token, then PutEvents), with no item failure.
+func eventsCase(b *testing.B, c coldCase, fn template.Function) coldCase {
+	bus := httptest.NewServer(eventbus.New("SessionsBus", io.Discard))
+	b.Cleanup(bus.Close)
+	batch, err := os.ReadFile("../../../events/" + fn.LogicalID + "/stream-insert-valid.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	c.name = fn.LogicalID + "/kms-events"
+	c.env = append(slices.Clone(c.env), "AWS_ENDPOINT_URL_EVENTBRIDGE="+bus.URL, "API_URL=http://127.0.0.1:3000")
+	c.event = func() ([]byte, error) { return batch, nil }
+	c.check = func(out []byte) error {
+		if string(out) != `{"batchItemFailures":null}` {
+			return fmt.Errorf("%s, want no item failure", out)
+		}
+		return nil
+	}
+	return c
 }
 
 // coldSample is one cold start: the first answer, the emulator's init
@@ -421,12 +462,15 @@ func putItem(ctx context.Context, c *dynamodb.Client, data []byte) error {
 }
 
 // benchTable serves the embedded endpoint with the template's table,
-// holding the session that the sample lookup reads and the token trigger
-// that the sample delivery is for.
+// holding the session that the sample lookup and launch read read (as
+// started now, so that the sample token is alive: it lives at most 7 days
+// and 24 hours after the start) and the token trigger that the sample
+// delivery is for.
 func benchTable(b *testing.B) (*dynamodb.Client, string) {
 	c, url := dynamotest.LocalTable(b)
 	for _, f := range []string{"items/session-v2-current.json", "trigger-webhook-token.json"} {
 		data, err := os.ReadFile("../../../shared/store/testdata/" + f)
+		data = bytes.Replace(data, []byte(`"N": "1796032800000"`), fmt.Appendf(nil, `"N": "%d"`, time.Now().UnixMilli()), 1)
 		if err == nil {
 			err = putItem(context.Background(), c, data)
 		}

@@ -1,4 +1,4 @@
-package lambdarun
+package lambdarun_test
 
 import (
 	"bytes"
@@ -19,10 +19,13 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/emftest"
+	"github.com/cloud-agent/control-plane/infra/local/eventbus"
 	"github.com/cloud-agent/control-plane/infra/local/kms"
+	"github.com/cloud-agent/control-plane/infra/local/lambdarun"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/infra/local/paramstore"
 	"github.com/cloud-agent/control-plane/infra/template"
@@ -38,10 +41,10 @@ func built(t *testing.T, fns []template.Function) (dir, rie string) {
 		ids = append(ids, fn.LogicalID)
 	}
 	dir = t.TempDir()
-	if err := Build(context.Background(), io.Discard, "../../..", dir, ids...); err != nil {
+	if err := lambdarun.Build(context.Background(), io.Discard, "../../..", dir, ids...); err != nil {
 		t.Fatal(err)
 	}
-	rie, err := EmulatorPath(context.Background(), io.Discard, "../../..")
+	rie, err := lambdarun.EmulatorPath(context.Background(), io.Discard, "../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,18 +87,33 @@ var expected = map[string]struct {
 	// with the secrets the sample keys derive for them; the Standard
 	// Webhooks sample is signed at a time long past, as a static sample
 	// must be: out of the 5-minute window.
-	"TriggerHookFunction/bearer-valid.json":                     {201, "", `"delivery":"nightly-2026-11-30"`},
-	"TriggerHookFunction/github-ignored-event.json":             {202, "", `"ignored":true`},
-	"TriggerHookFunction/github-invalid-signature.json":         {401, "unauthorized", ""},
-	"TriggerHookFunction/github-ping.json":                      {200, "", `"ping":true`},
-	"TriggerHookFunction/github-valid.json":                     {201, "", `"delivery":"72d3162e-cc78-11e3-81ab-4c9367dc0958"`},
-	"TriggerHookFunction/gitlab-valid.json":                     {201, "", `"delivery":"3f0d5b8e-2a61-4c7f-9e14-8b2d6a0c5f93"`},
-	"TriggerHookFunction/invalid-deeper-path.json":              {404, "not_found", ""},
-	"TriggerHookFunction/invalid-media-type.json":               {415, "unsupported_media_type", ""},
-	"TriggerHookFunction/invalid-method.json":                   {405, "method_not_allowed", ""},
-	"TriggerHookFunction/invalid-unknown-id.json":               {401, "unauthorized", ""},
-	"TriggerHookFunction/standard-invalid-stale.json":           {401, "unauthorized", ""},
-	"TriggersFunction/create-valid.json":                        {201, "", `"nextRunAt":"20`},
+	"TriggerHookFunction/bearer-valid.json":             {201, "", `"delivery":"nightly-2026-11-30"`},
+	"TriggerHookFunction/github-ignored-event.json":     {202, "", `"ignored":true`},
+	"TriggerHookFunction/github-invalid-signature.json": {401, "unauthorized", ""},
+	"TriggerHookFunction/github-ping.json":              {200, "", `"ping":true`},
+	"TriggerHookFunction/github-valid.json":             {201, "", `"delivery":"72d3162e-cc78-11e3-81ab-4c9367dc0958"`},
+	"TriggerHookFunction/gitlab-valid.json":             {201, "", `"delivery":"3f0d5b8e-2a61-4c7f-9e14-8b2d6a0c5f93"`},
+	"TriggerHookFunction/invalid-deeper-path.json":      {404, "not_found", ""},
+	"TriggerHookFunction/invalid-media-type.json":       {415, "unsupported_media_type", ""},
+	"TriggerHookFunction/invalid-method.json":           {405, "method_not_allowed", ""},
+	"TriggerHookFunction/invalid-unknown-id.json":       {401, "unauthorized", ""},
+	"TriggerHookFunction/standard-invalid-stale.json":   {401, "unauthorized", ""},
+	"TriggersFunction/create-valid.json":                {201, "", `"nextRunAt":"20`},
+	// The runtime routes on the session of session-v2-current.json,
+	// planted as started now, with the token the sample SessionTokenKey
+	// derives for it: a claim, the launch read that shows it, a report
+	// refused for its status, then the runner's report.
+	"RuntimeFunction/claim-invalid-method.json":   {405, "method_not_allowed", ""},
+	"RuntimeFunction/claim-valid.json":            {200, "", `"runner":"sample-runner-1"`},
+	"RuntimeFunction/invalid-deeper-path.json":    {404, "not_found", ""},
+	"RuntimeFunction/launch-invalid-token.json":   {401, "unauthorized", ""},
+	"RuntimeFunction/launch-valid.json":           {200, "", `"sessionId":"workspace_0b8f3a1e-8a51-4c1b-9a57-3e0b3c2d1f00"`},
+	"RuntimeFunction/outcome-invalid-status.json": {400, "invalid_request", "status"},
+	"RuntimeFunction/outcome-valid.json":          {200, "", `"status":"completed"`},
+	// The stream batch of one new session, announced on the bus: no item
+	// failure (null, which Lambda takes as an empty list: the batch
+	// succeeded).
+	"SessionEventsFunction/stream-insert-valid.json":            {0, "", `{"batchItemFailures":null}`},
 	"EnvironmentsFunction/create-valid.json":                    {201, "", `"PYPI_TOKEN":{"value":null,"secret":true}`},
 	"EnvironmentsFunction/create-invalid-reserved-name.json":    {400, "invalid_request", "variables.AWS_REGION is reserved"},
 	"EnvironmentsFunction/create-invalid-plain-credential.json": {400, "invalid_request", "mark it secret"},
@@ -190,11 +208,11 @@ var (
 // for each invocation whose Max Memory Used is the bootstrap's own peak,
 // well under the memory size the emulator was given (a Go bootstrap
 // peaks at a few tens of MB), not the memory size.
-func checkEmulatorLines(t *testing.T, fn template.Function, logs *functionLogs, level EmulatorLog) {
+func checkEmulatorLines(t *testing.T, fn template.Function, logs *functionLogs, level lambdarun.EmulatorLog) {
 	logs.mu.Lock()
 	out := logs.b.String()
 	logs.mu.Unlock()
-	if info := strings.Contains(out, "[INFO] (rapid)"); info != (level == EmulatorInfo) {
+	if info := strings.Contains(out, "[INFO] (rapid)"); info != (level == lambdarun.EmulatorInfo) {
 		t.Errorf("%s at %s: INFO lines %v:\n%s", fn.LogicalID, level, info, out)
 	}
 	reports := reportLine.FindAllStringSubmatch(out, -1)
@@ -241,6 +259,7 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	startedNow(t, c, runtimeSession)
 	settings := filepath.Join(t.TempDir(), "settings.json")
 	configPath := fns[0].Environment["CONFIG_PATH"]
 	if err := paramstore.Seed(settings, template.Settings(tpl, configPath)); err != nil {
@@ -260,16 +279,18 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	}
 	kmsSrv := httptest.NewServer(&kms.Server{Keys: keys})
 	t.Cleanup(kmsSrv.Close)
+	bus, busEnv := sessionsBus(t)
+	more := append(keys.Environment(kmsSrv.URL), busEnv...)
 
 	files, _ := filepath.Glob("../../../events/*/*.json")
 	seen := map[string]bool{}
 	for i, fn := range fns {
 		logs := &functionLogs{}
-		level := EmulatorWarnings
+		level := lambdarun.EmulatorWarnings
 		if i == 0 {
-			level = EmulatorInfo
+			level = lambdarun.EmulatorInfo
 		}
-		l, err := Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), Environment(fn, dynamoURL, ssm.URL, keys.Environment(kmsSrv.URL)...), fn.Timeout, logs, level)
+		l, err := lambdarun.Start(rie, fn.LogicalID, filepath.Join(dir, fn.LogicalID, "bootstrap"), lambdarun.Environment(fn, dynamoURL, ssm.URL, more...), fn.Timeout, logs, level)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -321,15 +342,10 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 					if string(out) != want.has {
 						t.Errorf("%s, want %s", out, want.has)
 					}
-					var sum map[string]float64
-					_ = json.Unmarshal(out, &sum)
-					for member, v := range sum {
-						if m, _ := line.Value(strings.ToUpper(member[:1]) + member[1:]); m != v {
-							t.Errorf("metric of %s is %v, the summary's %v", member, m, v)
-						}
-					}
-					if _, ok := line.Value("FiringLag"); !ok {
-						t.Errorf("no FiringLag: %v", line.Metrics())
+					if fn.LogicalID == "SessionEventsFunction" {
+						checkAnnounced(t, line, bus)
+					} else {
+						checkSummary(t, line, out)
 					}
 					return
 				}
@@ -361,6 +377,9 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 						t.Errorf("Deliveries by %v", line.Dimensions())
 					}
 				}
+				if fn.LogicalID == "RuntimeFunction" {
+					wantMetrics = runtimeMetrics(name, want.status, wantMetrics)
+				}
 				if !slices.Equal(line.Metrics(), wantMetrics) {
 					t.Errorf("metrics %v, want %v", line.Metrics(), wantMetrics)
 				}
@@ -386,4 +405,94 @@ func TestBootstrapsWithSampleEvents(t *testing.T) {
 	if len(missing) > 0 {
 		t.Errorf("expected events with no file or function: %v", missing)
 	}
+}
+
+// runtimeSession is the session the runtime samples name: that of
+// session-v2-current.json.
+const runtimeSession = "workspace_0b8f3a1e-8a51-4c1b-9a57-3e0b3c2d1f00"
+
+// startedNow moves the planted session's start to now: a session's token
+// lives at most 7 days and 24 hours after its start or last heartbeat,
+// and the runtime samples, whose token the sample SessionTokenKey
+// derived once, must find it alive whenever the test runs.
+func startedNow(t *testing.T, c *dynamodb.Client, sessionID string) {
+	t.Helper()
+	_, err := c.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{TableName: aws.String(template.TableLogicalID),
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "SESSION#" + sessionID}, "SK": &types.AttributeValueMemberS{Value: "METADATA"},
+		},
+		UpdateExpression:          aws.String("SET metadata.lifecycle.#ts = :now"),
+		ConditionExpression:       aws.String("attribute_exists(PK)"),
+		ExpressionAttributeNames:  map[string]string{"#ts": "timestamp"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(time.Now().UnixMilli(), 10)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sessionsBus is the EventBridge stand-in the session events function
+// puts its events on, served for the test, and the environment that
+// points the functions at it: its PutEvents endpoint and the API's URL
+// that the launch URLs name. The bus has the name the template gives the
+// function locally (its logical id).
+func sessionsBus(t *testing.T) (*eventbus.Bus, []string) {
+	t.Helper()
+	bus := eventbus.New("SessionsBus", io.Discard)
+	srv := httptest.NewServer(bus)
+	t.Cleanup(srv.Close)
+	return bus, []string{"AWS_ENDPOINT_URL_EVENTBRIDGE=" + srv.URL, "API_URL=http://127.0.0.1:3000"}
+}
+
+// checkSummary: each member of the firing's summary is the metric of its
+// name on the line, and the line has the firing's lag.
+func checkSummary(t *testing.T, line *emftest.Line, out []byte) {
+	t.Helper()
+	var sum map[string]float64
+	_ = json.Unmarshal(out, &sum)
+	for member, v := range sum {
+		if m, _ := line.Value(strings.ToUpper(member[:1]) + member[1:]); m != v {
+			t.Errorf("metric of %s is %v, the summary's %v", member, m, v)
+		}
+	}
+	if _, ok := line.Value("FiringLag"); !ok {
+		t.Errorf("no FiringLag: %v", line.Metrics())
+	}
+}
+
+// checkAnnounced: the sample batch's one new session is announced, one
+// Session Started event on the bus with its launch URL, and the line
+// counts it put.
+func checkAnnounced(t *testing.T, line *emftest.Line, bus *eventbus.Bus) {
+	t.Helper()
+	events, _, _ := bus.Events(context.Background(), "", 0)
+	if len(events) != 1 || events[0].DetailType != "Session Started" ||
+		!strings.Contains(string(events[0].Detail), `"url":"http://127.0.0.1:3000/v1/runtime/sessions/`+runtimeSession+`"`) {
+		t.Errorf("the bus holds %+v, want the session's Session Started", events)
+	}
+	if put, _ := line.Value("EventsPut"); put != 1 {
+		t.Errorf("EventsPut %v, want 1: %v", put, line.Metrics())
+	}
+}
+
+// runtimeMetrics are the metrics of a runtime route's line: those of
+// every line (want), with, before the refusal's, what the route counts:
+// a 401 by its reason, a first claim, a report by its status.
+func runtimeMetrics(name string, status int, want []string) []string {
+	var counted string
+	switch {
+	case status == 401:
+		counted = "Unauthorized"
+	case status == 200 && strings.Contains(name, "/claim-"):
+		counted = "Claims"
+	case status == 200 && strings.Contains(name, "/outcome-"):
+		counted = "Reports"
+	default:
+		return want
+	}
+	at := slices.Index(want, "Refusals")
+	if at < 0 {
+		at = len(want)
+	}
+	return slices.Insert(want, at, counted)
 }
