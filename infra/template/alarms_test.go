@@ -27,7 +27,7 @@ const MetricNamespace = "CloudAgent/ControlPlane"
 // APIFunctions are the functions behind the HTTP API, FiringFunction the
 // firing, EventsFunction the session events function, by logical id.
 var (
-	APIFunctions   = []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "EnvironmentsFunction"}
+	APIFunctions   = []string{"SessionStartFunction", "AllocationLookupFunction", "TriggersFunction", "TriggerHookFunction", "EnvironmentsFunction", "RuntimeFunction"}
 	FiringFunction = "TriggerFireFunction"
 	EventsFunction = "SessionEventsFunction"
 )

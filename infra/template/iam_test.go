@@ -186,7 +186,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"    Properties:\n      DeploymentPreference:\n        Type: Canary10Percent15Minutes\n"
 	const eventsEnv = "          API_URL: !Sub https://${HttpApi}.execute-api.${AWS::Region}.${AWS::URLSuffix}\n"
 	const eventsPolicies = eventsEnv + "      Policies:\n"
-	const runtimeTable = "              Action: [dynamodb:GetItem, dynamodb:Query, dynamodb:PutItem, dynamodb:UpdateItem, dynamodb:DeleteItem]\n"
+	const runtimeTable = "              Action: [dynamodb:GetItem, dynamodb:Query, dynamodb:UpdateItem, dynamodb:DeleteItem]\n"
 	mutations := []struct{ name, old, new string }{
 		{name: "the template as it is"},
 		{"DynamoDBCrudPolicy in the start's Policies", startPolicies, startPolicies + "        - DynamoDBCrudPolicy: {TableName: !Ref SessionsTable}\n"},
