@@ -35,7 +35,7 @@ type stack struct {
 	log    *bytes.Buffer
 }
 
-func newStack(t *testing.T, kmsURL string) *stack {
+func newStack(t testing.TB, kmsURL string) *stack {
 	t.Helper()
 	b := eventbus.New("SessionsBus", &bytes.Buffer{})
 	srv := httptest.NewServer(b)
@@ -56,7 +56,7 @@ func newRecord(id string) *session.Record {
 }
 
 // image is an item as the stream hands it to Lambda.
-func image(t *testing.T, item store.Item) map[string]events.DynamoDBAttributeValue {
+func image(t testing.TB, item store.Item) map[string]events.DynamoDBAttributeValue {
 	t.Helper()
 	if item == nil {
 		return nil
@@ -72,7 +72,7 @@ func image(t *testing.T, item store.Item) map[string]events.DynamoDBAttributeVal
 	return out
 }
 
-func record(t *testing.T, seq, name string, old, next store.Item) events.DynamoDBEventRecord {
+func record(t testing.TB, seq, name string, old, next store.Item) events.DynamoDBEventRecord {
 	return events.DynamoDBEventRecord{EventName: name, Change: events.DynamoDBStreamRecord{
 		SequenceNumber: seq, OldImage: image(t, old), NewImage: image(t, next)}}
 }

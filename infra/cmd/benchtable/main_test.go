@@ -210,6 +210,26 @@ BenchmarkFiredOverHTTP/concurrency=32-2  3000  200000 ns/op  180000 endpoint-cpu
 	}
 }
 
+// TestAnnounceRow: the session events function's events a second and its
+// CPU per event, set against BenchmarkNext when it ran, with no goal.
+func TestAnnounceRow(t *testing.T) {
+	const lines = `BenchmarkNext/0_9_*_*_1-5-2  3000000  300 ns/op  0 B/op  0 allocs/op
+BenchmarkAnnounce-2  20  37000000 ns/op  150000 cpu-ns/event  2700 events/s
+`
+	results, err := parse(strings.NewReader(lines))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goals, _ := tables(results)
+	want := "| `BenchmarkAnnounce` | 2700 events/s in one invocation of 100; 150 µs of CPU per event, 500× `BenchmarkNext/0_9_*_*_1-5` (300 ns) | no goal |  |\n"
+	if !strings.Contains(goals, want) {
+		t.Errorf("no line\n%s in\n%s", want, goals)
+	}
+	if goals, _ := tables(results[1:]); !strings.Contains(goals, "150 µs of CPU per event |") {
+		t.Errorf("without BenchmarkNext:\n%s", goals)
+	}
+}
+
 // TestStackBurstRows: a burst through the local stack is its time over
 // its triggers × 5 ms, beside the goal of at most 0.10 with the bound in
 // seconds, the bootstrap's initialisation and the handler's part, the

@@ -192,6 +192,9 @@ func checks(r result, byName map[string]result) []row {
 	if _, ok := f["cpu-µs/trigger"]; ok {
 		rows = append(rows, cpuRow(r, byName))
 	}
+	if _, ok := f["cpu-ns/event"]; ok {
+		rows = append(rows, announceRow(r, byName))
+	}
 	if one, ok := byName[strings.TrimSuffix(name, "32")+"1"]; ok && speedupGoal.bench.MatchString(name) {
 		v := f["triggers/s"] / one.figures["triggers/s"]
 		rows = append(rows, speedupGoal.judge(name, format(v)+"× concurrency 1", v))
@@ -285,6 +288,19 @@ func endpointRows(r result, byName map[string]result) []row {
 	v := figure / n.figures["ns/op"]
 	return []row{endpointGoal.judge(r.name, fmt.Sprintf("%s× `%s` (%s over %s), %s",
 		format(v), nextBench, duration(figure), duration(n.figures["ns/op"]), what), v)}
+}
+
+// announceRow is the session events function's figures (contract v7):
+// the events one invocation announces a second, and the CPU per event
+// (the function's side and the stand-ins' in one process) over
+// nextBench's time in the same run. The contract gives them no goal.
+func announceRow(r result, byName map[string]result) row {
+	f := r.figures
+	figure := fmt.Sprintf("%s events/s in one invocation of 100; %s µs of CPU per event", format(f["events/s"]), format(f["cpu-ns/event"]/1000))
+	if next, ok := byName[nextBench]; ok {
+		figure += fmt.Sprintf(", %s× `%s` (%s ns)", format(f["cpu-ns/event"]/next.figures["ns/op"]), nextBench, format(next.figures["ns/op"]))
+	}
+	return row{figure: figure, goal: "no goal"}
 }
 
 // cpuRow is the CPU a burst's side spends per fired trigger (or the
