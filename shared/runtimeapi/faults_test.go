@@ -3,8 +3,10 @@ package runtimeapi_test
 import (
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/kms"
 	"github.com/cloud-agent/control-plane/shared/secrets"
 	"github.com/cloud-agent/control-plane/shared/settings"
@@ -53,5 +55,31 @@ func TestRetiredAllocation(t *testing.T) {
 	h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "cloudflare-containers-standard-4"}})
 	if r := call(h, "GET", "/v1/runtime/sessions/"+id, token, ""); r.Status != 422 || r.Code() != "sandbox_allocation_retired" {
 		t.Errorf("%d %s", r.Status, r.Raw)
+	}
+}
+
+// TestStorageFaults: a claim or a report whose transaction the table keeps
+// refusing is 503 with Retry-After and writes nothing; a lost answer
+// (the write applied, its answer dropped) is found again: the retry of the
+// SDK or of the route answers what was written, once.
+func TestStorageFaults(t *testing.T) {
+	h, p := apitest.Faulty(t)
+	h.Start.Now = func() time.Time { return started }
+	h.Runtime.Now = h.Start.Now
+	id, token := start(t, h, "")
+	before := h.Snapshot()
+	p.InjectEvery("TransactWriteItems", 1, faultproxy.DynamoThrottle)
+	for _, r := range []apitest.Result{claim(h, id, token, "r1"), report(h, id, token, `{"status":"completed"}`)} {
+		if r.Status != 503 || r.Headers["Retry-After"] == "" {
+			t.Errorf("%d %v %s", r.Status, r.Headers, r.Raw)
+		}
+	}
+	if h.Snapshot() != before {
+		t.Error("a refused write wrote")
+	}
+	p.ClearEvery()
+	p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
+	if r := report(h, id, token, `{"status":"completed"}`); r.Status != 200 || h.Session(id).Outcome.Revision != 1 {
+		t.Errorf("a lost answer: %d %s", r.Status, r.Raw)
 	}
 }
