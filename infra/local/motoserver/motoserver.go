@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"sync"
@@ -58,40 +59,60 @@ func Start() (string, error) {
 			err = errNotInstalled
 			return
 		}
-		ln, listenErr := net.Listen("tcp", "127.0.0.1:0")
-		if listenErr != nil {
-			err = listenErr
-			return
-		}
-		addr := ln.Addr().String()
-		port := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		cmd = childproc.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
-		if err = cmd.Start(); err != nil {
-			return
-		}
-		var waitErr error
-		exited = make(chan struct{})
-		go func() {
-			waitErr = cmd.Wait()
-			close(exited)
-		}()
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			select {
-			case <-exited:
-				err = fmt.Errorf("moto_server exited at start: %v", waitErr)
-				return
-			default:
-			}
-			if c, dialErr := net.Dial("tcp", addr); dialErr == nil {
-				c.Close()
-				url = "http://" + addr
+		// The free port is closed before moto binds it: another process
+		// may take it in between, and moto then exits. Each try is held
+		// to moto answering as moto, on a new port.
+		for range 3 {
+			if url, err = start(path); !errors.Is(err, errTaken) {
 				return
 			}
 		}
-		err = fmt.Errorf("moto_server did not start listening within 30s")
 	})
 	return url, err
+}
+
+// errTaken: another process took the port before moto bound it.
+var errTaken = errors.New("moto_server's port was taken before it bound it")
+
+// start starts moto on a free port and waits until it answers as moto
+// (its API's /moto-api/data.json), or exits.
+func start(path string) (string, error) {
+	ln, listenErr := net.Listen("tcp", "127.0.0.1:0")
+	if listenErr != nil {
+		return "", listenErr
+	}
+	addr := ln.Addr().String()
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cmd = childproc.Command(path, "-H", "127.0.0.1", "-p", fmt.Sprint(port))
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	var waitErr error
+	exited = make(chan struct{})
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-exited:
+			return "", fmt.Errorf("%w: moto_server exited at start: %v", errTaken, waitErr)
+		default:
+		}
+		resp, getErr := http.Get("http://" + addr + "/moto-api/data.json")
+		if getErr != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return "http://" + addr, nil
+		}
+		_ = childproc.Kill(cmd)
+		<-exited
+		return "", errTaken // another server answers there
+	}
+	return "", fmt.Errorf("moto_server did not start listening within 30s")
 }
 
 // Stop kills the server's process group if it was started, and when tests
