@@ -26,7 +26,7 @@ folder_RuntimeFunction          := runtime
 LAMBDA_GOARCH ?= arm64
 ARTIFACTS_DIR ?= build/$*
 
-.PHONY: test fmt-check vet staticcheck unit bench fuzz run audit
+.PHONY: test fmt-check vet staticcheck unit bench fuzz run audit replay-events
 
 ## build-<LogicalId>: the function's bootstrap in ARTIFACTS_DIR, as Lambda runs it
 build-%:
@@ -121,3 +121,11 @@ run:
 ## make audit AUDIT_ARGS="-json" or AUDIT_ARGS="-table T -region R -config-path /cloud-agent/prod"
 audit:
 	@$(GO) run ./infra/cmd/audit $(AUDIT_ARGS)
+
+## replay-events: the events of the stream batches SessionEventsFunction
+## gave up on, put again from the stream within its 24 hours
+## (docs/operations.md). The local stack's failure file by default, e.g.
+## make replay-events REPLAY_ARGS="-kms-endpoint http://127.0.0.1:P -events-endpoint http://127.0.0.1:Q"
+## or REPLAY_ARGS="-region R -function F -failures messages.json" in AWS
+replay-events:
+	@$(GO) run ./infra/cmd/replayevents $(REPLAY_ARGS)

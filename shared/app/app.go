@@ -224,6 +224,13 @@ func handler(fn Function, log *slog.Logger, keys func(Config, *Parts) error) (an
 	if err != nil {
 		return nil, err
 	}
+	return c.Handler(fn, log, keys)
+}
+
+// Handler is the handler of the function fn built on c, as Run builds it
+// in Lambda, with keys (nil: none) putting its KMS keys on its parts.
+// Nothing here does I/O.
+func (c Config) Handler(fn Function, log *slog.Logger, keys func(Config, *Parts) error) (any, error) {
 	p := c.Parts(log)
 	if keys != nil {
 		if err := keys(c, &p); err != nil {

@@ -115,34 +115,39 @@ type Config struct {
 // FromEnv reads the configuration from the environment. The region and
 // the credentials are those Lambda sets (AWS_REGION, AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN). Nothing here does I/O.
-func FromEnv() (Config, error) {
+func FromEnv() (Config, error) { return FromLookup(os.Getenv) }
+
+// FromLookup reads the configuration as FromEnv does, each variable's
+// value from getenv: a command that runs a function's code outside
+// Lambda gives it the environment it has there.
+func FromLookup(getenv func(string) string) (Config, error) {
 	c := Config{
-		Table: os.Getenv(varTable), SettingsPath: os.Getenv(varConfig),
-		webhookKey: os.Getenv(varWebhookKey), webhookSecretsKey: os.Getenv(varWebhookSecretsKey),
-		environmentsKey: os.Getenv(varEnvironmentsKey),
-		sessionTokenKey: os.Getenv(varSessionTokenKey), eventBus: os.Getenv(varEventBus), apiURL: os.Getenv(varAPIURL),
-		Function: cmp.Or(os.Getenv(varFunction), unnamed), Version: cmp.Or(os.Getenv(varVersion), unpublished),
-		Region: cmp.Or(os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION")),
+		Table: getenv(varTable), SettingsPath: getenv(varConfig),
+		webhookKey: getenv(varWebhookKey), webhookSecretsKey: getenv(varWebhookSecretsKey),
+		environmentsKey: getenv(varEnvironmentsKey),
+		sessionTokenKey: getenv(varSessionTokenKey), eventBus: getenv(varEventBus), apiURL: getenv(varAPIURL),
+		Function: cmp.Or(getenv(varFunction), unnamed), Version: cmp.Or(getenv(varVersion), unpublished),
+		Region: cmp.Or(getenv("AWS_REGION"), getenv("AWS_DEFAULT_REGION")),
 	}
 	if c.Table == "" || c.SettingsPath == "" {
 		return Config{}, fmt.Errorf("%s and %s must be set", varTable, varConfig)
 	}
 	var err error
-	if c.SettingsTTL, err = settings.ParseTTL(os.Getenv(varConfigTTL)); err != nil {
+	if c.SettingsTTL, err = settings.ParseTTL(getenv(varConfigTTL)); err != nil {
 		return Config{}, err
 	}
-	if c.Concurrency, err = firing.ParseConcurrency(os.Getenv(varConcurrency)); err != nil {
+	if c.Concurrency, err = firing.ParseConcurrency(getenv(varConcurrency)); err != nil {
 		return Config{}, fmt.Errorf("%s must be %w", varConcurrency, err)
 	}
-	key, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
+	key, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
 	if c.Region == "" || key == "" || secret == "" {
 		return Config{}, errors.New("AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set")
 	}
-	c.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(key, secret, os.Getenv("AWS_SESSION_TOKEN")))
+	c.Credentials = aws.NewCredentialsCache(credentials.NewStaticCredentialsProvider(key, secret, getenv("AWS_SESSION_TOKEN")))
 	c.http, c.endpoints = HTTPClient(), map[string]string{}
-	if os.Getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") != "true" {
+	if getenv("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS") != "true" {
 		for _, s := range services {
-			if u := cmp.Or(os.Getenv("AWS_ENDPOINT_URL_"+s), os.Getenv("AWS_ENDPOINT_URL")); u != "" {
+			if u := cmp.Or(getenv("AWS_ENDPOINT_URL_"+s), getenv("AWS_ENDPOINT_URL")); u != "" {
 				c.endpoints[s] = u
 			}
 		}

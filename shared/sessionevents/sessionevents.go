@@ -94,6 +94,13 @@ func (s *Service) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	return resp, nil
 }
 
+// Announcing counts the records of a batch that announce an event: what
+// Handle puts, less its item failures.
+func Announcing(records []events.DynamoDBEventRecord) int {
+	changes, _ := decide(records)
+	return len(changes)
+}
+
 // decide reads each record's images and keeps those that announce an
 // event, in order; the others are counted as skipped.
 func decide(records []events.DynamoDBEventRecord) (changes []*change, skipped int) {

@@ -2,14 +2,21 @@ package streampoll
 
 import (
 	"context"
-	jsonv2 "encoding/json/v2"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+
+	"github.com/cloud-agent/control-plane/infra/streamevent"
 )
+
+// record is a stream record read and not yet settled.
+type record struct {
+	streamevent.Record
+	keep bool // it matches the mapping's filters
+}
 
 // read reads the records after the iterator into the queue, and says how
 // many. An expired iterator is renewed after the settled record (the
@@ -35,12 +42,11 @@ func (r *run) read(ctx context.Context) (int, error) {
 		return 0, pause(ctx, retryAfter)
 	}
 	for _, sr := range out.Records {
-		rec, err := eventRecord(sr, r.p.StreamARN)
+		rec, err := streamevent.Of(sr, r.p.StreamARN)
 		if err != nil {
 			return 0, fmt.Errorf("streampoll: shard %s: %w", r.shard, err)
 		}
-		rec.keep = keep(r.filters, rec.json)
-		r.queue = append(r.queue, rec)
+		r.queue = append(r.queue, record{Record: rec, keep: keep(r.filters, rec.JSON)})
 	}
 	r.iter = aws.ToString(out.NextShardIterator)
 	return len(out.Records), nil
@@ -82,7 +88,7 @@ func (r *run) step(ctx context.Context) error {
 	if end < 0 {
 		return err
 	}
-	r.settled, r.queue = r.queue[end].seq, r.queue[end+1:]
+	r.settled, r.queue = r.queue[end].Seq, r.queue[end+1:]
 	if werr := writeCheckpoint(r.p.Checkpoint, checkpoint{r.p.StreamARN, r.shard, r.settled}); werr != nil {
 		return werr
 	}
@@ -104,10 +110,10 @@ func retryDelay(n int) time.Duration {
 // first, are settled; fewer than all only when ctx ended.
 func (r *run) attempt(ctx context.Context, batch []record, retries int) (int, error) {
 	m, done, invokes := r.p.Mapping, 0, 0
-	var last *responseContext
+	var last *streamevent.ResponseContext
 	for {
 		if n := r.tooOld(batch); n > 0 {
-			if err := r.discard(batch[:n], recordTooOld, invokes, last); err != nil {
+			if err := r.discard(batch[:n], streamevent.RecordTooOld, invokes, last); err != nil {
 				return done, err
 			}
 			done, batch = done+n, batch[n:]
@@ -120,7 +126,7 @@ func (r *run) attempt(ctx context.Context, batch []record, retries int) (int, er
 		if ctx.Err() != nil {
 			return done, ctx.Err()
 		}
-		last = &responseContext{StatusCode: 200, ExecutedVersion: "$LATEST"}
+		last = &streamevent.ResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST"}
 		switch {
 		case err != nil && m.Bisect && len(batch) > 1:
 			r.p.Log.Info("streampoll: function error: bisecting the batch", "records", len(batch), "error", err)
@@ -139,7 +145,7 @@ func (r *run) attempt(ctx context.Context, batch []record, retries int) (int, er
 		}
 		done, batch = done+failed, batch[failed:]
 		if m.MaxRetries >= 0 && retries >= m.MaxRetries {
-			return done + len(batch), r.discard(batch, retriesExhausted, invokes, last)
+			return done + len(batch), r.discard(batch, streamevent.RetriesExhausted, invokes, last)
 		}
 		if err := pause(ctx, retryDelay(retries)); err != nil {
 			return done, err
@@ -151,14 +157,14 @@ func (r *run) attempt(ctx context.Context, batch []record, retries int) (int, er
 // tooOld counts the batch's first records older than MaxRecordAge.
 func (r *run) tooOld(batch []record) int {
 	n := 0
-	for n < len(batch) && r.p.Mapping.MaxRecordAge > 0 && time.Since(batch[n].at) > r.p.Mapping.MaxRecordAge {
+	for n < len(batch) && r.p.Mapping.MaxRecordAge > 0 && time.Since(batch[n].At) > r.p.Mapping.MaxRecordAge {
 		n++
 	}
 	return n
 }
 
 // discard writes a batch to the failure file, and logs it.
-func (r *run) discard(batch []record, condition string, invokes int, last *responseContext) error {
+func (r *run) discard(batch []record, condition string, invokes int, last *streamevent.ResponseContext) error {
 	f := newFailure(r.p, r.shard, batch, condition, invokes, last, time.Now())
 	r.p.Log.Warn("streampoll: a batch goes to the failure file", "condition", condition, "shard", r.shard,
 		"start", f.BatchInfo.StartSequenceNumber, "end", f.BatchInfo.EndSequenceNumber, "records", len(batch))
@@ -167,9 +173,14 @@ func (r *run) discard(batch []record, condition string, invokes int, last *respo
 
 // invoke invokes the function with a batch: a function error is err;
 // else failed is the index of the first record to retry (len(batch):
-// none), read from the answer when ReportBatchItemFailures is on.
+// none), read from the answer when ReportBatchItemFailures is on: Lambda
+// retries from the lowest sequence number listed.
 func (r *run) invoke(ctx context.Context, batch []record) (failed int, err error) {
-	ev, err := event(batch)
+	recs := make([]streamevent.Record, len(batch))
+	for i, rec := range batch {
+		recs[i] = rec.Record
+	}
+	ev, err := streamevent.Event(recs)
 	if err != nil {
 		return 0, fmt.Errorf("streampoll: the event: %w", err)
 	}
@@ -180,37 +191,10 @@ func (r *run) invoke(ctx context.Context, batch []record) (failed int, err error
 	if !r.p.Mapping.ReportBatchItemFailures {
 		return len(batch), nil
 	}
-	failed, why := batchItemFailures(answer, batch)
+	listed, why := streamevent.ItemFailures(answer, recs)
 	if why != "" {
 		r.p.Log.Warn("streampoll: the function's batchItemFailures fail the whole batch", "why", why)
+		return 0, nil
 	}
-	return failed, nil
-}
-
-// batchItemFailures reads a function's answer as Lambda does: no answer,
-// null, an answer without batchItemFailures, or with it null or empty,
-// is a success (len(batch)); else the batch is retried from the record
-// of the lowest sequence number listed. An itemIdentifier missing, null,
-// empty or not one of the batch's sequence numbers, or an answer that is
-// not a JSON object, fails the whole batch (0), for the reason why.
-func batchItemFailures(answer []byte, batch []record) (failed int, why string) {
-	var resp struct {
-		BatchItemFailures []map[string]any `json:"batchItemFailures"`
-	}
-	if len(answer) == 0 {
-		return len(batch), ""
-	}
-	if err := jsonv2.Unmarshal(answer, &resp); err != nil {
-		return 0, fmt.Sprintf("the answer is not an object with a batchItemFailures array: %v", err)
-	}
-	failed = len(batch)
-	for _, f := range resp.BatchItemFailures {
-		id, _ := f["itemIdentifier"].(string)
-		i := slices.IndexFunc(batch, func(rec record) bool { return rec.seq == id })
-		if i < 0 {
-			return 0, fmt.Sprintf("the itemIdentifier %q is not a sequence number of the batch", id)
-		}
-		failed = min(failed, i)
-	}
-	return failed, ""
+	return slices.Min(append(listed, len(batch))), nil
 }

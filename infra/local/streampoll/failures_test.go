@@ -11,32 +11,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 )
 
-// TestBatchItemFailuresRules: Lambda's documented reading of the answer.
-func TestBatchItemFailuresRules(t *testing.T) {
-	batch := []record{{seq: "11"}, {seq: "12"}, {seq: "13"}}
-	cases := []struct {
-		answer string
-		want   int
-	}{
-		{``, 3}, {`null`, 3}, {`{}`, 3}, {`{"batchItemFailures":null}`, 3}, {`{"batchItemFailures":[]}`, 3},
-		{`{"other":1}`, 3},
-		{`{"batchItemFailures":[{"itemIdentifier":"13"},{"itemIdentifier":"12"}]}`, 1},
-		{`{"batchItemFailures":[{"itemIdentifier":"11"}]}`, 0},
-		{`{"batchItemFailures":[{"itemIdentifier":""}]}`, 0},
-		{`{"batchItemFailures":[{"itemIdentifier":null}]}`, 0},
-		{`{"batchItemFailures":[{"itemIdentifer":"12"}]}`, 0},
-		{`{"batchItemFailures":[{"itemIdentifier":"12"},{"itemIdentifier":"99"}]}`, 0},
-		{`{"batchItemFailures":[{"itemIdentifier":12}]}`, 0},
-		{`{"batchItemFailures":"12"}`, 0},
-		{`"ok"`, 0},
-	}
-	for _, c := range cases {
-		if got, why := batchItemFailures([]byte(c.answer), batch); got != c.want {
-			t.Errorf("%s: %d (%s), want %d", c.answer, got, why, c.want)
-		}
-	}
-}
-
 // failOnce answers batchItemFailures naming the records of the keys
 // (partition keys), the first time each comes.
 func failOnce(keys ...string) func(int, []events.DynamoDBEventRecord) ([]byte, error) {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/cloud-agent/control-plane/infra/streamevent"
 )
 
 // checkpoint is the position the poller settled: the last record of a
@@ -70,50 +72,10 @@ func writeCheckpoint(path string, c checkpoint) error {
 	return nil
 }
 
-// Why a batch went to the failure file, as Lambda's invocation record
-// says it (requestContext.condition).
-const (
-	retriesExhausted = "RetryAttemptsExhausted"
-	recordTooOld     = "RecordAgeExceeded"
-)
-
-// failure is Lambda's invocation record for a stream batch it discards
-// (on-failure destination): it names the shard and the sequence range,
-// not the records.
-type failure struct {
-	RequestContext struct {
-		RequestID              string `json:"requestId"`
-		FunctionARN            string `json:"functionArn"`
-		Condition              string `json:"condition"`
-		ApproximateInvokeCount int    `json:"approximateInvokeCount"`
-	} `json:"requestContext"`
-	ResponseContext *responseContext `json:"responseContext,omitempty"`
-	Version         string           `json:"version"`
-	Timestamp       string           `json:"timestamp"`
-	BatchInfo       batchInfo        `json:"DDBStreamBatchInfo"`
-}
-
-// responseContext is the last invocation's answer, when there was one.
-type responseContext struct {
-	StatusCode      int    `json:"statusCode"`
-	ExecutedVersion string `json:"executedVersion"`
-	FunctionError   string `json:"functionError,omitempty"`
-}
-
-type batchInfo struct {
-	ShardID                         string `json:"shardId"`
-	StartSequenceNumber             string `json:"startSequenceNumber"`
-	EndSequenceNumber               string `json:"endSequenceNumber"`
-	ApproximateArrivalOfFirstRecord string `json:"approximateArrivalOfFirstRecord"`
-	ApproximateArrivalOfLastRecord  string `json:"approximateArrivalOfLastRecord"`
-	BatchSize                       int    `json:"batchSize"`
-	StreamARN                       string `json:"streamArn"`
-}
-
 // newFailure is the invocation record of a discarded batch (not empty):
 // invokes invocations, the last answered by last (nil: none).
-func newFailure(p *Poller, shard string, batch []record, condition string, invokes int, last *responseContext, now time.Time) failure {
-	var f failure
+func newFailure(p *Poller, shard string, batch []record, condition string, invokes int, last *streamevent.ResponseContext, now time.Time) streamevent.Failure {
+	var f streamevent.Failure
 	f.RequestContext.RequestID = uuid.NewString()
 	f.RequestContext.FunctionARN = p.FunctionARN
 	f.RequestContext.Condition = condition
@@ -121,17 +83,17 @@ func newFailure(p *Poller, shard string, batch []record, condition string, invok
 	f.ResponseContext, f.Version = last, "1.0"
 	f.Timestamp = now.UTC().Format("2006-01-02T15:04:05.000Z")
 	first, end := batch[0], batch[len(batch)-1]
-	f.BatchInfo = batchInfo{
-		ShardID: shard, StartSequenceNumber: first.seq, EndSequenceNumber: end.seq,
-		ApproximateArrivalOfFirstRecord: first.at.UTC().Format(time.RFC3339),
-		ApproximateArrivalOfLastRecord:  end.at.UTC().Format(time.RFC3339),
+	f.BatchInfo = streamevent.BatchInfo{
+		ShardID: shard, StartSequenceNumber: first.Seq, EndSequenceNumber: end.Seq,
+		ApproximateArrivalOfFirstRecord: first.At.UTC().Format(time.RFC3339),
+		ApproximateArrivalOfLastRecord:  end.At.UTC().Format(time.RFC3339),
 		BatchSize:                       len(batch), StreamARN: p.StreamARN,
 	}
 	return f
 }
 
 // appendFailure adds f to the failure file, one JSON line.
-func appendFailure(path string, f failure) error {
+func appendFailure(path string, f streamevent.Failure) error {
 	b, err := jsonv2.Marshal(f)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package streampoll
+package streamevent
 
 import (
 	"encoding/json"
@@ -31,11 +31,11 @@ func TestEventAsAwsLambdaGoReadsIt(t *testing.T) {
 		Dynamodb: &types.StreamRecord{ApproximateCreationDateTime: &at, SequenceNumber: aws.String("100000000000000000001"),
 			SizeBytes: aws.Int64(42), StreamViewType: types.StreamViewTypeNewAndOldImages,
 			Keys: map[string]types.AttributeValue{"PK": item["PK"]}, OldImage: item}}
-	rec, err := eventRecord(in, "arn:stream")
+	rec, err := Of(in, "arn:stream")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, err := event([]record{rec})
+	ev, err := Event([]Record{rec})
 	if err != nil {
 		t.Fatal(err)
 	}

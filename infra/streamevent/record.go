@@ -1,4 +1,12 @@
-package streampoll
+// Package streamevent holds the shapes Lambda gives a DynamoDB stream's
+// records, shared by the local stack's event source mapping
+// (infra/local/streampoll) and the replay of failed batches
+// (infra/cmd/replayevents), so that both hand the session events
+// function the same event: a Streams API record as an element of the
+// event's Records (Of, Event), the function's batchItemFailures read by
+// Lambda's rules (ItemFailures), and the on-failure destination's record
+// of a batch given up on (Failure). It links nothing of the local stack.
+package streamevent
 
 import (
 	"encoding/base64"
@@ -9,24 +17,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
-// record is a stream record read and not yet settled.
-type record struct {
-	seq  string    // its sequence number
-	at   time.Time // its ApproximateCreationDateTime
-	keep bool      // it matches the mapping's filters
-	// json is the record as Lambda's event holds it (an element of
-	// Records): the filters match it, and the event is made of it.
-	json map[string]any
+// Record is a stream record as Lambda's event holds it.
+type Record struct {
+	Seq string    // its sequence number
+	At  time.Time // its ApproximateCreationDateTime
+	// JSON is the record as an element of the event's Records: a
+	// mapping's filters match it, and the event is made of it.
+	JSON map[string]any
 }
 
-// eventRecord is a record of the Streams API as an element of the
-// Records of Lambda's DynamoDB event: the members of aws-lambda-go's
+// Of is a record of the Streams API as an element of the Records of
+// Lambda's DynamoDB event: the members of aws-lambda-go's
 // events.DynamoDBEventRecord, userIdentity's lowercased, and
 // eventSourceARN the stream's.
-func eventRecord(r types.Record, streamARN string) (record, error) {
+func Of(r types.Record, streamARN string) (Record, error) {
 	d := r.Dynamodb
 	if d == nil || d.SequenceNumber == nil || d.ApproximateCreationDateTime == nil {
-		return record{}, fmt.Errorf("a stream record without its dynamodb member, sequence number or creation time")
+		return Record{}, fmt.Errorf("a stream record without its dynamodb member, sequence number or creation time")
 	}
 	change := map[string]any{
 		"ApproximateCreationDateTime": float64(d.ApproximateCreationDateTime.UnixMilli()) / 1000,
@@ -49,7 +56,7 @@ func eventRecord(r types.Record, streamARN string) (record, error) {
 	if u := r.UserIdentity; u != nil {
 		m["userIdentity"] = map[string]any{"principalId": deref(u.PrincipalId), "type": deref(u.Type)}
 	}
-	return record{seq: *d.SequenceNumber, at: *d.ApproximateCreationDateTime, json: m}, nil
+	return Record{Seq: *d.SequenceNumber, At: *d.ApproximateCreationDateTime, JSON: m}, nil
 }
 
 func deref[T any](p *T) T {
@@ -114,12 +121,12 @@ func members[T any](set []T, f func(T) string) []any {
 	return l
 }
 
-// event is the invocation's payload: {"Records": [...]}, as Lambda sends
+// Event is the invocation's payload: {"Records": [...]}, as Lambda sends
 // it for a DynamoDB stream.
-func event(batch []record) ([]byte, error) {
+func Event(batch []Record) ([]byte, error) {
 	recs := make([]any, len(batch))
 	for i, r := range batch {
-		recs[i] = r.json
+		recs[i] = r.JSON
 	}
 	return jsonv2.Marshal(map[string]any{"Records": recs}, jsonv2.Deterministic(true))
 }
