@@ -128,13 +128,7 @@ func (t *Table) deleteLive(s OverdueSession) types.TransactWriteItem {
 }
 
 // markRun sets the outcome of the run that started the session to the
-// mark, on the condition that the run exists and has not expired at at.
+// mark (runOutcome).
 func (t *Table) markRun(s OverdueSession, mark types.AttributeValue, at time.Time) types.TransactWriteItem {
-	var e expr
-	cond := and("attribute_exists(PK)", e.name("expiresAt")+" > "+e.value("at", N(at.Unix())))
-	return types.TransactWriteItem{Update: &types.Update{
-		TableName: aws.String(t.name), Key: key(triggerPrefix+s.TriggerID, s.Run),
-		UpdateExpression: aws.String(set(e.name("outcome") + " = " + e.value("mark", mark))), ConditionExpression: &cond,
-		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
-	}}
+	return runOutcome(t.name, s.TriggerID, s.Run, mark, at)
 }

@@ -169,13 +169,13 @@ func TestMarkTimedOut(t *testing.T) {
 				t.Errorf("%s marked: outcome %+v, live entry %v", r.s.SessionID, rec.Outcome, live)
 			}
 		}
-		if _, got := runOutcome(t, tbl, run); !reflect.DeepEqual(got, want) {
+		if _, got := readRunOutcome(t, tbl, run); !reflect.DeepEqual(got, want) {
 			t.Errorf("the run's outcome %+v", got)
 		}
-		if item, got := runOutcome(t, tbl, &trigger.Run{At: now.Add(-time.Minute)}); item == nil || got != nil {
+		if item, got := readRunOutcome(t, tbl, &trigger.Run{At: now.Add(-time.Minute)}); item == nil || got != nil {
 			t.Errorf("an expired run: %v", item)
 		}
-		if item, _ := runOutcome(t, tbl, &trigger.Run{At: now.Add(-2 * time.Minute)}); item != nil {
+		if item, _ := readRunOutcome(t, tbl, &trigger.Run{At: now.Add(-2 * time.Minute)}); item != nil {
 			t.Errorf("a gone run was written: %v", item)
 		}
 		if left := overdueAll(t, tbl, at, 10); !slices.Equal(keysOf(left), []string{"workspace_beat", "workspace_reported"}) {
@@ -184,9 +184,9 @@ func TestMarkTimedOut(t *testing.T) {
 	})
 }
 
-// runOutcome is the item of trg_a's run r (nil: none) and its outcome
+// readRunOutcome is the item of trg_a's run r (nil: none) and its outcome
 // (nil: none).
-func runOutcome(t *testing.T, tbl *Table, r *trigger.Run) (Item, *outcome.Outcome) {
+func readRunOutcome(t *testing.T, tbl *Table, r *trigger.Run) (Item, *outcome.Outcome) {
 	t.Helper()
 	item := itemOf(t, tbl, runKey("trg_a", *r))
 	m, ok := item["outcome"].(*types.AttributeValueMemberM)

@@ -123,20 +123,27 @@ func (t *Table) WriteOutcome(ctx context.Context, seen *session.Record, o *outco
 		{Delete: &types.Delete{TableName: aws.String(t.name), Key: liveKey(seen.SessionID)}},
 	}
 	if tr := seen.Trigger; run && tr != nil {
-		var e expr
-		cond := "attribute_exists(PK) AND " + e.name("expiresAt") + " > " + e.value("now", N(now.Unix()))
-		update := set(e.assign("outcome", v))
-		items = append(items, types.TransactWriteItem{Update: &types.Update{
-			TableName: aws.String(t.name), Key: key(triggerPrefix+tr.ID, tr.RunKey),
-			UpdateExpression: &update, ConditionExpression: &cond,
-			ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
-		}})
+		items = append(items, runOutcome(t.name, tr.ID, tr.RunKey, v, now))
 	}
 	err := t.transact(ctx, items)
 	if r := refusalOf(err); r.on(2, condition) && !r.on(0, condition) && !r.on(0, conflict) {
 		return ErrRunGone
 	}
 	return sessionWrite("write outcome", err)
+}
+
+// runOutcome sets the outcome v on a trigger's run (its key in the
+// trigger's partition), on the condition that the run exists and has not
+// expired at at: a report or a mark never recreates a run.
+func runOutcome(table, triggerID, runKey string, v types.AttributeValue, at time.Time) types.TransactWriteItem {
+	var e expr
+	cond := and("attribute_exists(PK)", e.name("expiresAt")+" > "+e.value("at", N(at.Unix())))
+	update := set(e.assign("outcome", v))
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: key(triggerPrefix+triggerID, runKey),
+		UpdateExpression: &update, ConditionExpression: &cond,
+		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
+	}}
 }
 
 // sessionWrite maps the answer to a write conditioned on a session as
