@@ -11,6 +11,7 @@ import (
 
 	"github.com/cloud-agent/control-plane/infra/local/eventbus"
 	"github.com/cloud-agent/control-plane/infra/local/gateway"
+	"github.com/cloud-agent/control-plane/infra/local/motoserver"
 )
 
 // TestAnnouncedThroughAKill: the session events function killed in the
@@ -61,4 +62,33 @@ func TestAnnouncedThroughAKill(t *testing.T) {
 	if b, err := os.ReadFile(s.StreamFiles()[1]); err == nil && len(b) > 0 {
 		t.Errorf("the failure file: %s", b)
 	}
+}
+
+// TestAnnouncedFromAnotherEndpoint: with AWS_ENDPOINT_URL_DYNAMODB's
+// endpoint (moto here, which serves DynamoDB Streams too), the stack gives
+// the table its stream and polls it: a session started there is
+// announced.
+func TestAnnouncedFromAnotherEndpoint(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, Config{DynamoURL: motoserver.URL(t)})
+	status, body := call(t, "POST", s.APIURL+"/v1/sessions", gateway.DevToken(map[string]any{"sub": "u1"}),
+		`{"repository":{"type":"github","repo":"acme/app"},"agent":{"mode":"code","model":"m"}}`)
+	if status != 201 {
+		t.Fatalf("start: %d %v", status, body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for after := ""; ctx.Err() == nil; {
+		evs, _, _ := s.Bus.Events(ctx, after, 5*time.Second)
+		for _, ev := range evs {
+			after = ev.ID
+			var d struct {
+				SessionID string `json:"sessionId"`
+			}
+			if json.Unmarshal(ev.Detail, &d, json.RejectUnknownMembers(false)) == nil && d.SessionID == body["sessionId"] {
+				return
+			}
+		}
+	}
+	t.Errorf("no Session Started for %v from the other endpoint's stream", body["sessionId"])
 }
