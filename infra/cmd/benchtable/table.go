@@ -189,12 +189,7 @@ func checks(r result, byName map[string]result) []row {
 	if _, ok := f["x-delay"]; ok {
 		rows = append(rows, stackBurstRow(r))
 	}
-	if _, ok := f["cpu-µs/trigger"]; ok {
-		rows = append(rows, cpuRow(r, byName))
-	}
-	if _, ok := f["cpu-ns/event"]; ok {
-		rows = append(rows, announceRow(r, byName))
-	}
+	rows = append(rows, cpuRows(r, byName)...)
 	if one, ok := byName[strings.TrimSuffix(name, "32")+"1"]; ok && speedupGoal.bench.MatchString(name) {
 		v := f["triggers/s"] / one.figures["triggers/s"]
 		rows = append(rows, speedupGoal.judge(name, format(v)+"× concurrency 1", v))
@@ -288,6 +283,19 @@ func endpointRows(r result, byName map[string]result) []row {
 	v := figure / n.figures["ns/op"]
 	return []row{endpointGoal.judge(r.name, fmt.Sprintf("%s× `%s` (%s over %s), %s",
 		format(v), nextBench, duration(figure), duration(n.figures["ns/op"]), what), v)}
+}
+
+// cpuRows are the rows of CPU set against nextBench: a burst's per fired
+// trigger, the session events function's per event.
+func cpuRows(r result, byName map[string]result) []row {
+	var rows []row
+	if _, ok := r.figures["cpu-µs/trigger"]; ok {
+		rows = append(rows, cpuRow(r, byName))
+	}
+	if _, ok := r.figures["cpu-ns/event"]; ok {
+		rows = append(rows, announceRow(r, byName))
+	}
+	return rows
 }
 
 // announceRow is the session events function's figures (contract v7):
