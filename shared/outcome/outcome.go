@@ -134,7 +134,7 @@ func ParseReport(body []byte, created, now time.Time) (*Report, error) {
 			m.Fail("endedAt", "must be an RFC 3339 time")
 		case t.After(now.Add(maxAhead)):
 			m.Fail("endedAt", "may be at most 60 seconds after now")
-		case t.Before(created):
+		case t.Before(created.Truncate(time.Second)): // the start as answered, whole seconds
 			m.Fail("endedAt", "may not be before the session's start")
 		}
 		r.EndedAt = t.UTC().Truncate(time.Second)

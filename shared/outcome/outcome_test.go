@@ -57,6 +57,11 @@ func TestParseReport(t *testing.T) {
 	if err != nil || got.Error.Message != "token [redacted] refused" || !got.EndedAt.Equal(time.Date(2026, 12, 6, 8, 30, 0, 0, time.UTC)) {
 		t.Errorf("%+v %v", got, err)
 	}
+	// A start is answered in whole seconds: an end at the answered start
+	// passes, whatever the start's milliseconds.
+	if _, err := ParseReport([]byte(`{"status":"completed","endedAt":"2026-12-06T09:00:00Z"}`), created.Add(248*time.Millisecond), now); err != nil {
+		t.Errorf("an end at the start as answered: %v", err)
+	}
 }
 
 // TestJudge: the claim's runner alone reports; the first report wins; the

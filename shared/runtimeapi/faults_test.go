@@ -2,6 +2,7 @@ package runtimeapi_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,5 +82,21 @@ func TestStorageFaults(t *testing.T) {
 	p.Inject("TransactWriteItems", 1, faultproxy.DropAfter)
 	if r := report(h, id, token, `{"status":"completed"}`); r.Status != 200 || h.Session(id).Outcome.Revision != 1 {
 		t.Errorf("a lost answer: %d %s", r.Status, r.Raw)
+	}
+}
+
+// TestDecodedBodySize: the 413 is judged on the decoded body (a binary
+// body arrives base64-encoded, a third larger), before the token.
+func TestDecodedBodySize(t *testing.T) {
+	h, _ := harness(t, nil)
+	id, _ := start(t, h, "")
+	for _, r := range []struct {
+		size   int
+		status int
+	}{{256 << 10, 401}, {256<<10 + 1, 413}} {
+		c := apitest.Call{Method: "POST", Path: "/v1/runtime/sessions/" + id + "/claim", Body: strings.Repeat(" ", r.size), Base64: true}
+		if res := h.Do(c); res.Status != r.status {
+			t.Errorf("%d bytes, base64-encoded: %d %s", r.size, res.Status, res.Raw)
+		}
 	}
 }

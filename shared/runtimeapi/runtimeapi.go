@@ -98,11 +98,13 @@ func unauthorized(ctx context.Context, reason string) error {
 }
 
 // authorized reads the session the request names with read, once the
-// request has passed every check up to its body: the body's size, the
-// id's and the token's shapes, the session, the token and its life.
+// request has passed every check up to its body: the decoded body's size,
+// the id's and the token's shapes, the session, the token and its life;
+// it returns the decoded body, or its decoding's error.
 func (s *Service) authorized(ctx context.Context, r *httpapi.Request, read func(context.Context, string) (*session.Record, error)) (*session.Record, []byte, error) {
 	ev := r.Event
-	if len(ev.Body) > httpapi.MaxBody {
+	body, undecodable := httpapi.DecodeBody(ev) // an undecodable body is 400, after the token
+	if undecodable == nil && len(body) > httpapi.MaxBody {
 		return nil, nil, httpapi.ErrTooLarge
 	}
 	id := r.Params["sessionId"]
@@ -128,8 +130,7 @@ func (s *Service) authorized(ctx context.Context, r *httpapi.Request, read func(
 	case !outcome.TokenLive(rec.CreatedAt, rec.Claim, rec.Outcome, s.now()):
 		return nil, nil, unauthorized(ctx, reasonExpired)
 	}
-	body, err := httpapi.DecodeBody(ev)
-	return rec, body, err
+	return rec, body, undecodable
 }
 
 // bearer is the session token of an Authorization header: Bearer and a

@@ -41,6 +41,8 @@ func TestBadInputRuntime(t *testing.T) {
 		{"a session id of capitals", "GET", "/v1/runtime/sessions/workspace_" + strings.ToUpper(id[len("workspace_"):]), []string{auth}, "", 401, "unauthorized"},
 		{"a path deeper", "GET", path + "/claim/x", []string{auth}, "", 404, "not_found"},
 		{"another method", "DELETE", path, []string{auth}, "", 405, "method_not_allowed"},
+		{"a binary body of 256 KiB, a third larger base64-encoded", "POST", path + "/claim", []string{"Content-Type: application/octet-stream"}, strings.Repeat(" ", 256<<10), 401, "unauthorized"},
+		{"a binary body over 256 KiB", "POST", path + "/claim", []string{"Content-Type: application/octet-stream"}, strings.Repeat(" ", 256<<10+1), 413, "payload_too_large"},
 		{"a claim without a runner", "POST", path + "/claim", []string{auth}, `{}`, 400, "runner is required."},
 		{"a runner of 129", "POST", path + "/claim", []string{auth}, `{"runner":"` + strings.Repeat("r", 129) + `"}`, 400, "runner must be 1 to 128"},
 		{"a runner with a space", "POST", path + "/claim", []string{auth}, `{"runner":"a b"}`, 400, "runner must be 1 to 128"},
@@ -60,7 +62,11 @@ func TestBadInputRuntime(t *testing.T) {
 	} {
 		t.Run(r.rule, func(t *testing.T) {
 			before := b.items(t)
-			a := b.raw(t, r.method, r.target, append(r.headers, "Content-Type: application/json"), r.body)
+			headers := r.headers
+			if !slices.ContainsFunc(headers, func(h string) bool { return strings.HasPrefix(h, "Content-Type:") }) {
+				headers = append(headers, "Content-Type: application/json")
+			}
+			a := b.raw(t, r.method, r.target, headers, r.body)
 			if a.status != r.status || !strings.Contains(a.body, r.want) {
 				t.Errorf("%d %s, want %d %s", a.status, a.body, r.status, r.want)
 			}
