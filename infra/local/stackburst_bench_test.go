@@ -187,7 +187,7 @@ func (sb *stackBurst) fire(b *testing.B, slot time.Time) (burst, cpu) {
 	spent := sb.measure(b).since(before)
 	took.init, took.handler = sb.invocation(b, logged)
 	sb.setLatency(b, 0)
-	want := map[string]any{"due": float64(sb.size), "fired": float64(sb.size), "duplicates": 0.0, "skipped": 0.0, "fallbacks": 0.0, "failed": 0.0}
+	want := map[string]any{"due": float64(sb.size), "fired": float64(sb.size), "duplicates": 0.0, "skipped": 0.0, "fallbacks": 0.0, "failed": 0.0, "timedOut": 0.0}
 	if fmt.Sprint(sum) != fmt.Sprint(want) {
 		b.Fatalf("the firing's summary: %v, want %v", sum, want)
 	}

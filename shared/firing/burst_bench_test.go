@@ -71,12 +71,12 @@ func newBurstTable(b *testing.B) *burstTable {
 }
 
 // capture keeps the first transaction the firing sends (a session, its
-// ledger row, the trigger's advance, its run and the session's prompt),
-// and the trigger as it stood before it, for the floor.
+// ledger row, the trigger's advance, its run, the session's prompt and its
+// live entry), and the trigger as it stood before it, for the floor.
 func (bt *burstTable) capture(st *middleware.Stack) error {
 	return st.Initialize.Add(middleware.InitializeMiddlewareFunc("CaptureFiring",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && len(tx.TransactItems) == 5 {
+			if tx, ok := in.Parameters.(*dynamodb.TransactWriteItemsInput); ok && len(tx.TransactItems) == 6 {
 				bt.captureOnce.Do(func() {
 					out, err := bt.h.Client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(bt.h.Table), Key: tx.TransactItems[2].Update.Key, ConsistentRead: aws.Bool(true)})
 					if err == nil {

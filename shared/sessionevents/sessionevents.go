@@ -80,7 +80,9 @@ func (s *Service) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: ev.Records[c.record].Change.SequenceNumber})
 		sessions = append(sessions, c.rec.SessionID)
 	}
-	invocation.Add(ctx, invocation.Count(MetricPut, len(changes)-len(failed)), invocation.Count(MetricSkipped, skipped), invocation.Count(MetricFailed, len(failed)))
+	unannounced := invocation.Count(MetricFailed, len(failed))
+	unannounced.ByVersion = true // its release alarm watches the new version's
+	invocation.Add(ctx, invocation.Count(MetricPut, len(changes)-len(failed)), invocation.Count(MetricSkipped, skipped), unannounced)
 	attrs := []slog.Attr{
 		slog.String("requestId", requestID(ctx)), slog.Int("records", len(ev.Records)),
 		slog.Int("put", len(changes)-len(failed)), slog.Int("skipped", skipped), slog.Any("failed", sessions),

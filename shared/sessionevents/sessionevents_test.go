@@ -158,7 +158,8 @@ func TestRefusedEntries(t *testing.T) {
 	if f := resp.BatchItemFailures; len(f) != 2 || f[0].ItemIdentifier != "100" || f[1].ItemIdentifier != "500" || len(got) != 0 {
 		t.Errorf("%+v, %+v", resp, got)
 	}
-	if !strings.Contains(s.log.String(), `"EventsFailed":2`) || !strings.Contains(s.log.String(), `"failed":["workspace_a","workspace_b"]`) {
+	if !strings.Contains(s.log.String(), `"EventsFailed":2`) || !strings.Contains(s.log.String(), `"failed":["workspace_a","workspace_b"]`) ||
+		!strings.Contains(s.log.String(), `["Function","Version"]`) {
 		t.Errorf("line %s", s.log.String())
 	}
 }
