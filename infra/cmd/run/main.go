@@ -99,8 +99,10 @@ A development token (sub dev-user, org dev-org):
 Run a function's schedule now (as of a time at most 5 minutes ahead, with -d):
   curl -s -X POST %s/_local/schedule/<LogicalId> [-d "{\"time\":\"$(date -u +%%Y-%%m-%%dT%%H:%%M:00Z)\"}"]
 Making a trigger, starting it now and making it fire: README.md, "Trying a trigger locally".
+Putting again the events of a batch in the local failure queue:
+  make replay-events REPLAY_ARGS="-kms-endpoint %s -events-endpoint %s -failures %s"
 Press Ctrl-C to stop.
-`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), s.EventsURL, s.Bus.Name(), s.APIURL, s.StreamARN, "SessionEventsFunction", s.StreamFiles()[0], s.StreamFiles()[1], functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL)
+`, s.APIURL, s.DynamoURL, where, template.TableLogicalID, cfg.SettingsFile, s.KMSURL, keyIDs(), keysWhere(cfg), s.EventsURL, s.Bus.Name(), s.APIURL, s.StreamARN, "SessionEventsFunction", s.StreamFiles()[0], s.StreamFiles()[1], functionIDs(s), token, s.APIURL, s.APIURL, s.APIURL, s.APIURL, s.KMSURL, s.EventsURL, s.StreamFiles()[1])
 	<-ctx.Done()
 	fmt.Println("Stopping.")
 	return nil
