@@ -16,22 +16,22 @@ import (
 // scheduled trigger has a schedule and nextRunAt, and webhook null; a
 // webhook trigger the other way round.
 type View struct {
-	TriggerID         string         `json:"triggerId"`
-	OrgID             *string        `json:"orgId"`
-	Active            bool           `json:"active"`
-	Schedule          *ScheduleView  `json:"schedule"`
-	Webhook           *WebhookView   `json:"webhook"`
-	Repository        RepositoryView `json:"repository"`
-	Agent             AgentView      `json:"agent"`
-	Prompt            string         `json:"prompt"`
-	SandboxAllocation any            `json:"sandboxAllocation"` // a name, a byoc request object, or null
-	EnvironmentID     *string        `json:"environmentId"`
-	CreatedAt         string         `json:"createdAt"`
-	NextRunAt         *string        `json:"nextRunAt"`
-	LastRunAt         *string        `json:"lastRunAt"`
-	LastSessionID     *string        `json:"lastSessionId"`
-	LastRunStatus     *string        `json:"lastRunStatus"`
-	LastError         *string        `json:"lastError"`
+	TriggerID         string                 `json:"triggerId"`
+	OrgID             *string                `json:"orgId"`
+	Active            bool                   `json:"active"`
+	Schedule          *ScheduleView          `json:"schedule"`
+	Webhook           *WebhookView           `json:"webhook"`
+	Repository        session.RepositoryView `json:"repository"`
+	Agent             session.AgentView      `json:"agent"`
+	Prompt            string                 `json:"prompt"`
+	SandboxAllocation any                    `json:"sandboxAllocation"` // a name, a byoc request object, or null
+	EnvironmentID     *string                `json:"environmentId"`
+	CreatedAt         string                 `json:"createdAt"`
+	NextRunAt         *string                `json:"nextRunAt"`
+	LastRunAt         *string                `json:"lastRunAt"`
+	LastSessionID     *string                `json:"lastSessionId"`
+	LastRunStatus     *string                `json:"lastRunStatus"`
+	LastError         *string                `json:"lastError"`
 	// LastOutcome is the outcome of the last session, null while it runs,
 	// when there is none, or when it is not read (Service.views).
 	LastOutcome *session.OutcomeView `json:"lastOutcome"`
@@ -59,31 +59,13 @@ type WebhookView struct {
 	PreviousSecretValidUntil *string   `json:"previousSecretValidUntil"`
 }
 
-// RepositoryView is a stored repository: repo for github, url for gitlab
-// and git, and the branch or null.
-type RepositoryView struct {
-	Type   string  `json:"type"`
-	Repo   string  `json:"repo,omitempty"`
-	URL    string  `json:"url,omitempty"`
-	Branch *string `json:"branch"`
-}
-
-// AgentView is a stored agent, its variant null when none was given.
-type AgentView struct {
-	Mode    string  `json:"mode"`
-	Model   string  `json:"model"`
-	Variant *string `json:"variant"`
-}
-
 // viewOf is the trigger as the API shows it, without its last outcome
 // (Service.views reads it).
 func viewOf(tr *trigger.Trigger) View {
 	v := View{
 		TriggerID: tr.ID, OrgID: httpapi.Nullable(tr.OrgID), Active: tr.Active,
-		Repository: RepositoryView{
-			Type: tr.Repository.Type, Repo: tr.Repository.Repo, URL: tr.Repository.URL, Branch: httpapi.Nullable(tr.Repository.Branch),
-		},
-		Agent:         AgentView{tr.Agent.Mode, tr.Agent.Model, httpapi.Nullable(tr.Agent.Variant)},
+		Repository:    tr.Repository.View(),
+		Agent:         tr.Agent.View(),
 		Prompt:        tr.Prompt,
 		CreatedAt:     timeText(tr.CreatedAt),
 		LastSessionID: httpapi.Nullable(tr.LastRun.SessionID), LastRunStatus: httpapi.Nullable(tr.LastRun.Status),
