@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
+	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 )
 
 // outcomeAttr is an outcome's map as a report writes it on a session's
@@ -222,5 +223,29 @@ func TestLastOutcome(t *testing.T) {
 	requests = p.Requests(func() { page = h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers", Claims: other}) })
 	if page.Status != 200 || len(page.Body["items"].([]any)) != 1 || !maps.Equal(requests, map[string]int{"Query": 1}) {
 		t.Errorf("a page without a last session: requests %v: %s", requests, page.Raw)
+	}
+}
+
+// TestLastOutcomeAfterAWrite: a PATCH or a rotation whose write went in is
+// answered 200 when the last outcome's read beside it fails, its
+// lastOutcome null and a warning on the line, never a 503 that would hide
+// the change (and a secret shown once); a GET whose read fails is 503.
+func TestLastOutcomeAfterAWrite(t *testing.T) {
+	h, p := apitest.Faulty(t)
+	h.Triggers.Now = func() time.Time { return clock }
+	id := newTrigger(t, h, map[string]any{"schedule": nil, "webhook": map[string]any{"verify": "github"}, "prompt": "Review {{event}}"})
+	h.SetTrigger(id, "lastSessionId", &types.AttributeValueMemberS{Value: "workspace_00000000-0000-4000-8000-000000000001"})
+	p.InjectEvery("BatchGetItem", 1, faultproxy.DynamoThrottle)
+	defer p.ClearEvery()
+	if r := h.Do(apitest.Call{Method: "GET", Path: "/v1/triggers/" + id, Claims: user}); r.Status != 503 {
+		t.Errorf("a GET: %d %s", r.Status, r.Raw)
+	}
+	r := h.Do(apitest.Call{Method: "PATCH", Path: "/v1/triggers/" + id, Claims: user, Body: `{"active":false}`})
+	if r.Status != 200 || r.Body["active"] != false || !strings.Contains(r.Raw, `"lastOutcome":null`) || !strings.Contains(h.LastLog(), "last outcome could not be read") {
+		t.Errorf("a PATCH: %d %s", r.Status, r.Raw)
+	}
+	r = h.Do(apitest.Call{Method: "POST", Path: "/v1/triggers/" + id + "/secret", Claims: user})
+	if secret, _ := r.Body["webhook"].(map[string]any)["secret"].(string); r.Status != 200 || !strings.HasPrefix(secret, "whsec_") {
+		t.Errorf("a rotation: %d %s", r.Status, r.Raw)
 	}
 }

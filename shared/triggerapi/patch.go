@@ -6,6 +6,7 @@ import (
 	"encoding/json/v2"
 	"errors"
 	"maps"
+	"net/http"
 	"reflect"
 	"slices"
 	"time"
@@ -283,7 +284,7 @@ func (s *Service) patch(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 		case err != nil:
 			return httpapi.Response{}, err
 		}
-		return s.answer(ctx, next)
+		return httpapi.Response{Status: http.StatusOK, Body: s.written(ctx, next)}, nil
 	})
 }
 

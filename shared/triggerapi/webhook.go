@@ -195,10 +195,7 @@ func (s *Service) rotate(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 		if err := s.Table.UpdateTrigger(ctx, tr, next); err != nil {
 			return httpapi.Response{}, err
 		}
-		v, err := s.view(ctx, next)
-		if err != nil {
-			return httpapi.Response{}, err
-		}
+		v := s.written(ctx, next)
 		v.Webhook.Secret = shown
 		return httpapi.Response{Status: http.StatusOK, Body: v}, nil
 	})
