@@ -211,7 +211,8 @@ type Claim struct {
 // ClaimFor decides runner's claim at now on the session's recorded claim
 // (nil: none) and outcome (nil: none): a final outcome is ErrEnded;
 // another runner's claim ErrClaimed; the first claim records the runner;
-// the same runner's claim is a heartbeat, which moves HeartbeatAt to now.
+// the same runner's claim is a heartbeat, which moves HeartbeatAt to now
+// (and writes nothing in the second of the last one).
 func ClaimFor(runner string, recorded *Claim, o *Outcome, now time.Time) (Decision, error) {
 	now = now.UTC().Truncate(time.Second)
 	switch {
@@ -219,6 +220,8 @@ func ClaimFor(runner string, recorded *Claim, o *Outcome, now time.Time) (Decisi
 		return Decision{}, ErrEnded
 	case recorded != nil && recorded.Runner != runner:
 		return Decision{Claim: recorded}, ErrClaimed
+	case recorded != nil && recorded.HeartbeatAt.Equal(now): // the same second's: nothing moves
+		return Decision{Claim: recorded}, nil
 	case recorded != nil:
 		next := *recorded
 		next.HeartbeatAt = now

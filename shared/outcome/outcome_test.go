@@ -125,6 +125,9 @@ func TestClaimFor(t *testing.T) {
 	if err != nil || !beat.Write || !beat.Claim.ClaimedAt.Equal(now) || !beat.Claim.HeartbeatAt.Equal(later) {
 		t.Errorf("the heartbeat: %+v %v", beat.Claim, err)
 	}
+	if again, err := ClaimFor("r1", d.Claim, nil, now.Add(500*time.Millisecond)); err != nil || again.Write || again.Claim != d.Claim {
+		t.Errorf("the same second's claim again: %+v %v", again, err)
+	}
 	if other, err := ClaimFor("r2", d.Claim, nil, later); err != ErrClaimed || other.Write || other.Claim != d.Claim {
 		t.Errorf("another runner: %+v %v", other, err)
 	}

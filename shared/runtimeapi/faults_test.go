@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/cloud-agent/control-plane/infra/local/apitest"
 	"github.com/cloud-agent/control-plane/infra/local/faultproxy"
 	"github.com/cloud-agent/control-plane/infra/local/kms"
@@ -98,5 +100,43 @@ func TestDecodedBodySize(t *testing.T) {
 		if res := h.Do(c); res.Status != r.status {
 			t.Errorf("%d bytes, base64-encoded: %d %s", r.size, res.Status, res.Raw)
 		}
+	}
+}
+
+// TestBusySession: a claim or a report whose every write meets another
+// (a conflict) reads and writes at most twice each, then is 503 with
+// Retry-After, having written nothing.
+func TestBusySession(t *testing.T) {
+	h, p := apitest.Faulty(t)
+	h.Start.Now = func() time.Time { return started }
+	h.Runtime.Now = h.Start.Now
+	id, token := start(t, h, "")
+	before := h.Snapshot()
+	p.InjectEvery("TransactWriteItems", 1, faultproxy.DynamoConflict)
+	defer p.ClearEvery()
+	for _, send := range []func() apitest.Result{
+		func() apitest.Result { return claim(h, id, token, "r1") },
+		func() apitest.Result { return report(h, id, token, `{"status":"completed"}`) },
+	} {
+		var r apitest.Result
+		requests := p.Requests(func() { r = send() })
+		if r.Status != 503 || r.Headers["Retry-After"] == "" || requests["GetItem"] != 2 || requests["TransactWriteItems"] != 2 {
+			t.Errorf("%d %s, requests %v", r.Status, r.Raw, requests)
+		}
+	}
+	if h.Snapshot() != before {
+		t.Error("a busy session was written")
+	}
+}
+
+// TestUndecodableLaunch: a session whose prompt item does not decode (a
+// hand's edit) is as unknown at the launch read: 401, never run without
+// its prompt.
+func TestUndecodableLaunch(t *testing.T) {
+	h, _ := harness(t, nil)
+	id, token := start(t, h, "")
+	h.SetItem("SESSION#"+id, "PROMPT", "initialTurn", &types.AttributeValueMemberS{Value: "not a map"})
+	if r := call(h, "GET", "/v1/runtime/sessions/"+id, token, ""); r.Status != 401 {
+		t.Errorf("%d %s", r.Status, r.Raw)
 	}
 }

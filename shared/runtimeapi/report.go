@@ -52,17 +52,17 @@ func (s *Service) claim(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	for range rounds {
+	for round := range rounds {
 		d, err := outcome.ClaimFor(runner, rec.Claim, rec.Outcome, s.now())
 		switch {
 		case errors.Is(err, outcome.ErrClaimed):
 			return httpapi.Response{}, outcome.ErrClaimed.With("claim", session.ClaimOf(d.Claim))
 		case err != nil:
 			return httpapi.Response{}, err
-		case *d.Claim == derefClaim(rec.Claim): // the same second's heartbeat: nothing moves
+		case !d.Write: // the same second's claim again: nothing moves
 		default:
 			if err := s.Table.WriteClaim(ctx, rec, d.Claim); err != nil {
-				if rec, err = s.again(ctx, rec, err); err != nil {
+				if rec, err = s.again(ctx, rec, round, err); err != nil {
 					return httpapi.Response{}, err
 				}
 				continue
@@ -77,13 +77,6 @@ func (s *Service) claim(ctx context.Context, r *httpapi.Request) (httpapi.Respon
 			Deadline: outcome.Deadline(rec.CreatedAt, d.Claim, timeout).UTC().Format(session.TimeFormat)}}, nil
 	}
 	return httpapi.Response{}, errBusy
-}
-
-func derefClaim(c *outcome.Claim) outcome.Claim {
-	if c == nil {
-		return outcome.Claim{}
-	}
-	return *c
 }
 
 // OutcomeAnswer is a report's answer.
@@ -103,7 +96,7 @@ func (s *Service) report(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 	if err != nil {
 		return httpapi.Response{}, err
 	}
-	for range rounds {
+	for round := range rounds {
 		d, err := outcome.Judge(rep, rec.Outcome, rec.Claim, s.now())
 		switch {
 		case errors.Is(err, outcome.ErrClaimed):
@@ -112,7 +105,7 @@ func (s *Service) report(ctx context.Context, r *httpapi.Request) (httpapi.Respo
 			return httpapi.Response{}, outcome.ErrRecorded.With("outcome", session.OutcomeOf(d.Outcome))
 		case d.Write:
 			if err := s.write(ctx, rec, d.Outcome); err != nil {
-				if rec, err = s.again(ctx, rec, err); err != nil {
+				if rec, err = s.again(ctx, rec, round, err); err != nil {
 					return httpapi.Response{}, err
 				}
 				continue
@@ -136,11 +129,15 @@ func (s *Service) write(ctx context.Context, seen *session.Record, o *outcome.Ou
 }
 
 // again reads the session once more after a write that met another
-// (store.ErrSessionMoved), to judge it again; any other error is as it
-// came.
-func (s *Service) again(ctx context.Context, seen *session.Record, err error) (*session.Record, error) {
-	if !errors.Is(err, store.ErrSessionMoved) {
+// (store.ErrSessionMoved), to judge it again, unless that was the last
+// round's (errBusy: at most rounds reads and writes); any other error is
+// as it came.
+func (s *Service) again(ctx context.Context, seen *session.Record, round int, err error) (*session.Record, error) {
+	switch {
+	case !errors.Is(err, store.ErrSessionMoved):
 		return nil, err
+	case round == rounds-1:
+		return nil, errBusy
 	}
 	return s.Table.GetSession(ctx, seen.SessionID)
 }

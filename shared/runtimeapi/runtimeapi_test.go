@@ -104,6 +104,9 @@ func TestClaimAndReport(t *testing.T) {
 		r.Body["deadline"] != "2026-12-06T13:00:00Z" || r.Requests != 2 {
 		t.Fatalf("claim: %d %s, %d requests", r.Status, r.Raw, r.Requests)
 	}
+	if again := claim(h, id, token, "r1"); again.Status != 200 || again.Raw != r.Raw || again.Requests != 1 {
+		t.Errorf("the same claim in the same second: %d %s, %d requests, want one read", again.Status, again.Raw, again.Requests)
+	}
 	*clock = started.Add(time.Hour)
 	if r := claim(h, id, token, "r1"); r.Status != 200 || r.Body["deadline"] != "2026-12-06T14:00:00Z" ||
 		r.Body["claim"].(map[string]any)["heartbeatAt"] != "2026-12-06T11:00:00Z" {

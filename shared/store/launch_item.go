@@ -49,15 +49,16 @@ func launchItems(table string, rec *session.Record) ([]types.TransactWriteItem, 
 	return items, nil
 }
 
-// decodePrompt reads a PROMPT item's prompt: nil when none was given.
-func decodePrompt(item Item) *string {
+// decodePrompt reads a PROMPT item's prompt: nil when none was given; an
+// item that does not decode is an error.
+func decodePrompt(item Item) (*string, error) {
 	var r AttrReader
 	turn, _ := r.Map(item, "", "initialTurn")
-	p, ok := turn["prompt"].(*types.AttributeValueMemberS)
-	if !ok {
-		return nil
+	if _, given := turn["prompt"]; !given {
+		return nil, r.Err()
 	}
-	return &p.Value
+	prompt := r.Str(turn, "initialTurn.", "prompt")
+	return &prompt, r.Err()
 }
 
 // decodeSnapshot reads an ENV_SNAPSHOT item: the environment as the

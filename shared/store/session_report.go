@@ -46,11 +46,12 @@ func (t *Table) ReadLaunch(ctx context.Context, sessionID string) (*session.Reco
 				return nil, err
 			}
 		case sk.Value == promptSortKey:
-			launch.Prompt = decodePrompt(item)
+			launch.Prompt, err = decodePrompt(item)
 		case sk.Value == snapshotSortKey:
-			if launch.Environment, err = decodeSnapshot(item); err != nil {
-				return nil, &InvalidSessionError{SessionID: sessionID, Reason: err.Error()}
-			}
+			launch.Environment, err = decodeSnapshot(item)
+		}
+		if err != nil {
+			return nil, &InvalidSessionError{SessionID: sessionID, Reason: err.Error()}
 		}
 	}
 	if rec == nil {

@@ -39,5 +39,17 @@ func TestConditionedOutcome(t *testing.T) {
 		if err != nil || got.Outcome == nil || got.Outcome.Status != outcome.Completed || got.Claim != nil {
 			t.Errorf("stored %+v %+v: %v", got.Outcome, got.Claim, err)
 		}
+		// A report read before a runner's claim went in meets the claim.
+		other := newRecord("workspace_claimed")
+		if err := tbl.PutSession(ctx, other, nil); err != nil {
+			t.Fatal(err)
+		}
+		stale, _ := tbl.GetSession(ctx, other.SessionID)
+		if err := tbl.WriteClaim(ctx, stale, &outcome.Claim{Runner: "r1", ClaimedAt: now, HeartbeatAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tbl.WriteOutcome(ctx, stale, first, false, now); !errors.Is(err, ErrSessionMoved) {
+			t.Errorf("a report read before the claim: %v", err)
+		}
 	})
 }
