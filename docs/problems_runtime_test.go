@@ -37,7 +37,10 @@ func init() {
 		id, token := started(t, h, nil)
 		return runtimeCall("POST", "/v1/runtime/sessions/"+id+"/claim", token, `{"runner":"a b"}`)
 	}
-	provokes[report+" invalid_request"] = provokes[claim+" invalid_request"]
+	provokes[report+" invalid_request"] = func(t *testing.T, h *apitest.Harness) apitest.Call {
+		id, token := started(t, h, nil)
+		return runtimeCall("POST", "/v1/runtime/sessions/"+id+"/outcome", token, `{"status":"completed","runner":"a b"}`)
+	}
 	provokes[claim+" session_claimed"] = func(t *testing.T, h *apitest.Harness) apitest.Call {
 		id, token := started(t, h, nil)
 		at(h, "10:00:05")
@@ -51,7 +54,7 @@ func init() {
 		c.Path, c.Body = c.Path[:len(c.Path)-len("claim")]+"outcome", `{"status":"completed","runner":"runner-8"}`
 		return c
 	}
-	provokes[claim+" outcome_already_recorded"] = func(t *testing.T, h *apitest.Harness) apitest.Call {
+	provokes[report+" outcome_already_recorded"] = func(t *testing.T, h *apitest.Harness) apitest.Call {
 		id, token := started(t, h, nil)
 		at(h, "10:42:01")
 		if r := h.Do(runtimeCall("POST", "/v1/runtime/sessions/"+id+"/outcome", token, `{"status":"completed","endedAt":"2026-12-06T10:42:00Z"}`)); r.Status != 200 {
@@ -59,13 +62,11 @@ func init() {
 		}
 		return runtimeCall("POST", "/v1/runtime/sessions/"+id+"/outcome", token, `{"status":"interrupted"}`)
 	}
-	provokes[report+" outcome_already_recorded"] = provokes[claim+" outcome_already_recorded"]
 	provokes[claim+" session_ended"] = func(t *testing.T, h *apitest.Harness) apitest.Call {
-		c := provokes[claim+" outcome_already_recorded"](t, h)
+		c := provokes[report+" outcome_already_recorded"](t, h)
 		c.Path, c.Body = c.Path[:len(c.Path)-len("outcome")]+"claim", `{"runner":"runner-7"}`
 		return c
 	}
-	provokes[report+" session_ended"] = provokes[claim+" session_ended"]
 	provokes[session+" sandbox_allocation_retired"] = func(t *testing.T, h *apitest.Harness) apitest.Call {
 		id, token := started(t, h, allocating("vercel-small"))
 		h.SetSettings([]settings.Parameter{{Name: "allocation/retired", Type: "StringList", Value: "vercel-small"}})

@@ -187,6 +187,24 @@ func send(h *apitest.Harness, op string, c apitest.Call) apitest.Result {
 	return h.Do(c)
 }
 
+// callOf reports whether the call c is the route op's ("METHOD
+// /pattern"): its method, and its path segment for segment but for the
+// pattern's {parameters}.
+func callOf(op string, c apitest.Call) bool {
+	method, pattern, _ := strings.Cut(op, " ")
+	path, _, _ := strings.Cut(c.Path, "?")
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if c.Method != method || len(ps) != len(xs) {
+		return false
+	}
+	for i, p := range ps {
+		if !strings.HasPrefix(p, "{") && p != xs[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // do sends a call that must succeed and returns its body.
 func do(t *testing.T, h *apitest.Harness, c apitest.Call) map[string]any {
 	t.Helper()
@@ -461,7 +479,13 @@ func answer(t *testing.T, op, code string) apitest.Result {
 		h = apitest.New(t, nil)
 	}
 	if f, ok := provokes[op+" "+code]; ok {
-		return send(h, op, f(t, h))
+		c := f(t, h)
+		// A call made to answer another method (405) or a path the route
+		// does not take (404) is not the route's; any other is.
+		if code != "method_not_allowed" && code != "not_found" && !callOf(op, c) {
+			t.Fatalf("the call %s %s that answers %s is not of the route %s", c.Method, c.Path, code, op)
+		}
+		return send(h, op, c)
 	}
 	c, ok := ordinary[op]
 	if !ok {
