@@ -10,13 +10,14 @@ package sessionevents
 import (
 	"context"
 	"encoding/json/v2"
+	"errors"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/smithy-go"
 
 	"github.com/cloud-agent/control-plane/shared/announce"
 	"github.com/cloud-agent/control-plane/shared/bus"
@@ -57,9 +58,11 @@ type Service struct {
 	Metrics *invocation.Metrics
 }
 
-// change is a record that announces an event.
+// change is a record that announces an event, or a session's record
+// that does not decode (err), which fails rather than be lost.
 type change struct {
 	record     int // its index in the batch
+	sessionID  string
 	detailType string
 	rec        *session.Record
 	token      string
@@ -78,19 +81,20 @@ func (s *Service) Handle(ctx context.Context, ev events.DynamoDBEvent) (events.D
 	for _, i := range failed {
 		c := changes[i]
 		resp.BatchItemFailures = append(resp.BatchItemFailures, events.DynamoDBBatchItemFailure{ItemIdentifier: ev.Records[c.record].Change.SequenceNumber})
-		sessions = append(sessions, c.rec.SessionID)
+		sessions = append(sessions, c.sessionID)
 	}
 	unannounced := invocation.Count(MetricFailed, len(failed))
 	unannounced.ByVersion = true // its release alarm watches the new version's
-	invocation.Add(ctx, invocation.Count(MetricPut, len(changes)-len(failed)), invocation.Count(MetricSkipped, skipped), unannounced)
+	put := len(changes) - len(failed)
+	invocation.Add(ctx, invocation.Count(MetricPut, put), invocation.Count(MetricSkipped, skipped), unannounced)
 	attrs := []slog.Attr{
 		slog.String("requestId", requestID(ctx)), slog.Int("records", len(ev.Records)),
-		slog.Int("put", len(changes)-len(failed)), slog.Int("skipped", skipped), slog.Any("failed", sessions),
+		slog.Int("put", put), slog.Int("skipped", skipped), slog.Any("failed", sessions),
 		slog.Int64("latencyMs", time.Since(begun).Milliseconds()),
 	}
 	level := slog.LevelInfo
 	if fault != nil {
-		level, attrs = slog.LevelError, append(attrs, slog.String("error", fault.Error()))
+		level, attrs = slog.LevelError, append(attrs, slog.String("error", faultText(fault)))
 	}
 	s.Log.LogAttrs(ctx, level, "announce", append(attrs, record.Attrs(time.Now())...)...)
 	return resp, nil
@@ -104,12 +108,15 @@ func Announcing(records []events.DynamoDBEventRecord) int {
 }
 
 // decide reads each record's images and keeps those that announce an
-// event, in order; the others are counted as skipped.
+// event, in order, and those whose session does not decode (a writer this
+// version does not know: they fail, to be handed again or replayed, never
+// lost); the others are counted as skipped.
 func decide(records []events.DynamoDBEventRecord) (changes []*change, skipped int) {
 	for i, r := range records {
 		next, err := store.StreamSession(r.Change.NewImage)
-		if err != nil {
-			skipped++
+		var invalid *store.InvalidSessionError
+		if errors.As(err, &invalid) {
+			changes = append(changes, &change{record: i, sessionID: invalid.SessionID, err: err})
 			continue
 		}
 		old, err := store.StreamSession(r.Change.OldImage)
@@ -118,7 +125,7 @@ func decide(records []events.DynamoDBEventRecord) (changes []*change, skipped in
 			continue
 		}
 		if t := announce.Of(old, next); t != "" {
-			changes = append(changes, &change{record: i, detailType: t, rec: next})
+			changes = append(changes, &change{record: i, sessionID: next.SessionID, detailType: t, rec: next})
 		} else {
 			skipped++
 		}
@@ -143,39 +150,52 @@ func (s *Service) tokens(ctx context.Context, changes []*change) {
 	wg.Wait()
 }
 
-// put puts the changes' events and returns the indexes of the changes
-// whose event was not put (its token not derived, or the bus refused it),
-// and a fault met on the way.
+// put puts the changes' events, in order, up to the first that cannot be
+// (its session does not decode, its token is not derived), and returns
+// the indexes of the changes from the first not put on (that one, or the
+// first the bus refused), all of which Lambda hands again: a session's
+// later event never goes on alone ahead of an earlier one that failed.
 func (s *Service) put(ctx context.Context, changes []*change) (failed []int, fault error) {
 	var entries []bus.Entry
-	var of []int // the change of each entry
+	first := len(changes)
 	for i, c := range changes {
+		var b []byte
+		if c.err == nil {
+			var detail any
+			if c.detailType == announce.Started {
+				detail = announce.StartedOf(c.rec, s.APIURL, c.token)
+			} else {
+				detail = announce.EndedOf(c.rec)
+			}
+			b, c.err = json.Marshal(detail)
+		}
 		if c.err != nil {
-			failed, fault = append(failed, i), c.err
-			continue
+			first, fault = i, c.err
+			break
 		}
-		var detail any
-		if c.detailType == announce.Started {
-			detail = announce.StartedOf(c.rec, s.APIURL, c.token)
-		} else {
-			detail = announce.EndedOf(c.rec)
-		}
-		b, err := json.Marshal(detail)
-		if err != nil {
-			failed, fault = append(failed, i), err
-			continue
-		}
-		entries, of = append(entries, bus.Entry{Source: announce.Source, DetailType: c.detailType, Detail: b}), append(of, i)
+		entries = append(entries, bus.Entry{Source: announce.Source, DetailType: c.detailType, Detail: b})
 	}
 	refused, err := s.Bus.Put(ctx, entries)
 	if err != nil {
 		fault = err
 	}
-	for _, e := range refused {
-		failed = append(failed, of[e])
+	if len(refused) > 0 {
+		first = min(first, refused[0]) // in order: entry i is change i
 	}
-	slices.Sort(failed)
+	for i := first; i < len(changes); i++ {
+		failed = append(failed, i)
+	}
 	return failed, fault
+}
+
+// faultText is a fault as the line says it: an AWS service's error by its
+// code alone (its message may quote what was sent), any other as it is.
+func faultText(err error) string {
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		return api.ErrorCode()
+	}
+	return err.Error()
 }
 
 // requestID is the invocation's request id, or "" outside Lambda.

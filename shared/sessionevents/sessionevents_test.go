@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/cloud-agent/control-plane/infra/local/eventbus"
 	"github.com/cloud-agent/control-plane/infra/local/kms"
@@ -82,6 +83,7 @@ func record(t testing.TB, seq, name string, old, next store.Item) events.DynamoD
 func batch(t *testing.T) events.DynamoDBEvent {
 	fresh, legacy, claimed, ended := newRecord("workspace_a"), newRecord("workspace_l"), newRecord("workspace_b"), newRecord("workspace_b")
 	legacy.Sandbox.Allocation, _ = allocation.ByName(allocation.CloudflareShared)
+	legacy.Sandbox.Provider = legacy.Sandbox.Allocation.Provider()
 	claimed.Claim = &outcome.Claim{Runner: "r1", ClaimedAt: created, HeartbeatAt: created}
 	ended.Claim = claimed.Claim
 	ended.Outcome = &outcome.Outcome{Status: outcome.Completed, EndedAt: created, ReportedAt: created, Revision: 1}
@@ -165,7 +167,8 @@ func TestRefusedEntries(t *testing.T) {
 }
 
 // TestKMSUnreachable: a new session whose token cannot be derived is an
-// item failure; the batch's other events are put.
+// item failure, and so is every change after it, none put: Lambda hands
+// them all again, and a later event never goes on ahead of it.
 func TestKMSUnreachable(t *testing.T) {
 	dead := httptest.NewServer(nil)
 	dead.Close()
@@ -174,7 +177,27 @@ func TestKMSUnreachable(t *testing.T) {
 	defer cancel()
 	resp, _ := s.svc.Handle(ctx, batch(t))
 	got, _, _ := s.bus.Events(context.Background(), "", 0)
-	if len(resp.BatchItemFailures) != 1 || resp.BatchItemFailures[0].ItemIdentifier != "100" || len(got) != 1 {
+	if f := resp.BatchItemFailures; len(f) != 2 || f[0].ItemIdentifier != "100" || f[1].ItemIdentifier != "500" || len(got) != 0 {
 		t.Errorf("%+v, %d events", resp, len(got))
+	}
+}
+
+// TestUndecodable: a session's record that does not decode (a writer this
+// version does not know) is an item failure, never skipped and lost; the
+// changes before it are put, those after it handed again. The line names
+// the session, never the item.
+func TestUndecodable(t *testing.T) {
+	s := newStack(t, "")
+	bad := store.EncodeSession(newRecord("workspace_new"))
+	bad["metadata"].(*types.AttributeValueMemberM).Value["workspace"].(*types.AttributeValueMemberM).Value["sandboxAllocation"] = store.S("a-later-allocation")
+	ev := batch(t)
+	ev.Records = append(ev.Records[:1], append([]events.DynamoDBEventRecord{record(t, "150", "INSERT", nil, bad)}, ev.Records[1:]...)...)
+	resp, _ := s.svc.Handle(context.Background(), ev)
+	got, _, _ := s.bus.Events(context.Background(), "", 0)
+	if f := resp.BatchItemFailures; len(f) != 2 || f[0].ItemIdentifier != "150" || f[1].ItemIdentifier != "500" || len(got) != 1 || got[0].DetailType != "Session Started" {
+		t.Errorf("%+v, %+v", resp, got)
+	}
+	if line := s.log.String(); !strings.Contains(line, `"failed":["workspace_new","workspace_b"]`) || strings.Contains(line, "a-later-allocation") {
+		t.Errorf("line %s", line)
 	}
 }
