@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -11,15 +13,23 @@ import (
 // maxBatchKeys is the most keys DynamoDB reads in one BatchGetItem.
 const maxBatchKeys = 100
 
+// Keys DynamoDB leaves unprocessed (it was throttled) are read again at
+// most batchTries times, after batchBackoff, doubling, as AWS advises;
+// then the read is service_unavailable.
+const (
+	batchTries   = 3
+	batchBackoff = 50 * time.Millisecond
+)
+
 // batchGet reads the items of keys (a key given twice is read once),
 // strongly consistent, in one BatchGetItem for up to 100 keys, reading
-// again the keys DynamoDB leaves unprocessed; with projection (its names
+// again, a few times, the keys DynamoDB leaves unprocessed; with projection (its names
 // in names), only those attributes. Each item found is given to each, in
 // no particular order; an item that is not found is not. op names the
 // read in a fault; an error of each ends the read.
 func (t *Table) batchGet(ctx context.Context, op string, keys []Item, projection *string, names map[string]string, each func(Item) error) error {
 	keys = distinctKeys(keys)
-	for len(keys) > 0 {
+	for tries := 0; len(keys) > 0; {
 		n := min(len(keys), maxBatchKeys)
 		out, err := t.client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
 			t.name: {Keys: keys[:n], ConsistentRead: aws.Bool(true), ProjectionExpression: projection, ExpressionAttributeNames: names},
@@ -27,7 +37,18 @@ func (t *Table) batchGet(ctx context.Context, op string, keys []Item, projection
 		if err != nil {
 			return failed(op, err)
 		}
-		keys = append(keys[n:], out.UnprocessedKeys[t.name].Keys...)
+		left := out.UnprocessedKeys[t.name].Keys
+		if len(left) > 0 {
+			if tries++; tries > batchTries {
+				return errBusy(fmt.Errorf("%s: keys left unprocessed %d times", op, batchTries))
+			}
+			select {
+			case <-ctx.Done():
+				return failed(op, ctx.Err())
+			case <-time.After(batchBackoff << (tries - 1)):
+			}
+		}
+		keys = append(keys[n:], left...)
 		for _, item := range out.Responses[t.name] {
 			if err := each(item); err != nil {
 				return err

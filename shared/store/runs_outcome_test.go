@@ -17,6 +17,7 @@ import (
 	"github.com/cloud-agent/control-plane/infra/local/dynamotest"
 	"github.com/cloud-agent/control-plane/infra/local/localdb"
 	"github.com/cloud-agent/control-plane/shared/outcome"
+	"github.com/cloud-agent/control-plane/shared/problem"
 	"github.com/cloud-agent/control-plane/shared/trigger"
 )
 
@@ -198,5 +199,31 @@ func unprocessedOnce(batches *[][]int) func(*dynamodb.Options) {
 					return next.HandleInitialize(ctx, in)
 				}), middleware.After)
 		})
+	}
+}
+
+// TestUnprocessedKeysAgain: keys DynamoDB keeps leaving unprocessed (it is
+// throttled) are read again batchTries times, then the read is
+// service_unavailable, never a loop.
+func TestUnprocessedKeysAgain(t *testing.T) {
+	b := dynamotest.Backends(t)[0]
+	_, name := dynamotest.Table(t, b)
+	calls := 0
+	tbl := New(localdb.Client(b.URL, func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+			return st.Initialize.Add(middleware.InitializeMiddlewareFunc("AllUnprocessed",
+				func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+					out, md, err := next.HandleInitialize(ctx, in)
+					if get, ok := in.Parameters.(*dynamodb.BatchGetItemInput); ok {
+						calls++
+						out.Result.(*dynamodb.BatchGetItemOutput).UnprocessedKeys = get.RequestItems
+					}
+					return out, md, err
+				}), middleware.After)
+		})
+	}), name)
+	_, _, err := tbl.SessionOutcomes(context.Background(), []string{"workspace_a"})
+	if problem.CodeOf(err) != problem.ServiceUnavailable || calls != 1+batchTries {
+		t.Errorf("%v after %d reads", err, calls)
 	}
 }
